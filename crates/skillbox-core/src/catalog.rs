@@ -1,0 +1,581 @@
+//! The skill catalog: discovery under several roots, loading in parallel, conflict resolution
+//! between roots, versions, and include/exclude filters. A [`SkillCatalog`] is an immutable
+//! snapshot; reloading builds a new one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::archive::{is_archive_path, unpack_archive};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::error::CatalogError;
+use crate::limits::CatalogLimits;
+use crate::loader::{LoadOutcome, LoadRequest, SKILL_MD_NAMES, load_skill};
+use crate::properties::ValidationMode;
+use crate::skill::{Skill, SkillId};
+use crate::source::SkillSource;
+
+/// Environment variable holding colon-separated skill roots; replaces the default roots.
+pub const ROOTS_ENVIRONMENT_VARIABLE: &str = "SKILLBOX_ROOTS";
+
+/// Project-level default roots, relative to the working directory, lowest precedence first.
+pub const PROJECT_DEFAULT_ROOTS: &[&str] = &[
+    "skills",
+    ".opencode/skills",
+    ".claude/skills",
+    ".agents/skills",
+];
+
+/// User-level default roots, relative to the home directory, lowest precedence first. They sit
+/// below every project root.
+pub const USER_DEFAULT_ROOTS: &[&str] = &[".claude/skills", ".agents/skills"];
+
+/// Folder names discovery never enters.
+const SKIPPED_FOLDERS: &[&str] = &["node_modules", "__pycache__", "target"];
+
+/// Where a root came from; default roots that do not exist are passed over quietly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootOrigin {
+    /// Named on the command line or by the library caller.
+    Explicit,
+    /// From `SKILLBOX_ROOTS`.
+    Environment,
+    /// A project-level default.
+    Project,
+    /// A user-level default.
+    User,
+}
+
+/// One place skills are discovered under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillRoot {
+    /// A folder of skills, a single skill folder, a `SKILL.md`, or a skill archive.
+    pub path: PathBuf,
+    /// Where it came from.
+    pub origin: RootOrigin,
+}
+
+impl SkillRoot {
+    /// An explicitly named root.
+    pub fn explicit(path: impl Into<PathBuf>) -> Self {
+        SkillRoot {
+            path: path.into(),
+            origin: RootOrigin::Explicit,
+        }
+    }
+
+    /// The default roots, lowest precedence first: the user-level ones under `home`, then the
+    /// project-level ones under `working_directory` (seed 000 order: later overrides earlier).
+    #[must_use]
+    pub fn defaults(working_directory: &Path, home: Option<&Path>) -> Vec<SkillRoot> {
+        let user = home.into_iter().flat_map(|home| {
+            USER_DEFAULT_ROOTS.iter().map(move |relative| SkillRoot {
+                path: home.join(relative),
+                origin: RootOrigin::User,
+            })
+        });
+        let project = PROJECT_DEFAULT_ROOTS.iter().map(|relative| SkillRoot {
+            path: working_directory.join(relative),
+            origin: RootOrigin::Project,
+        });
+        user.chain(project).collect()
+    }
+
+    /// Roots from a colon-separated list (the `SKILLBOX_ROOTS` format); empty parts are ignored.
+    #[must_use]
+    pub fn from_path_list(list: &str) -> Vec<SkillRoot> {
+        list.split(':')
+            .filter(|part| !part.trim().is_empty())
+            .map(|part| SkillRoot {
+                path: PathBuf::from(part.trim()),
+                origin: RootOrigin::Environment,
+            })
+            .collect()
+    }
+
+    /// The roots to use when a caller names none: `SKILLBOX_ROOTS` when set, else the defaults.
+    #[must_use]
+    pub fn from_environment_or_defaults(working_directory: &Path) -> Vec<SkillRoot> {
+        match std::env::var(ROOTS_ENVIRONMENT_VARIABLE) {
+            Ok(list) if !list.trim().is_empty() => Self::from_path_list(&list),
+            _ => Self::defaults(working_directory, dirs::home_dir().as_deref()),
+        }
+    }
+}
+
+/// How to build a catalog.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogOptions {
+    /// Roots, lowest precedence first.
+    pub roots: Vec<SkillRoot>,
+    /// Keep only skills whose name matches one of these globs (all when empty).
+    pub include: Vec<String>,
+    /// Leave out skills whose name matches one of these globs.
+    pub exclude: Vec<String>,
+    /// Size and count limits.
+    pub limits: CatalogLimits,
+    /// Lenient or strict frontmatter rules.
+    pub mode: ValidationMode,
+}
+
+/// An immutable snapshot of every skill found.
+#[derive(Debug, Default)]
+pub struct SkillCatalog {
+    roots: Vec<SkillRoot>,
+    skills: Vec<Arc<Skill>>,
+    by_name: BTreeMap<String, Vec<usize>>,
+    shadowed: Vec<Arc<Skill>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// A place discovery found that may hold a skill.
+#[derive(Debug)]
+enum Candidate {
+    Folder { path: PathBuf, root_index: usize },
+    Archive { path: PathBuf, root_index: usize },
+}
+
+impl SkillCatalog {
+    /// Discover and load every skill under the roots.
+    ///
+    /// # Errors
+    /// When an explicit root does not exist, or an include/exclude pattern is not a valid glob.
+    /// Problems with individual skills never fail the load; they are diagnostics.
+    pub fn load(options: &CatalogOptions) -> Result<SkillCatalog, CatalogError> {
+        let include = build_globs(&options.include)?;
+        let exclude = build_globs(&options.exclude)?;
+        let mut diagnostics = Vec::new();
+        let mut candidates = Vec::new();
+        for (root_index, root) in options.roots.iter().enumerate() {
+            if !root.path.exists() {
+                if root.origin == RootOrigin::Explicit {
+                    return Err(CatalogError::RootMissing {
+                        path: root.path.clone(),
+                    });
+                }
+                if root.origin == RootOrigin::Environment {
+                    diagnostics.push(
+                        Diagnostic::warning(
+                            DiagnosticCode::PathUnreadable,
+                            format!("skill root `{}` from `{ROOTS_ENVIRONMENT_VARIABLE}` does not exist", root.path.display()),
+                        )
+                        .in_file(&root.path)
+                        .with_hint(format!("fix or remove the entry in `{ROOTS_ENVIRONMENT_VARIABLE}`")),
+                    );
+                }
+                continue;
+            }
+            discover(
+                &root.path,
+                root_index,
+                &options.limits,
+                &mut candidates,
+                &mut diagnostics,
+            );
+        }
+
+        let outcomes: Vec<(usize, LoadOutcome)> = candidates
+            .par_iter()
+            .map(|candidate| load_candidate(candidate, options))
+            .collect();
+
+        let mut kept: Vec<Box<Skill>> = Vec::with_capacity(outcomes.len());
+        let mut index_by_id: BTreeMap<SkillId, usize> = BTreeMap::new();
+        let mut shadowed = Vec::new();
+        for (_, outcome) in outcomes {
+            let mut skill = match outcome {
+                LoadOutcome::Loaded(skill) => skill,
+                LoadOutcome::Skipped(skip_diagnostics) => {
+                    diagnostics.extend(skip_diagnostics);
+                    continue;
+                }
+            };
+            let name = skill.name();
+            let included = include.as_ref().is_none_or(|globs| globs.is_match(name));
+            let excluded = exclude.as_ref().is_some_and(|globs| globs.is_match(name));
+            if !included || excluded {
+                continue;
+            }
+            match index_by_id.get(&skill.id).copied() {
+                None => {
+                    index_by_id.insert(skill.id.clone(), kept.len());
+                    kept.push(skill);
+                }
+                Some(existing) if kept[existing].root_index == skill.root_index => {
+                    // Two skills with one id in the same root: the first in path order stays.
+                    let winner = &kept[existing];
+                    let message = format!(
+                        "skill `{}` at `{}` has the same name as `{}` in the same root and is ignored",
+                        skill.id,
+                        skill.directory.display(),
+                        winner.directory.display()
+                    );
+                    let diagnostic = Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
+                        .in_file(&skill.skill_md_path)
+                        .with_hint("rename one of them; skill names must be unique within a root");
+                    skill.diagnostics.push(diagnostic.clone());
+                    diagnostics.push(diagnostic);
+                    shadowed.push(Arc::from(skill));
+                }
+                Some(existing) => {
+                    // A later root overrides an earlier one (seed 000), loudly.
+                    let loser = std::mem::replace(&mut kept[existing], skill);
+                    let winner = &mut kept[existing];
+                    let message = format!(
+                        "skill `{}` from `{}` is shadowed by the one in `{}` (later roots win)",
+                        winner.id,
+                        loser.directory.display(),
+                        winner.directory.display()
+                    );
+                    let diagnostic = Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
+                        .in_file(&winner.skill_md_path)
+                        .with_hint("remove one copy, or rename it if both are wanted");
+                    winner.diagnostics.push(diagnostic.clone());
+                    diagnostics.push(diagnostic);
+                    shadowed.push(Arc::from(loser));
+                }
+            }
+        }
+
+        let mut skills: Vec<Arc<Skill>> = kept.into_iter().map(Arc::from).collect();
+        skills.sort_by(|a, b| {
+            a.id.name
+                .cmp(&b.id.name)
+                .then_with(|| b.id.version.cmp(&a.id.version))
+        });
+        let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (index, skill) in skills.iter().enumerate() {
+            by_name
+                .entry(skill.id.name.clone())
+                .or_default()
+                .push(index);
+        }
+        Ok(SkillCatalog {
+            roots: options.roots.clone(),
+            skills,
+            by_name,
+            shadowed,
+            diagnostics,
+        })
+    }
+
+    /// The roots the catalog was built from, lowest precedence first.
+    #[must_use]
+    pub fn roots(&self) -> &[SkillRoot] {
+        &self.roots
+    }
+
+    /// Every skill version in effect, sorted by name, newest version first.
+    #[must_use]
+    pub fn skills(&self) -> &[Arc<Skill>] {
+        &self.skills
+    }
+
+    /// The newest version of each skill, sorted by name.
+    pub fn latest(&self) -> impl Iterator<Item = &Arc<Skill>> {
+        self.by_name
+            .values()
+            .filter_map(|indices| indices.first().map(|index| &self.skills[*index]))
+    }
+
+    /// Names of all skills, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+
+    /// The newest version of a skill ("latest" by semver; an unversioned copy counts lowest).
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
+        self.by_name
+            .get(name)
+            .and_then(|indices| indices.first())
+            .map(|index| &self.skills[*index])
+    }
+
+    /// One exact version of a skill.
+    #[must_use]
+    pub fn get_version(&self, name: &str, version: &semver::Version) -> Option<&Arc<Skill>> {
+        self.versions(name)
+            .find(|skill| skill.id.version.as_ref() == Some(version))
+    }
+
+    /// Every version of a skill, newest first.
+    pub fn versions(&self, name: &str) -> impl Iterator<Item = &Arc<Skill>> {
+        self.by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|index| &self.skills[*index])
+    }
+
+    /// Look a skill up by name and optional version text.
+    ///
+    /// # Errors
+    /// [`CatalogError::SkillNotFound`] when there is no such skill or version.
+    pub fn find(&self, name: &str, version: Option<&str>) -> Result<&Arc<Skill>, CatalogError> {
+        let not_found = || CatalogError::SkillNotFound {
+            name: name.to_owned(),
+            version: version.map(str::to_owned),
+        };
+        match version {
+            None | Some("latest") => self.get(name).ok_or_else(not_found),
+            Some(text) => {
+                let wanted = semver::Version::parse(text.trim_start_matches('v'))
+                    .map_err(|_| not_found())?;
+                self.get_version(name, &wanted).ok_or_else(not_found)
+            }
+        }
+    }
+
+    /// Skills replaced by a skill of the same id in a later root (or a duplicate in one root).
+    #[must_use]
+    pub fn shadowed(&self) -> &[Arc<Skill>] {
+        &self.shadowed
+    }
+
+    /// Catalog-level diagnostics: skipped skills, discovery limits, shadowing.
+    #[must_use]
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Number of skill versions in effect.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.skills.len()
+    }
+
+    /// Whether no skill was found.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    /// Whether any skill (or the catalog itself) has an error-level diagnostic.
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+            || self
+                .skills
+                .iter()
+                .chain(&self.shadowed)
+                .any(|skill| skill.has_errors())
+    }
+}
+
+fn build_globs(patterns: &[String]) -> Result<Option<GlobSet>, CatalogError> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|error| CatalogError::InvalidPattern {
+            pattern: pattern.clone(),
+            message: error.kind().to_string(),
+        })?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map(Some)
+        .map_err(|error| CatalogError::InvalidPattern {
+            pattern: patterns.join(", "),
+            message: error.to_string(),
+        })
+}
+
+fn is_skill_folder(path: &Path) -> bool {
+    SKILL_MD_NAMES.iter().any(|name| path.join(name).is_file())
+}
+
+/// Find candidate skills under one root, in path order, within the depth and directory limits.
+fn discover(
+    root: &Path,
+    root_index: usize,
+    limits: &CatalogLimits,
+    candidates: &mut Vec<Candidate>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    if root.is_file() {
+        if is_archive_path(root) {
+            candidates.push(Candidate::Archive {
+                path: root.to_path_buf(),
+                root_index,
+            });
+        } else if let Some(parent) = root.parent().filter(|_| {
+            root.file_name()
+                .is_some_and(|name| SKILL_MD_NAMES.iter().any(|known| name == *known))
+        }) {
+            let parent = if parent.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                parent
+            };
+            candidates.push(Candidate::Folder {
+                path: parent.to_path_buf(),
+                root_index,
+            });
+        } else {
+            diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::PathUnreadable,
+                    format!("`{}` is neither a skill folder, a `SKILL.md`, nor a `.zip`/`.skill` archive", root.display()),
+                )
+                .in_file(root)
+                .with_hint("name a folder of skills, one skill folder, its SKILL.md, or a packaged skill"),
+            );
+        }
+        return;
+    }
+    if is_skill_folder(root) {
+        candidates.push(Candidate::Folder {
+            path: root.to_path_buf(),
+            root_index,
+        });
+        return;
+    }
+    let mut directories = 0usize;
+    let mut too_deep = 0usize;
+    let mut walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .max_depth(limits.max_discovery_depth)
+        .sort_by_file_name()
+        .into_iter();
+    let found_before = candidates.len();
+    while let Some(entry) = walker.next() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                let path = error
+                    .path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| root.to_path_buf());
+                let reason = if error.loop_ancestor().is_some() {
+                    "is a symlink loop".to_owned()
+                } else {
+                    error
+                        .io_error()
+                        .map_or_else(|| error.to_string(), ToString::to_string)
+                };
+                diagnostics.push(
+                    Diagnostic::warning(
+                        DiagnosticCode::DiscoverySkipped,
+                        format!("skipped `{}`: it {reason}", path.display()),
+                    )
+                    .in_file(&path)
+                    .with_hint("remove the loop or fix the permissions"),
+                );
+                continue;
+            }
+        };
+        let depth = entry.depth();
+        if entry.file_type().is_dir() {
+            let name = entry.file_name().to_string_lossy();
+            if depth > 0 && (name.starts_with('.') || SKIPPED_FOLDERS.contains(&name.as_ref())) {
+                walker.skip_current_dir();
+                continue;
+            }
+            directories += 1;
+            if directories > limits.max_directories_per_root {
+                diagnostics.push(
+                    Diagnostic::warning(
+                        DiagnosticCode::DiscoveryLimit,
+                        format!(
+                            "stopped searching `{}` after {} directories; skills further on were not loaded",
+                            root.display(),
+                            limits.max_directories_per_root
+                        ),
+                    )
+                    .in_file(root)
+                    .with_hint("point the root at the folder that holds the skills, or raise the directory limit"),
+                );
+                break;
+            }
+            if depth > 0 && is_skill_folder(entry.path()) {
+                candidates.push(Candidate::Folder {
+                    path: entry.path().to_path_buf(),
+                    root_index,
+                });
+                walker.skip_current_dir();
+            } else if depth == limits.max_discovery_depth {
+                too_deep += 1;
+            }
+        } else if depth > 0 && is_archive_path(entry.path()) {
+            candidates.push(Candidate::Archive {
+                path: entry.path().to_path_buf(),
+                root_index,
+            });
+        }
+    }
+    if too_deep > 0 && candidates.len() == found_before {
+        diagnostics.push(
+            Diagnostic::new(
+                Severity::Info,
+                DiagnosticCode::DiscoveryLimit,
+                format!(
+                    "{too_deep} folder(s) under `{}` are deeper than {} levels and were not searched",
+                    root.display(),
+                    limits.max_discovery_depth
+                ),
+            )
+            .in_file(root)
+            .with_hint("keep skills at most a few folders below their root"),
+        );
+    }
+}
+
+fn load_candidate(candidate: &Candidate, options: &CatalogOptions) -> (usize, LoadOutcome) {
+    let (path, root_index) = match candidate {
+        Candidate::Folder { path, root_index } | Candidate::Archive { path, root_index } => {
+            (path, *root_index)
+        }
+    };
+    let root = &options.roots[root_index].path;
+    let folder_name = |path: &Path| {
+        path.file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .or_else(|| {
+                fs_err::canonicalize(path).ok().and_then(|real| {
+                    real.file_name()
+                        .map(|name| name.to_string_lossy().into_owned())
+                })
+            })
+            .unwrap_or_default()
+    };
+    let outcome = match candidate {
+        Candidate::Folder { .. } => {
+            let parent_folder_name = path.parent().map(folder_name);
+            load_skill(&LoadRequest {
+                source: SkillSource::Directory(path.clone()),
+                directory: path.clone(),
+                folder_name: folder_name(path),
+                parent_folder_name,
+                root,
+                root_index,
+                limits: &options.limits,
+                mode: options.mode,
+            })
+        }
+        Candidate::Archive { .. } => match unpack_archive(path, &options.limits) {
+            Ok(unpacked) => load_skill(&LoadRequest {
+                source: SkillSource::Archive(unpacked.files),
+                directory: path.clone(),
+                folder_name: unpacked.folder_name,
+                parent_folder_name: None,
+                root,
+                root_index,
+                limits: &options.limits,
+                mode: options.mode,
+            }),
+            Err(diagnostic) => LoadOutcome::Skipped(vec![diagnostic]),
+        },
+    };
+    (root_index, outcome)
+}

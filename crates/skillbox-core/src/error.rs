@@ -1,0 +1,63 @@
+//! Errors of catalog operations that return one result (reading a file, loading a body). Loading
+//! many skills does not use these: it reports [`crate::Diagnostic`]s and carries on.
+
+use std::path::PathBuf;
+
+/// A catalog operation that could not be done.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    /// A path names something outside the skill folder.
+    #[error(
+        "path `{path}` leaves the skill folder; use a path relative to the skill, without `..`"
+    )]
+    PathEscapes {
+        /// The path as given.
+        path: String,
+    },
+    /// The file does not exist.
+    #[error("no file at `{}`", path.display())]
+    FileNotFound {
+        /// The path looked at.
+        path: PathBuf,
+    },
+    /// Reading failed (the message names the path).
+    #[error("{0}")]
+    Io(String),
+    /// The file is not UTF-8 text.
+    #[error("`{}` is not UTF-8 text", path.display())]
+    NotText {
+        /// The file.
+        path: PathBuf,
+    },
+    /// No skill of that name (and version).
+    #[error("no skill named `{name}`{}", version.as_ref().map(|v| format!(" at version {v}")).unwrap_or_default())]
+    SkillNotFound {
+        /// The name asked for.
+        name: String,
+        /// The version asked for.
+        version: Option<String>,
+    },
+    /// A root given explicitly does not exist or is not a folder or archive.
+    #[error("skill root `{}` does not exist or is not readable", path.display())]
+    RootMissing {
+        /// The root.
+        path: PathBuf,
+    },
+    /// An include/exclude pattern is not a valid glob.
+    #[error("invalid name pattern `{pattern}`: {message}")]
+    InvalidPattern {
+        /// The pattern.
+        pattern: String,
+        /// Why.
+        message: String,
+    },
+}
+
+impl CatalogError {
+    /// Wrap an I/O error (fs-err errors already name the path).
+    #[must_use]
+    pub fn io(error: std::io::Error) -> Self {
+        CatalogError::Io(error.to_string())
+    }
+}

@@ -1,0 +1,30 @@
+//! skillbox-core: the skill model, parsing, validation and discovery.
+//!
+//! A skill is a folder with a `SKILL.md` (YAML frontmatter and markdown instructions), optionally
+//! a `tools.json` (typed tools with handler scripts, the Skill Tools spec) or a `skill.toml`
+//! (the Skills Protocol manifest). [`SkillCatalog::load`] discovers skills under several roots
+//! and loads them into one [`Skill`] model with [`Diagnostic`]s for everything that is off.
+//! This crate does no I/O beyond reading skill files: no async, no network, no processes.
+
+pub mod archive;
+pub mod catalog;
+pub mod diagnostic;
+pub mod error;
+pub mod frontmatter;
+pub mod limits;
+pub mod loader;
+pub mod manifest;
+pub mod properties;
+pub mod skill;
+pub mod source;
+pub mod tools_manifest;
+pub mod yaml;
+
+pub use catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot};
+pub use diagnostic::{Diagnostic, DiagnosticCode, Severity, TextPosition};
+pub use error::CatalogError;
+pub use limits::CatalogLimits;
+pub use manifest::{SkillKind, SkillManifest};
+pub use properties::{SkillProperties, ValidationMode};
+pub use skill::{Skill, SkillBody, SkillFormat, SkillId, SkillResource};
+pub use tools_manifest::ToolDefinition;

@@ -1,0 +1,328 @@
+//! Loading one skill from its source: `SKILL.md` frontmatter, `skill.toml`, `tools.json`, and
+//! the checks that tie them to the files that exist. Loading is lenient: anything that can be
+//! understood loads with its diagnostics; only a skill with no usable `SKILL.md` is skipped.
+
+use std::path::{Path, PathBuf};
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::diagnostic::{Diagnostic, DiagnosticCode, has_errors};
+use crate::frontmatter;
+use crate::limits::CatalogLimits;
+use crate::manifest::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
+use crate::properties::{PropertiesContext, ValidationMode, interpret};
+use crate::skill::{Skill, SkillFormat, SkillId, SkillParts};
+use crate::source::{SkillSource, contained_relative_path};
+use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_manifest};
+
+/// Names accepted for the skill's instructions file, in order of preference.
+pub const SKILL_MD_NAMES: &[&str] = &["SKILL.md", "skill.md"];
+
+/// What to load and how.
+#[derive(Debug, Clone)]
+pub struct LoadRequest<'a> {
+    /// Where the files are.
+    pub source: SkillSource,
+    /// The skill folder as shown to people (for archives, a path inside the archive).
+    pub directory: PathBuf,
+    /// The folder's own name.
+    pub folder_name: String,
+    /// The parent folder's name (for the `<name>/<version>/` layout).
+    pub parent_folder_name: Option<String>,
+    /// The root the skill was found under.
+    pub root: &'a Path,
+    /// The root's position in the catalog.
+    pub root_index: usize,
+    /// Size limits.
+    pub limits: &'a CatalogLimits,
+    /// Lenient or strict rules.
+    pub mode: ValidationMode,
+}
+
+/// What loading one skill produced.
+#[derive(Debug)]
+pub enum LoadOutcome {
+    /// The skill loaded (possibly with diagnostics).
+    Loaded(Box<Skill>),
+    /// The skill could not be understood; these diagnostics say why.
+    Skipped(Vec<Diagnostic>),
+}
+
+/// Load one skill.
+#[must_use]
+pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
+    let Some(skill_md_name) = SKILL_MD_NAMES
+        .iter()
+        .find(|name| request.source.is_file(name))
+        .map(|name| (*name).to_owned())
+    else {
+        return LoadOutcome::Skipped(vec![
+            Diagnostic::error(
+                DiagnosticCode::SkillMdMissing,
+                "missing required file `SKILL.md`",
+            )
+            .in_file(&request.directory)
+            .with_hint(
+                "every skill folder needs a `SKILL.md` with `name` and `description` frontmatter",
+            ),
+        ]);
+    };
+    let skill_md_path = request.directory.join(&skill_md_name);
+    let parsed = match request
+        .source
+        .read_file(&skill_md_name, request.limits.max_frontmatter_bytes)
+    {
+        Ok((head, truncated)) => {
+            frontmatter::parse_head(&head, truncated, request.limits.max_frontmatter_bytes)
+        }
+        Err(error) => Err(Diagnostic::error(
+            DiagnosticCode::PathUnreadable,
+            error.to_string(),
+        )),
+    };
+    let parsed = match parsed {
+        Ok(parsed) => parsed,
+        Err(diagnostic) => return LoadOutcome::Skipped(vec![diagnostic.in_file(&skill_md_path)]),
+    };
+
+    let mut diagnostics = Vec::new();
+    let manifest = load_manifest(request, &mut diagnostics);
+    let (properties, property_diagnostics) = interpret(
+        &parsed.fields,
+        PropertiesContext {
+            directory_name: Some(&request.folder_name),
+            has_skill_manifest: manifest.is_some(),
+            mode: request.mode,
+        },
+    );
+    diagnostics.extend(
+        property_diagnostics
+            .into_iter()
+            .map(|d| d.in_file(&skill_md_path)),
+    );
+    for (index, file) in properties.files.iter().enumerate() {
+        if let Some(problem) = file_problem(&request.source, &file.path) {
+            diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::FilesEntryInvalid,
+                    format!("`files[{index}]` names `{}`, which {problem}", file.path),
+                )
+                .in_file(&skill_md_path)
+                .for_field(format!("files[{index}].path"))
+                .with_hint("list paths relative to the skill folder of files that exist in it"),
+            );
+        }
+    }
+    let tools = if request.mode == ValidationMode::Strict {
+        Vec::new()
+    } else {
+        load_tools(request, &mut diagnostics)
+    };
+
+    let (id, title, description, format) = match &manifest {
+        Some(manifest) => {
+            check_manifest_folder(request, manifest, &mut diagnostics);
+            (
+                SkillId {
+                    name: manifest.name.clone(),
+                    version: Some(manifest.version.clone()),
+                },
+                properties.name.clone(),
+                if manifest.description.is_empty() {
+                    properties
+                        .description
+                        .clone()
+                        .or_else(|| properties.short_description.clone())
+                        .unwrap_or_default()
+                } else {
+                    manifest.description.clone()
+                },
+                SkillFormat::SkillsProtocol,
+            )
+        }
+        None => {
+            let name = properties
+                .name
+                .as_deref()
+                .map(|name| name.nfkc().collect::<String>())
+                .unwrap_or_else(|| request.folder_name.clone());
+            let version = properties
+                .version
+                .as_deref()
+                .and_then(|text| semver::Version::parse(text).ok());
+            (
+                SkillId { name, version },
+                None,
+                properties.description.clone().unwrap_or_default(),
+                SkillFormat::AgentSkill,
+            )
+        }
+    };
+    LoadOutcome::Loaded(Box::new(Skill::from_parts(SkillParts {
+        id,
+        format,
+        title,
+        description,
+        directory: request.directory.clone(),
+        skill_md_name,
+        root: request.root.to_path_buf(),
+        root_index: request.root_index,
+        properties,
+        manifest,
+        tools,
+        diagnostics,
+        source: request.source.clone(),
+        body_offset: parsed.body_offset,
+        max_body_bytes: request.limits.max_body_bytes,
+        max_resources: request.limits.max_resources_per_skill,
+    })))
+}
+
+/// Why a path named by the skill is unusable, or `None` when it is a file inside the skill.
+fn file_problem(source: &SkillSource, path: &str) -> Option<&'static str> {
+    if contained_relative_path(path).is_err() {
+        Some("leaves the skill folder")
+    } else if !source.is_file(path) {
+        Some("does not exist in the skill folder")
+    } else {
+        None
+    }
+}
+
+fn load_manifest(
+    request: &LoadRequest<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<SkillManifest> {
+    if !request.source.is_file(SKILL_MANIFEST_FILE) {
+        return None;
+    }
+    let path = request.directory.join(SKILL_MANIFEST_FILE);
+    let text = match read_sidecar(
+        request,
+        SKILL_MANIFEST_FILE,
+        request.limits.max_skill_manifest_bytes,
+    ) {
+        Ok(text) => text,
+        Err(diagnostic) => {
+            diagnostics.push(diagnostic.in_file(&path));
+            return None;
+        }
+    };
+    let (manifest, manifest_diagnostics) = parse_skill_manifest(&text);
+    diagnostics.extend(manifest_diagnostics.into_iter().map(|d| d.in_file(&path)));
+    let manifest = manifest?;
+    if let Some(runtime) = &manifest.runtime
+        && let Some(problem) = file_problem(&request.source, &runtime.entrypoint)
+    {
+        diagnostics.push(
+            Diagnostic::error(
+                DiagnosticCode::ManifestField,
+                format!(
+                    "`runtime.entrypoint` names `{}`, which {problem}",
+                    runtime.entrypoint
+                ),
+            )
+            .in_file(&path)
+            .for_field("runtime.entrypoint")
+            .with_hint("point `entrypoint` at the Python file that defines the export function"),
+        );
+    }
+    Some(manifest)
+}
+
+/// Skills Protocol folders are named after the id, or `<id>/<version>/` when several versions
+/// coexist; anything else still loads, with a warning.
+fn check_manifest_folder(
+    request: &LoadRequest<'_>,
+    manifest: &SkillManifest,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let version = manifest.version.to_string();
+    let named_for_id = request.folder_name == manifest.name;
+    let versioned = request.folder_name == version
+        && request.parent_folder_name.as_deref() == Some(manifest.name.as_str());
+    if !named_for_id && !versioned {
+        diagnostics.push(
+            Diagnostic::warning(
+                DiagnosticCode::ManifestField,
+                format!(
+                    "folder `{}` holds skill `{}`; expected `{}/` or `{}/{}/`",
+                    request.folder_name, manifest.name, manifest.name, manifest.name, version
+                ),
+            )
+            .in_file(request.directory.join(SKILL_MANIFEST_FILE))
+            .for_field("name")
+            .with_hint("name the folder after the skill id (and its version, when several versions coexist)"),
+        );
+    }
+}
+
+fn load_tools(request: &LoadRequest<'_>, diagnostics: &mut Vec<Diagnostic>) -> Vec<ToolDefinition> {
+    if !request.source.is_file(TOOLS_MANIFEST_FILE) {
+        return Vec::new();
+    }
+    let path = request.directory.join(TOOLS_MANIFEST_FILE);
+    let text = match read_sidecar(
+        request,
+        TOOLS_MANIFEST_FILE,
+        request.limits.max_tools_manifest_bytes,
+    ) {
+        Ok(text) => text,
+        Err(diagnostic) => {
+            diagnostics.push(diagnostic.in_file(&path));
+            return Vec::new();
+        }
+    };
+    let (tools, tool_diagnostics) = parse_tools_manifest(&text);
+    diagnostics.extend(tool_diagnostics.into_iter().map(|d| d.in_file(&path)));
+    for (index, tool) in tools.iter().enumerate() {
+        if let Some(script) = &tool.script
+            && let Some(problem) = file_problem(&request.source, script)
+        {
+            diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::ToolScriptInvalid,
+                    format!("tool `{}`: handler `{script}` {problem}", tool.name),
+                )
+                .in_file(&path)
+                .for_field(format!("tools[{index}].script"))
+                .with_hint("point `script` at the handler file, relative to the skill folder"),
+            );
+        }
+    }
+    tools
+}
+
+fn read_sidecar(
+    request: &LoadRequest<'_>,
+    file: &str,
+    max_bytes: u64,
+) -> Result<String, Diagnostic> {
+    let (bytes, truncated) = request
+        .source
+        .read_file(file, max_bytes)
+        .map_err(|error| Diagnostic::error(DiagnosticCode::PathUnreadable, error.to_string()))?;
+    if truncated {
+        return Err(Diagnostic::error(
+            DiagnosticCode::FileTooLarge,
+            format!("`{file}` is larger than {max_bytes} bytes and was not read"),
+        )
+        .with_hint("keep manifests small; move data into separate files"));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        Diagnostic::error(
+            DiagnosticCode::EncodingInvalid,
+            format!("`{file}` is not valid UTF-8"),
+        )
+        .with_hint("save the file as UTF-8")
+    })
+}
+
+/// Whether a load produced a skill free of errors.
+#[must_use]
+pub fn is_valid(outcome: &LoadOutcome) -> bool {
+    match outcome {
+        LoadOutcome::Loaded(skill) => !has_errors(&skill.diagnostics),
+        LoadOutcome::Skipped(_) => false,
+    }
+}

@@ -1,0 +1,404 @@
+//! The skill model: one [`Skill`] per loaded skill folder or archive, whatever its format.
+//! Metadata is read at discovery; the body and the resource list are read on first use and
+//! cached, so a catalog of thousands of skills costs little more than their frontmatter.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::diagnostic::Diagnostic;
+use crate::error::CatalogError;
+use crate::manifest::{SkillKind, SkillManifest};
+use crate::properties::SkillProperties;
+use crate::source::SkillSource;
+use crate::tools_manifest::ToolDefinition;
+
+/// A skill's identity: its name and, when it has one, its semantic version.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct SkillId {
+    /// Skill name (agentskills name, or the dotted Skills Protocol id).
+    pub name: String,
+    /// Version from `skill.toml`, or from a frontmatter `version` that is valid semver.
+    pub version: Option<semver::Version>,
+}
+
+impl fmt::Display for SkillId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.version {
+            Some(version) => write!(f, "{}@{version}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// Which format a skill is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkillFormat {
+    /// `SKILL.md` (optionally with `tools.json`).
+    AgentSkill,
+    /// `skill.toml` + `SKILL.md`.
+    SkillsProtocol,
+}
+
+/// How a skill's resource files are grouped for listings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceGroup {
+    /// Under `scripts/`.
+    Scripts,
+    /// Under `references/`.
+    References,
+    /// Under `assets/`.
+    Assets,
+    /// Under `examples/`.
+    Examples,
+    /// Anything else.
+    Other,
+}
+
+impl ResourceGroup {
+    /// The group a relative path belongs to, by its first folder.
+    #[must_use]
+    pub fn of(relative_path: &str) -> Self {
+        match relative_path.split('/').next() {
+            Some("scripts") if relative_path.contains('/') => ResourceGroup::Scripts,
+            Some("references") if relative_path.contains('/') => ResourceGroup::References,
+            Some("assets") if relative_path.contains('/') => ResourceGroup::Assets,
+            Some("examples") if relative_path.contains('/') => ResourceGroup::Examples,
+            _ => ResourceGroup::Other,
+        }
+    }
+}
+
+/// One file of a skill.
+#[derive(Debug, Serialize)]
+pub struct SkillResource {
+    /// Path relative to the skill folder, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Group for listings.
+    pub group: ResourceGroup,
+    #[serde(skip)]
+    sha256: OnceLock<Result<String, String>>,
+}
+
+impl SkillResource {
+    fn new(path: String, size_bytes: u64) -> Self {
+        let group = ResourceGroup::of(&path);
+        SkillResource {
+            path,
+            size_bytes,
+            group,
+            sha256: OnceLock::new(),
+        }
+    }
+}
+
+/// A skill body read from disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillBody {
+    /// The markdown after the frontmatter, trimmed.
+    pub text: Arc<str>,
+    /// Whether the body was cut at the size limit.
+    pub truncated: bool,
+}
+
+/// Everything the catalog knows about one skill.
+#[derive(Debug)]
+pub struct Skill {
+    /// Identity.
+    pub id: SkillId,
+    /// Format.
+    pub format: SkillFormat,
+    /// For Skills Protocol skills: the `SKILL.md` `name`, a human title.
+    pub title: Option<String>,
+    /// What the skill does and when to use it (manifest description, else frontmatter).
+    pub description: String,
+    /// The skill folder (for archives: the archive path joined with the folder name).
+    pub directory: PathBuf,
+    /// Path of `SKILL.md` (virtual for archives).
+    pub skill_md_path: PathBuf,
+    /// `SKILL.md` file name as found (`SKILL.md` or `skill.md`).
+    pub skill_md_name: String,
+    /// The root the skill was found under.
+    pub root: PathBuf,
+    /// Position of that root in the catalog's root list (higher wins on conflicts).
+    pub root_index: usize,
+    /// Interpreted frontmatter.
+    pub properties: SkillProperties,
+    /// `skill.toml`, when present and usable.
+    pub manifest: Option<SkillManifest>,
+    /// Tools from `tools.json`.
+    pub tools: Vec<ToolDefinition>,
+    /// Problems found while loading (warnings and errors; the skill is usable regardless).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Where the files are read from.
+    pub source: SkillSource,
+    pub(crate) body_offset: u64,
+    pub(crate) max_body_bytes: u64,
+    pub(crate) max_resources: usize,
+    body: OnceLock<Result<SkillBody, String>>,
+    resources: OnceLock<(Vec<SkillResource>, bool)>,
+}
+
+/// The parts a loader assembles into a [`Skill`].
+pub(crate) struct SkillParts {
+    pub id: SkillId,
+    pub format: SkillFormat,
+    pub title: Option<String>,
+    pub description: String,
+    pub directory: PathBuf,
+    pub skill_md_name: String,
+    pub root: PathBuf,
+    pub root_index: usize,
+    pub properties: SkillProperties,
+    pub manifest: Option<SkillManifest>,
+    pub tools: Vec<ToolDefinition>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub source: SkillSource,
+    pub body_offset: u64,
+    pub max_body_bytes: u64,
+    pub max_resources: usize,
+}
+
+impl Skill {
+    pub(crate) fn from_parts(parts: SkillParts) -> Self {
+        Skill {
+            skill_md_path: parts.directory.join(&parts.skill_md_name),
+            id: parts.id,
+            format: parts.format,
+            title: parts.title,
+            description: parts.description,
+            directory: parts.directory,
+            skill_md_name: parts.skill_md_name,
+            root: parts.root,
+            root_index: parts.root_index,
+            properties: parts.properties,
+            manifest: parts.manifest,
+            tools: parts.tools,
+            diagnostics: parts.diagnostics,
+            source: parts.source,
+            body_offset: parts.body_offset,
+            max_body_bytes: parts.max_body_bytes,
+            max_resources: parts.max_resources,
+            body: OnceLock::new(),
+            resources: OnceLock::new(),
+        }
+    }
+
+    /// The skill name (the id's name).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.id.name
+    }
+
+    /// A version label for listings: the semver id version, else the frontmatter `version` or
+    /// `metadata.version` as written.
+    #[must_use]
+    pub fn version_label(&self) -> Option<String> {
+        self.id
+            .version
+            .as_ref()
+            .map(ToString::to_string)
+            .or_else(|| self.properties.version.clone())
+            .or_else(|| {
+                self.properties
+                    .metadata
+                    .get("version")
+                    .and_then(|value| value.as_str())
+                    .map(str::to_owned)
+            })
+    }
+
+    /// Action or instruction: `skill.toml` says; otherwise a skill with tools is an action.
+    #[must_use]
+    pub fn kind(&self) -> SkillKind {
+        match &self.manifest {
+            Some(manifest) => manifest.kind,
+            None if !self.tools.is_empty() => SkillKind::Action,
+            None => SkillKind::Instruction,
+        }
+    }
+
+    /// Whether the model may invoke the skill (`disable-model-invocation` is not set).
+    #[must_use]
+    pub fn model_invocable(&self) -> bool {
+        !self.properties.disable_model_invocation
+    }
+
+    /// Whether a person may invoke it from user-facing listings.
+    #[must_use]
+    pub fn user_invocable(&self) -> bool {
+        self.properties.user_invocable
+    }
+
+    /// Whether any loading diagnostic is an error.
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        crate::diagnostic::has_errors(&self.diagnostics)
+    }
+
+    /// Environment variables the skill declares it needs (`permissions.secrets` and the
+    /// frontmatter's `required_environment_variables`), deduplicated.
+    #[must_use]
+    pub fn declared_secrets(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .manifest
+            .iter()
+            .flat_map(|manifest| manifest.permissions.secrets.iter().cloned())
+            .chain(self.properties.declared_secrets.iter().cloned())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// Whether the skill comes from a packaged archive (read-only, in memory).
+    #[must_use]
+    pub fn is_archived(&self) -> bool {
+        matches!(self.source, SkillSource::Archive(_))
+    }
+
+    /// The body (markdown after the frontmatter), read on first use and cached.
+    ///
+    /// # Errors
+    /// When the file can no longer be read or is not UTF-8.
+    pub fn body(&self) -> Result<SkillBody, CatalogError> {
+        self.body
+            .get_or_init(|| self.read_body())
+            .clone()
+            .map_err(CatalogError::Io)
+    }
+
+    fn read_body(&self) -> Result<SkillBody, String> {
+        let (bytes, truncated) = self
+            .source
+            .read_file_from(&self.skill_md_name, self.body_offset, self.max_body_bytes)
+            .map_err(|error| error.to_string())?;
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(error) if truncated && error.utf8_error().error_len().is_none() => {
+                let valid = error.utf8_error().valid_up_to();
+                let mut bytes = error.into_bytes();
+                bytes.truncate(valid);
+                String::from_utf8(bytes).map_err(|error| error.to_string())?
+            }
+            Err(_) => {
+                return Err(CatalogError::NotText {
+                    path: self.skill_md_path.clone(),
+                }
+                .to_string());
+            }
+        };
+        Ok(SkillBody {
+            text: Arc::from(text.trim()),
+            truncated,
+        })
+    }
+
+    /// Every file of the skill (sorted by path), listed on first use and cached; the flag says
+    /// whether the list was cut at the per-skill limit.
+    pub fn resources(&self) -> (&[SkillResource], bool) {
+        let (resources, more) = self.resources.get_or_init(|| {
+            let (files, more) = self.source.list_files(self.max_resources);
+            (
+                files
+                    .into_iter()
+                    .map(|file| SkillResource::new(file.relative_path, file.size_bytes))
+                    .collect(),
+                more,
+            )
+        });
+        (resources, *more)
+    }
+
+    /// The sha256 of a resource (hex), computed on first request and cached.
+    ///
+    /// # Errors
+    /// When the path is not one of the skill's files or cannot be read.
+    pub fn resource_sha256(&self, relative_path: &str) -> Result<String, CatalogError> {
+        let (resources, _) = self.resources();
+        let resource = resources
+            .iter()
+            .find(|resource| resource.path == relative_path)
+            .ok_or_else(|| CatalogError::FileNotFound {
+                path: self.directory.join(relative_path),
+            })?;
+        resource
+            .sha256
+            .get_or_init(|| {
+                let (bytes, _) = self
+                    .source
+                    .read_file(&resource.path, u64::MAX - 1)
+                    .map_err(|error| error.to_string())?;
+                Ok(hex(&Sha256::digest(&bytes)))
+            })
+            .clone()
+            .map_err(CatalogError::Io)
+    }
+
+    /// Read a file of the skill as text (at most `max_bytes`; the flag says it was cut).
+    ///
+    /// # Errors
+    /// When the path escapes the skill, is missing, or is not UTF-8.
+    pub fn read_text_file(
+        &self,
+        relative_path: &str,
+        max_bytes: u64,
+    ) -> Result<(String, bool), CatalogError> {
+        let (bytes, truncated) = self.source.read_file(relative_path, max_bytes)?;
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok((text, truncated)),
+            Err(error) if truncated && error.utf8_error().error_len().is_none() => {
+                let valid = error.utf8_error().valid_up_to();
+                let mut bytes = error.into_bytes();
+                bytes.truncate(valid);
+                Ok((String::from_utf8_lossy(&bytes).into_owned(), true))
+            }
+            Err(_) => Err(CatalogError::NotText {
+                path: self.directory.join(relative_path),
+            }),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(text, "{byte:02x}");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups() {
+        assert_eq!(ResourceGroup::of("scripts/a.py"), ResourceGroup::Scripts);
+        assert_eq!(
+            ResourceGroup::of("references/x/y.md"),
+            ResourceGroup::References
+        );
+        assert_eq!(ResourceGroup::of("assets/logo.png"), ResourceGroup::Assets);
+        assert_eq!(ResourceGroup::of("examples/e.md"), ResourceGroup::Examples);
+        assert_eq!(ResourceGroup::of("scripts"), ResourceGroup::Other);
+        assert_eq!(ResourceGroup::of("SKILL.md"), ResourceGroup::Other);
+    }
+
+    #[test]
+    fn id_display() {
+        let id = SkillId {
+            name: "text.stats".into(),
+            version: Some(semver::Version::new(0, 10, 0)),
+        };
+        assert_eq!(id.to_string(), "text.stats@0.10.0");
+    }
+}

@@ -1,0 +1,317 @@
+//! Where a skill's files live: a folder on disk, or a read-only archive held in memory. Every
+//! read of a skill's files goes through [`SkillSource`], which keeps reads inside the skill.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::CatalogError;
+
+/// A file of a skill as listed by [`SkillSource::list_files`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    /// Path relative to the skill folder, with `/` separators.
+    pub relative_path: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+}
+
+/// The files of one skill unpacked from an archive, keyed by relative path.
+#[derive(Debug, Default)]
+pub struct ArchivedFiles {
+    /// The archive on disk.
+    pub archive_path: PathBuf,
+    /// File contents by relative path.
+    pub files: BTreeMap<String, Arc<[u8]>>,
+}
+
+/// Where a skill's files are read from.
+#[derive(Debug, Clone)]
+pub enum SkillSource {
+    /// A folder on disk.
+    Directory(PathBuf),
+    /// A `.zip` / `.skill` archive, unpacked into memory and read-only.
+    Archive(Arc<ArchivedFiles>),
+}
+
+/// Normalise a path relative to a skill and refuse anything that could leave it: absolute paths,
+/// `..`, drive prefixes, empty paths. Returns the path with `/` separators.
+///
+/// # Errors
+/// [`CatalogError::PathEscapes`] for paths that leave the skill.
+pub fn contained_relative_path(path: &str) -> Result<String, CatalogError> {
+    let escapes = || CatalogError::PathEscapes {
+        path: path.to_owned(),
+    };
+    if path.is_empty() || path.contains('\0') {
+        return Err(escapes());
+    }
+    let mut parts = Vec::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_str().ok_or_else(escapes)?),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(escapes());
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(escapes());
+    }
+    Ok(parts.join("/"))
+}
+
+impl SkillSource {
+    /// Read at most `max_bytes` of a file; the flag says whether the file went on past that.
+    /// For folders, symlinks that resolve outside the skill are refused.
+    ///
+    /// # Errors
+    /// When the path escapes the skill, the file does not exist, or it cannot be read.
+    pub fn read_file(
+        &self,
+        relative: &str,
+        max_bytes: u64,
+    ) -> Result<(Vec<u8>, bool), CatalogError> {
+        let relative = contained_relative_path(relative)?;
+        match self {
+            SkillSource::Directory(directory) => {
+                let path = self.resolve_in_directory(directory, &relative)?;
+                let file = fs_err::File::open(&path).map_err(CatalogError::io)?;
+                let mut bytes = Vec::new();
+                file.take(max_bytes + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(CatalogError::io)?;
+                let truncated = bytes.len() as u64 > max_bytes;
+                bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+                Ok((bytes, truncated))
+            }
+            SkillSource::Archive(archive) => {
+                let bytes =
+                    archive
+                        .files
+                        .get(&relative)
+                        .ok_or_else(|| CatalogError::FileNotFound {
+                            path: archive.archive_path.join(&relative),
+                        })?;
+                let limit = usize::try_from(max_bytes)
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
+                Ok((bytes[..limit].to_vec(), bytes.len() > limit))
+            }
+        }
+    }
+
+    /// Read a file from a byte offset (used to read a body after the frontmatter).
+    ///
+    /// # Errors
+    /// As [`SkillSource::read_file`].
+    pub fn read_file_from(
+        &self,
+        relative: &str,
+        offset: u64,
+        max_bytes: u64,
+    ) -> Result<(Vec<u8>, bool), CatalogError> {
+        let relative = contained_relative_path(relative)?;
+        match self {
+            SkillSource::Directory(directory) => {
+                use std::io::{Seek, SeekFrom};
+                let path = self.resolve_in_directory(directory, &relative)?;
+                let mut file = fs_err::File::open(&path).map_err(CatalogError::io)?;
+                file.seek(SeekFrom::Start(offset))
+                    .map_err(CatalogError::io)?;
+                let mut bytes = Vec::new();
+                file.take(max_bytes + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(CatalogError::io)?;
+                let truncated = bytes.len() as u64 > max_bytes;
+                bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+                Ok((bytes, truncated))
+            }
+            SkillSource::Archive(archive) => {
+                let bytes =
+                    archive
+                        .files
+                        .get(&relative)
+                        .ok_or_else(|| CatalogError::FileNotFound {
+                            path: archive.archive_path.join(&relative),
+                        })?;
+                let start = usize::try_from(offset)
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
+                let rest = &bytes[start..];
+                let limit = usize::try_from(max_bytes)
+                    .unwrap_or(usize::MAX)
+                    .min(rest.len());
+                Ok((rest[..limit].to_vec(), rest.len() > limit))
+            }
+        }
+    }
+
+    /// Whether a regular file exists at the relative path (inside the skill).
+    #[must_use]
+    pub fn is_file(&self, relative: &str) -> bool {
+        let Ok(relative) = contained_relative_path(relative) else {
+            return false;
+        };
+        match self {
+            SkillSource::Directory(directory) => self
+                .resolve_in_directory(directory, &relative)
+                .is_ok_and(|path| path.is_file()),
+            SkillSource::Archive(archive) => archive.files.contains_key(&relative),
+        }
+    }
+
+    /// Every regular file of the skill, sorted by path, at most `limit` of them; the flag says
+    /// whether more were left out. Hidden folders, `.git` and `node_modules` are skipped, and
+    /// symlinks are listed only when they stay inside the skill.
+    #[must_use]
+    pub fn list_files(&self, limit: usize) -> (Vec<SourceFile>, bool) {
+        match self {
+            SkillSource::Directory(directory) => list_directory_files(directory, limit),
+            SkillSource::Archive(archive) => {
+                let files: Vec<SourceFile> = archive
+                    .files
+                    .iter()
+                    .take(limit)
+                    .map(|(path, bytes)| SourceFile {
+                        relative_path: path.clone(),
+                        size_bytes: bytes.len() as u64,
+                    })
+                    .collect();
+                (files, archive.files.len() > limit)
+            }
+        }
+    }
+
+    /// The on-disk path of a file for a folder source, after checking that it (following any
+    /// symlinks) stays inside the skill.
+    fn resolve_in_directory(
+        &self,
+        directory: &Path,
+        relative: &str,
+    ) -> Result<PathBuf, CatalogError> {
+        let candidate = directory.join(relative);
+        let metadata =
+            std::fs::symlink_metadata(&candidate).map_err(|_| CatalogError::FileNotFound {
+                path: candidate.clone(),
+            })?;
+        // Only pay for canonicalisation when a symlink could be involved anywhere on the path.
+        if metadata.file_type().is_symlink() || relative.contains('/') {
+            let real = fs_err::canonicalize(&candidate).map_err(CatalogError::io)?;
+            let root = fs_err::canonicalize(directory).map_err(CatalogError::io)?;
+            if !real.starts_with(&root) {
+                return Err(CatalogError::PathEscapes {
+                    path: relative.to_owned(),
+                });
+            }
+        }
+        Ok(candidate)
+    }
+}
+
+fn list_directory_files(directory: &Path, limit: usize) -> (Vec<SourceFile>, bool) {
+    let root = fs_err::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
+    let mut files = Vec::new();
+    let mut more = false;
+    let walker = walkdir::WalkDir::new(directory)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| {
+            entry.depth() == 0 || {
+                let name = entry.file_name().to_string_lossy();
+                !(entry.file_type().is_dir()
+                    && (name.starts_with('.') || name == "node_modules" || name == "__pycache__"))
+            }
+        });
+    for entry in walker.flatten() {
+        let file_type = entry.file_type();
+        let size = if file_type.is_file() {
+            entry.metadata().map(|m| m.len()).ok()
+        } else if file_type.is_symlink() {
+            // A symlink is listed only when its target is a file inside the skill.
+            fs_err::canonicalize(entry.path())
+                .ok()
+                .filter(|real| real.starts_with(&root) && real.is_file())
+                .and_then(|real| std::fs::metadata(real).ok())
+                .map(|m| m.len())
+        } else {
+            None
+        };
+        let Some(size) = size else { continue };
+        let Ok(relative) = entry.path().strip_prefix(directory) else {
+            continue;
+        };
+        if files.len() == limit {
+            more = true;
+            break;
+        }
+        files.push(SourceFile {
+            relative_path: relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+            size_bytes: size,
+        });
+    }
+    (files, more)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containment_rules() {
+        assert_eq!(
+            contained_relative_path("scripts/a.py").unwrap(),
+            "scripts/a.py"
+        );
+        assert_eq!(contained_relative_path("./a.py").unwrap(), "a.py");
+        for bad in ["", "/etc/passwd", "../x", "a/../../x", "a/..", "."] {
+            assert!(contained_relative_path(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn directory_reads_stay_inside() {
+        let temp = tempfile::tempdir().unwrap();
+        let skill = temp.path().join("skill");
+        std::fs::create_dir_all(skill.join("scripts")).unwrap();
+        std::fs::write(skill.join("scripts/a.sh"), "echo hi").unwrap();
+        std::fs::write(temp.path().join("secret.txt"), "secret").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(
+            temp.path().join("secret.txt"),
+            skill.join("scripts/link.txt"),
+        )
+        .unwrap();
+        let source = SkillSource::Directory(skill);
+        assert_eq!(source.read_file("scripts/a.sh", 100).unwrap().0, b"echo hi");
+        assert_eq!(
+            source.read_file("scripts/a.sh", 4).unwrap(),
+            (b"echo".to_vec(), true)
+        );
+        assert!(matches!(
+            source.read_file("../secret.txt", 100),
+            Err(CatalogError::PathEscapes { .. })
+        ));
+        #[cfg(unix)]
+        assert!(matches!(
+            source.read_file("scripts/link.txt", 100),
+            Err(CatalogError::PathEscapes { .. })
+        ));
+        let (files, more) = source.list_files(100);
+        assert_eq!(
+            files
+                .iter()
+                .map(|f| f.relative_path.as_str())
+                .collect::<Vec<_>>(),
+            vec!["scripts/a.sh"]
+        );
+        assert!(!more);
+    }
+}
