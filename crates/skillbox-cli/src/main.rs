@@ -1,1 +1,71 @@
-fn main() {}
+//! The `skillbox` command: argument parsing and printing around the skillbox libraries. Every
+//! command calls one library function; this crate only decides how results look.
+
+mod arguments;
+mod commands;
+mod output;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::arguments::{Arguments, Command};
+
+/// Exit code for "the command ran and found problems" (invalid skills).
+pub const EXIT_PROBLEMS: u8 = 1;
+/// Exit code for usage errors and I/O failures.
+pub const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let arguments = match Arguments::try_parse() {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            let code = if error.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = error.print();
+            return ExitCode::from(code);
+        }
+    };
+    init_tracing(arguments.global.verbose);
+    let result = match &arguments.command {
+        Command::List(list) => commands::list::run(&arguments.global, list),
+        Command::Validate(validate) => commands::validate::run(&arguments.global, validate),
+        Command::Show(show) => commands::show::run(&arguments.global, show),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "error: {error}");
+            for cause in error.chain().skip(1) {
+                let _ = writeln!(stderr, "  caused by: {cause}");
+            }
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SKILLBOX_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -130,7 +130,17 @@ pub struct SkillCatalog {
     skills: Vec<Arc<Skill>>,
     by_name: BTreeMap<String, Vec<usize>>,
     shadowed: Vec<Arc<Skill>>,
+    skipped: Vec<SkippedSkill>,
     diagnostics: Vec<Diagnostic>,
+}
+
+/// A skill folder or archive that could not be understood at all, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedSkill {
+    /// The folder or archive.
+    pub path: PathBuf,
+    /// Why it was skipped (always at least one error).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// A place discovery found that may hold a skill.
@@ -151,7 +161,15 @@ impl SkillCatalog {
         let exclude = build_globs(&options.exclude)?;
         let mut diagnostics = Vec::new();
         let mut candidates = Vec::new();
+        let mut seen_roots: Vec<PathBuf> = Vec::new();
         for (root_index, root) in options.roots.iter().enumerate() {
+            // The same folder named twice is searched once (at its first position).
+            if let Ok(real) = fs_err::canonicalize(&root.path) {
+                if seen_roots.contains(&real) {
+                    continue;
+                }
+                seen_roots.push(real);
+            }
             if !root.path.exists() {
                 if root.origin == RootOrigin::Explicit {
                     return Err(CatalogError::RootMissing {
@@ -179,7 +197,7 @@ impl SkillCatalog {
             );
         }
 
-        let outcomes: Vec<(usize, LoadOutcome)> = candidates
+        let outcomes: Vec<(&Path, LoadOutcome)> = candidates
             .par_iter()
             .map(|candidate| load_candidate(candidate, options))
             .collect();
@@ -187,11 +205,15 @@ impl SkillCatalog {
         let mut kept: Vec<Box<Skill>> = Vec::with_capacity(outcomes.len());
         let mut index_by_id: BTreeMap<SkillId, usize> = BTreeMap::new();
         let mut shadowed = Vec::new();
-        for (_, outcome) in outcomes {
+        let mut skipped = Vec::new();
+        for (path, outcome) in outcomes {
             let mut skill = match outcome {
                 LoadOutcome::Loaded(skill) => skill,
                 LoadOutcome::Skipped(skip_diagnostics) => {
-                    diagnostics.extend(skip_diagnostics);
+                    skipped.push(SkippedSkill {
+                        path: path.to_path_buf(),
+                        diagnostics: skip_diagnostics,
+                    });
                     continue;
                 }
             };
@@ -260,6 +282,7 @@ impl SkillCatalog {
             skills,
             by_name,
             shadowed,
+            skipped,
             diagnostics,
         })
     }
@@ -338,7 +361,13 @@ impl SkillCatalog {
         &self.shadowed
     }
 
-    /// Catalog-level diagnostics: skipped skills, discovery limits, shadowing.
+    /// Skill folders and archives that could not be understood at all.
+    #[must_use]
+    pub fn skipped(&self) -> &[SkippedSkill] {
+        &self.skipped
+    }
+
+    /// Catalog-level diagnostics: discovery limits, missing environment roots, shadowing.
     #[must_use]
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
@@ -531,7 +560,7 @@ fn discover(
     }
 }
 
-fn load_candidate(candidate: &Candidate, options: &CatalogOptions) -> (usize, LoadOutcome) {
+fn load_candidate<'a>(candidate: &'a Candidate, options: &CatalogOptions) -> (&'a Path, LoadOutcome) {
     let (path, root_index) = match candidate {
         Candidate::Folder { path, root_index } | Candidate::Archive { path, root_index } => {
             (path, *root_index)
@@ -577,5 +606,5 @@ fn load_candidate(candidate: &Candidate, options: &CatalogOptions) -> (usize, Lo
             Err(diagnostic) => LoadOutcome::Skipped(vec![diagnostic]),
         },
     };
-    (root_index, outcome)
+    (path, outcome)
 }

@@ -402,3 +402,67 @@ mod tests {
         assert_eq!(id.to_string(), "text.stats@0.10.0");
     }
 }
+
+/// A skill as one row of a listing: identity, description, where it is, what it offers.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillSummary {
+    /// Name (or dotted id).
+    pub name: String,
+    /// Version label, when there is one.
+    pub version: Option<String>,
+    /// Whether this is the newest version of the skill in the catalog.
+    pub latest: bool,
+    /// Display title (Skills Protocol skills).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does and when to use it.
+    pub description: String,
+    /// Format.
+    pub format: SkillFormat,
+    /// Action or instruction.
+    pub kind: SkillKind,
+    /// The skill folder (or archive).
+    pub path: PathBuf,
+    /// The `SKILL.md` file.
+    pub skill_md: PathBuf,
+    /// The root it was found under.
+    pub root: PathBuf,
+    /// Whether it comes from a packaged archive.
+    pub archived: bool,
+    /// Names of its `tools.json` tools.
+    pub tools: Vec<String>,
+    /// Whether the model may invoke it.
+    pub model_invocable: bool,
+    /// Whether a person may invoke it.
+    pub user_invocable: bool,
+    /// Error-level diagnostics.
+    pub errors: usize,
+    /// Warning-level diagnostics.
+    pub warnings: usize,
+}
+
+impl Skill {
+    /// The listing row for this skill; `latest` says whether it is the newest version.
+    #[must_use]
+    pub fn summary(&self, latest: bool) -> SkillSummary {
+        let count = |severity| self.diagnostics.iter().filter(|d| d.severity == severity).count();
+        SkillSummary {
+            name: self.id.name.clone(),
+            version: self.version_label(),
+            latest,
+            title: self.title.clone(),
+            description: self.description.clone(),
+            format: self.format,
+            kind: self.kind(),
+            path: self.directory.clone(),
+            skill_md: self.skill_md_path.clone(),
+            root: self.root.clone(),
+            archived: self.is_archived(),
+            tools: self.tools.iter().map(|tool| tool.name.clone()).collect(),
+            model_invocable: self.model_invocable(),
+            user_invocable: self.user_invocable(),
+            errors: count(crate::diagnostic::Severity::Error),
+            warnings: count(crate::diagnostic::Severity::Warning),
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! `skillbox show`: everything about one skill.
+
+use std::process::ExitCode;
+
+use serde::Serialize;
+use skillbox_core::{Diagnostic, Skill, ToolDefinition, ValidationMode};
+
+use crate::arguments::{GlobalOptions, ShowArguments};
+use crate::output::{human_bytes, indent, print_json};
+use crate::EXIT_USAGE;
+
+#[derive(Serialize)]
+struct ResourceView {
+    path: String,
+    size_bytes: u64,
+    group: skillbox_core::skill::ResourceGroup,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sha256: Option<String>,
+}
+
+#[derive(Serialize)]
+struct SkillView<'a> {
+    #[serde(flatten)]
+    summary: skillbox_core::SkillSummary,
+    frontmatter: &'a indexmap_json::Map,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    manifest: Option<&'a serde_json::Value>,
+    allowed_tools: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    argument_hint: Option<&'a str>,
+    files: &'a [skillbox_core::properties::FileReference],
+    declared_secrets: Vec<String>,
+    tools: &'a [ToolDefinition],
+    resources: Vec<ResourceView>,
+    resources_truncated: bool,
+    diagnostics: &'a [Diagnostic],
+    body: String,
+    body_truncated: bool,
+}
+
+mod indexmap_json {
+    /// Frontmatter fields in file order.
+    pub type Map = indexmap::IndexMap<String, serde_json::Value>;
+}
+
+/// Run the command.
+pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<ExitCode> {
+    let roots = super::roots(global, &[])?;
+    let catalog = super::load_catalog(roots, &[], &[], ValidationMode::Lenient)?;
+    let skill = match catalog.find(&arguments.name, arguments.version.as_deref()) {
+        Ok(skill) => skill,
+        Err(error) => {
+            let known: Vec<&str> = catalog.names().collect();
+            eprintln!("error: {error}");
+            if let Some(close) = closest(&arguments.name, &known) {
+                eprintln!("  hint: did you mean `{close}`?");
+            } else if known.is_empty() {
+                eprintln!("  hint: no skills were found; pass --root DIR or set SKILLBOX_ROOTS");
+            } else {
+                eprintln!("  hint: `skillbox list` shows the {} skill(s) found", known.len());
+            }
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let latest = catalog.get(skill.name()).is_some_and(|newest| std::sync::Arc::ptr_eq(newest, skill));
+    let body = skill.body()?;
+    let (resources, resources_truncated) = skill.resources();
+    let view = SkillView {
+        summary: skill.summary(latest),
+        frontmatter: &skill.properties.raw,
+        manifest: skill.manifest.as_ref().map(|manifest| &manifest.raw),
+        allowed_tools: &skill.properties.allowed_tools,
+        model: skill.properties.model.as_deref(),
+        argument_hint: skill.properties.argument_hint.as_deref(),
+        files: &skill.properties.files,
+        declared_secrets: skill.declared_secrets(),
+        tools: &skill.tools,
+        resources: resources
+            .iter()
+            .map(|resource| ResourceView {
+                path: resource.path.clone(),
+                size_bytes: resource.size_bytes,
+                group: resource.group,
+                sha256: arguments.json.then(|| skill.resource_sha256(&resource.path).ok()).flatten(),
+            })
+            .collect(),
+        resources_truncated,
+        diagnostics: &skill.diagnostics,
+        body: body.text.to_string(),
+        body_truncated: body.truncated,
+    };
+    if arguments.json {
+        print_json(&view)?;
+    } else {
+        print!("{}", render(skill, &view));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(skill: &Skill, view: &SkillView<'_>) -> String {
+    let summary = &view.summary;
+    let mut text = String::new();
+    let mut line = |label: &str, value: String| text.push_str(&format!("{label:<15}{value}\n"));
+    line("name", summary.name.clone());
+    if let Some(title) = &summary.title {
+        line("title", title.clone());
+    }
+    line("version", summary.version.clone().unwrap_or_else(|| "-".to_owned()));
+    line("description", summary.description.clone());
+    line("format", format!("{:?}, {}", summary.format, summary.kind).to_lowercase().replace("agentskill", "agent-skill").replace("skillsprotocol", "skills-protocol"));
+    line("path", summary.path.display().to_string());
+    line("root", summary.root.display().to_string());
+    let mut invocation = Vec::new();
+    if summary.model_invocable {
+        invocation.push("model");
+    }
+    if summary.user_invocable {
+        invocation.push("user");
+    }
+    line("invocation", if invocation.is_empty() { "nobody".to_owned() } else { invocation.join(", ") });
+    if !view.allowed_tools.is_empty() {
+        line("allowed-tools", view.allowed_tools.join(" "));
+    }
+    if let Some(model) = view.model {
+        line("model", model.to_owned());
+    }
+    if let Some(hint) = view.argument_hint {
+        line("argument-hint", hint.to_owned());
+    }
+    if let Some(license) = &skill.properties.license {
+        line("license", license.clone());
+    }
+    if !view.declared_secrets.is_empty() {
+        line("secrets", view.declared_secrets.join(", "));
+    }
+    if !view.tools.is_empty() {
+        text.push_str("\ntools:\n");
+        for tool in view.tools {
+            let parameters: Vec<String> = tool.input_schema["properties"]
+                .as_object()
+                .map(|properties| {
+                    properties
+                        .iter()
+                        .map(|(name, schema)| {
+                            let optional = if tool.required_parameters().contains(&name.as_str()) { "" } else { "?" };
+                            format!("{name}{optional}: {}", schema["type"].as_str().unwrap_or("any"))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            text.push_str(&format!("  {}({}) - {}\n", tool.name, parameters.join(", "), tool.description));
+        }
+    }
+    if !view.files.is_empty() {
+        text.push_str("\nfiles:\n");
+        for file in view.files {
+            text.push_str(&format!("  {} - {}\n", file.path, file.description.as_deref().unwrap_or("")));
+        }
+    }
+    text.push_str("\nresources:\n");
+    for resource in &view.resources {
+        text.push_str(&format!("  {:<40} {:>10}\n", resource.path, human_bytes(resource.size_bytes)));
+    }
+    if view.resources_truncated {
+        text.push_str("  … (more files not listed)\n");
+    }
+    if !view.diagnostics.is_empty() {
+        text.push_str("\ndiagnostics:\n");
+        for diagnostic in view.diagnostics {
+            text.push_str(&indent(&diagnostic.to_string(), 2));
+            text.push('\n');
+        }
+    }
+    text.push_str("\n---\n");
+    text.push_str(&view.body);
+    text.push('\n');
+    if view.body_truncated {
+        text.push_str("\n[body truncated at the size limit]\n");
+    }
+    text
+}
+
+/// The known name closest to `wanted` by edit distance, if close enough to be a typo.
+fn closest<'a>(wanted: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|name| (edit_distance(wanted, name), *name))
+        .filter(|(distance, name)| *distance <= (name.len() / 3).max(2))
+        .min()
+        .map(|(_, name)| name)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}

@@ -1,0 +1,79 @@
+//! `skillbox validate`: check skills and say exactly what is wrong and where.
+
+use std::process::ExitCode;
+
+use skillbox_core::{Severity, ValidationMode, ValidationReport};
+
+use crate::arguments::{GlobalOptions, ValidateArguments};
+use crate::output::{indent, print_json};
+use crate::{EXIT_PROBLEMS, EXIT_USAGE};
+
+/// Run the command.
+pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Result<ExitCode> {
+    let roots = super::roots(global, &arguments.paths)?;
+    for root in &roots {
+        if root.origin == skillbox_core::RootOrigin::Explicit && !root.path.exists() {
+            eprintln!(
+                "error: `{}` does not exist; name a skill folder, a SKILL.md, an archive, or a folder of skills",
+                root.path.display()
+            );
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    }
+    let mode = if arguments.strict { ValidationMode::Strict } else { ValidationMode::Lenient };
+    let catalog = super::load_catalog(roots.clone(), &[], &[], mode)?;
+    let mut report = ValidationReport::from_catalog(&catalog);
+    if report.checked == 0 {
+        let places: Vec<String> = roots.iter().map(|root| format!("`{}`", root.path.display())).collect();
+        report.diagnostics.push(
+            skillbox_core::Diagnostic::error(
+                skillbox_core::DiagnosticCode::SkillMdMissing,
+                format!("no skills found under {}", places.join(", ")),
+            )
+            .with_hint("a skill is a folder with a `SKILL.md`; name that folder or the folder holding it"),
+        );
+        report.valid = false;
+    }
+    if arguments.json {
+        print_json(&report)?;
+    } else {
+        print_human(&report);
+    }
+    Ok(if report.valid { ExitCode::SUCCESS } else { ExitCode::from(EXIT_PROBLEMS) })
+}
+
+fn print_human(report: &ValidationReport) {
+    let mut text = String::new();
+    for skill in &report.skills {
+        let status = if skill.valid { "ok     " } else { "invalid" };
+        let label = match (&skill.name, &skill.version) {
+            (Some(name), Some(version)) => format!(" ({name} {version})"),
+            (Some(name), None) => format!(" ({name})"),
+            _ => String::new(),
+        };
+        text.push_str(&format!("{status} {}{label}\n", skill.path.display()));
+        for diagnostic in &skill.diagnostics {
+            text.push_str(&indent(&diagnostic.to_string(), 8));
+            text.push('\n');
+        }
+    }
+    for diagnostic in &report.diagnostics {
+        text.push_str(&diagnostic.to_string());
+        text.push('\n');
+    }
+    let errors = report
+        .skills
+        .iter()
+        .flat_map(|skill| &skill.diagnostics)
+        .chain(&report.diagnostics)
+        .filter(|diagnostic| diagnostic.severity == Severity::Error)
+        .count();
+    text.push_str(&format!(
+        "{} skill(s) checked: {} valid, {} invalid; {errors} error(s), {} warning(s)\n",
+        report.checked,
+        report.checked - report.invalid,
+        report.invalid,
+        report.warnings
+    ));
+    print!("{text}");
+}

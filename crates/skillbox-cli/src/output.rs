@@ -1,0 +1,99 @@
+//! Printing helpers: JSON to stdout, aligned text that fits the terminal, diagnostics to stderr.
+
+use std::io::Write;
+
+use serde::Serialize;
+use skillbox_core::Diagnostic;
+
+/// Write a value as pretty JSON and a newline to stdout.
+pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut stdout, value)?;
+    writeln!(stdout)?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Terminal width from `COLUMNS`, or 100.
+pub fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|value| value.parse::<usize>().ok())
+        .filter(|width| *width >= 40)
+        .unwrap_or(100)
+}
+
+/// Cut text to `width` characters, ending with `…` when cut; newlines become spaces.
+pub fn fit(text: &str, width: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= width {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// Render rows as left-aligned columns; the last column takes what width is left.
+pub fn table(header: &[&str], rows: &[Vec<String>], width: usize) -> String {
+    let columns = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|cell| cell.chars().count()).collect();
+    for row in rows {
+        for (index, cell) in row.iter().enumerate().take(columns - 1) {
+            widths[index] = widths[index].max(cell.chars().count());
+        }
+    }
+    let used: usize = widths[..columns - 1].iter().map(|w| w + 2).sum();
+    let last_width = width.saturating_sub(used).max(20);
+    let mut text = String::new();
+    let mut push_row = |cells: Vec<String>| {
+        let mut line = String::new();
+        for (index, cell) in cells.iter().enumerate() {
+            if index + 1 == columns {
+                line.push_str(&fit(cell, last_width));
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(widths[index] - cell.chars().count() + 2));
+            }
+        }
+        text.push_str(line.trim_end());
+        text.push('\n');
+    };
+    push_row(header.iter().map(|cell| (*cell).to_owned()).collect());
+    for row in rows {
+        push_row(row.clone());
+    }
+    text
+}
+
+/// A byte count for people: `512 B`, `1.5 KiB`, `2.0 MiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// Print diagnostics to stderr, one block each.
+pub fn eprint_diagnostics(diagnostics: &[Diagnostic]) {
+    let mut stderr = std::io::stderr().lock();
+    for diagnostic in diagnostics {
+        let _ = writeln!(stderr, "{diagnostic}");
+    }
+}
+
+/// Indent every line of a block by `spaces`.
+pub fn indent(text: &str, spaces: usize) -> String {
+    let pad = " ".repeat(spaces);
+    text.lines()
+        .map(|line| format!("{pad}{line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,100 @@
+//! The checks the fuzz targets run, kept in a library so that `cargo test` can replay the seed
+//! corpus (and any local corpus or crash artifact) through them on a stable toolchain.
+//!
+//! Each function must never panic for any input; the `assert!`s below are invariants of the
+//! parsers, so a violation shows up as a crash exactly like a panic inside the library.
+
+use skillbox_core::diagnostic::Diagnostic;
+use skillbox_core::frontmatter::parse_head;
+use skillbox_core::limits::MAX_FRONTMATTER_BYTES;
+use skillbox_core::manifest::parse_skill_manifest;
+use skillbox_core::properties::{PropertiesContext, ValidationMode, interpret};
+use skillbox_core::tools_manifest::parse_tools_manifest;
+use skillbox_core::yaml::{YamlNode, YamlValue};
+
+/// Lines a text has for positions: a position may point one line past the last newline.
+fn line_count(data: &[u8]) -> u64 {
+    data.iter().filter(|byte| **byte == b'\n').count() as u64 + 1
+}
+
+fn check_diagnostic(diagnostic: &Diagnostic, lines: u64) {
+    assert!(
+        !diagnostic.message.trim().is_empty(),
+        "diagnostic without a message: {diagnostic:?}"
+    );
+    if let Some(line) = diagnostic.line {
+        assert!(
+            (1..=lines + 1).contains(&line),
+            "line {line} outside a text of {lines} lines: {diagnostic:?}"
+        );
+    }
+    if let Some(column) = diagnostic.column {
+        assert!(column >= 1, "column 0: {diagnostic:?}");
+    }
+}
+
+fn check_node(node: &YamlNode, lines: u64) {
+    if let Some(position) = node.position {
+        assert!(
+            (1..=lines + 1).contains(&position.line),
+            "node at line {} outside a text of {lines} lines",
+            position.line
+        );
+    }
+    match &node.value {
+        YamlValue::Sequence(items) => items.iter().for_each(|item| check_node(item, lines)),
+        YamlValue::Mapping(entries) => entries.values().for_each(|item| check_node(item, lines)),
+        _ => {}
+    }
+}
+
+/// `SKILL.md` heads: raw bytes through [`parse_head`] (complete and cut by the read limit),
+/// then the fields through [`interpret`] in lenient and strict mode.
+pub fn frontmatter(data: &[u8]) {
+    let lines = line_count(data);
+    for truncated in [false, true] {
+        match parse_head(data, truncated, MAX_FRONTMATTER_BYTES) {
+            Ok(parsed) => {
+                assert!(
+                    parsed.body_offset <= data.len() as u64,
+                    "body offset {} past the end ({} bytes)",
+                    parsed.body_offset,
+                    data.len()
+                );
+                for node in parsed.fields.values() {
+                    check_node(node, lines);
+                }
+                for mode in [ValidationMode::Lenient, ValidationMode::Strict] {
+                    for has_skill_manifest in [false, true] {
+                        let context = PropertiesContext {
+                            directory_name: Some("fuzz-skill"),
+                            has_skill_manifest,
+                            mode,
+                        };
+                        let (_, diagnostics) = interpret(&parsed.fields, context);
+                        for diagnostic in &diagnostics {
+                            check_diagnostic(diagnostic, lines);
+                        }
+                    }
+                }
+            }
+            Err(diagnostic) => check_diagnostic(&diagnostic, lines),
+        }
+    }
+}
+
+/// `tools.json` and `skill.toml` texts (UTF-8 only, as the loader decodes them first).
+pub fn manifests(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let lines = line_count(data);
+    let (_, diagnostics) = parse_tools_manifest(text);
+    for diagnostic in &diagnostics {
+        check_diagnostic(diagnostic, lines);
+    }
+    let (_, diagnostics) = parse_skill_manifest(text);
+    for diagnostic in &diagnostics {
+        check_diagnostic(diagnostic, lines);
+    }
+}
