@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// Discover, validate and inspect Agent Skills.
 #[derive(Debug, Parser)]
-#[command(name = "skillbox", version, about, long_about = None, propagate_version = true)]
+#[command(name = "skillbox", version, about, long_about = None)]
 pub struct Arguments {
     /// Options every command takes.
     #[command(flatten)]
@@ -75,8 +75,8 @@ pub struct ValidateArguments {
 pub struct ShowArguments {
     /// The skill's name (or dotted id).
     pub name: String,
-    /// A specific version (default: the latest).
-    #[arg(long)]
+    /// A specific version (default: the latest by semver).
+    #[arg(long = "version", id = "skill_version", value_name = "VERSION")]
     pub version: Option<String>,
     /// Print everything as JSON.
     #[arg(long)]

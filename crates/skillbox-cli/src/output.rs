@@ -14,6 +14,14 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Write text to stdout, returning (not panicking on) errors such as a closed pipe.
+pub fn print_text(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
 /// Terminal width from `COLUMNS`, or 100.
 pub fn terminal_width() -> usize {
     std::env::var("COLUMNS")

@@ -560,7 +560,10 @@ fn discover(
     }
 }
 
-fn load_candidate<'a>(candidate: &'a Candidate, options: &CatalogOptions) -> (&'a Path, LoadOutcome) {
+fn load_candidate<'a>(
+    candidate: &'a Candidate,
+    options: &CatalogOptions,
+) -> (&'a Path, LoadOutcome) {
     let (path, root_index) = match candidate {
         Candidate::Folder { path, root_index } | Candidate::Archive { path, root_index } => {
             (path, *root_index)

@@ -6,6 +6,10 @@
 //! and loads them into one [`Skill`] model with [`Diagnostic`]s for everything that is off.
 //! This crate does no I/O beyond reading skill files: no async, no network, no processes.
 
+// Diagnostics are returned by value on the (cold) error path of loaders; boxing them would only
+// add noise to every call site.
+#![allow(clippy::result_large_err)]
+
 pub mod archive;
 pub mod catalog;
 pub mod diagnostic;
@@ -22,11 +26,11 @@ pub mod tools_manifest;
 pub mod yaml;
 
 pub use catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot, SkippedSkill};
-pub use report::{SkillReport, ValidationReport};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity, TextPosition};
 pub use error::CatalogError;
 pub use limits::CatalogLimits;
 pub use manifest::{SkillKind, SkillManifest};
 pub use properties::{SkillProperties, ValidationMode};
+pub use report::{SkillReport, ValidationReport};
 pub use skill::{Skill, SkillBody, SkillFormat, SkillId, SkillResource, SkillSummary};
 pub use tools_manifest::ToolDefinition;

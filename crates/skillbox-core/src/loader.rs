@@ -86,12 +86,17 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
     };
 
     let mut diagnostics = Vec::new();
-    let manifest = load_manifest(request, &mut diagnostics);
+    let has_manifest_file = request.source.is_file(SKILL_MANIFEST_FILE);
+    let (manifest, declared_id) = if has_manifest_file {
+        load_manifest(request, &mut diagnostics)
+    } else {
+        (None, None)
+    };
     let (properties, property_diagnostics) = interpret(
         &parsed.fields,
         PropertiesContext {
             directory_name: Some(&request.folder_name),
-            has_skill_manifest: manifest.is_some(),
+            has_skill_manifest: has_manifest_file,
             mode: request.mode,
         },
     );
@@ -100,6 +105,13 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
             .into_iter()
             .map(|d| d.in_file(&skill_md_path)),
     );
+    let file_positions: Vec<_> = match parsed.fields.get("files").map(|node| &node.value) {
+        Some(crate::yaml::YamlValue::Sequence(items)) => items
+            .iter()
+            .map(crate::yaml::YamlNode::field_position)
+            .collect(),
+        _ => Vec::new(),
+    };
     for (index, file) in properties.files.iter().enumerate() {
         if let Some(problem) = file_problem(&request.source, &file.path) {
             diagnostics.push(
@@ -108,6 +120,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
                     format!("`files[{index}]` names `{}`, which {problem}", file.path),
                 )
                 .in_file(&skill_md_path)
+                .at(file_positions.get(index).copied().flatten())
                 .for_field(format!("files[{index}].path"))
                 .with_hint("list paths relative to the skill folder of files that exist in it"),
             );
@@ -140,6 +153,20 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
                 SkillFormat::SkillsProtocol,
             )
         }
+        // A skill.toml too broken to use still names the skill, when it says a name.
+        None if has_manifest_file => (
+            SkillId {
+                name: declared_id.unwrap_or_else(|| request.folder_name.clone()),
+                version: None,
+            },
+            properties.name.clone(),
+            properties
+                .description
+                .clone()
+                .or_else(|| properties.short_description.clone())
+                .unwrap_or_default(),
+            SkillFormat::SkillsProtocol,
+        ),
         None => {
             let name = properties
                 .name
@@ -189,13 +216,11 @@ fn file_problem(source: &SkillSource, path: &str) -> Option<&'static str> {
     }
 }
 
+/// Read `skill.toml`: the manifest when usable, and otherwise the `name` it declares, if any.
 fn load_manifest(
     request: &LoadRequest<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<SkillManifest> {
-    if !request.source.is_file(SKILL_MANIFEST_FILE) {
-        return None;
-    }
+) -> (Option<SkillManifest>, Option<String>) {
     let path = request.directory.join(SKILL_MANIFEST_FILE);
     let text = match read_sidecar(
         request,
@@ -205,12 +230,22 @@ fn load_manifest(
         Ok(text) => text,
         Err(diagnostic) => {
             diagnostics.push(diagnostic.in_file(&path));
-            return None;
+            return (None, None);
         }
     };
     let (manifest, manifest_diagnostics) = parse_skill_manifest(&text);
     diagnostics.extend(manifest_diagnostics.into_iter().map(|d| d.in_file(&path)));
-    let manifest = manifest?;
+    let Some(manifest) = manifest else {
+        let declared = toml::from_str::<toml::Table>(&text)
+            .ok()
+            .and_then(|table| {
+                table
+                    .get("name")
+                    .and_then(|name| name.as_str().map(str::to_owned))
+            })
+            .filter(|name| !name.trim().is_empty());
+        return (None, declared);
+    };
     if let Some(runtime) = &manifest.runtime
         && let Some(problem) = file_problem(&request.source, &runtime.entrypoint)
     {
@@ -227,7 +262,7 @@ fn load_manifest(
             .with_hint("point `entrypoint` at the Python file that defines the export function"),
         );
     }
-    Some(manifest)
+    (Some(manifest), None)
 }
 
 /// Skills Protocol folders are named after the id, or `<id>/<version>/` when several versions
@@ -285,6 +320,7 @@ fn load_tools(request: &LoadRequest<'_>, diagnostics: &mut Vec<Diagnostic>) -> V
                     format!("tool `{}`: handler `{script}` {problem}", tool.name),
                 )
                 .in_file(&path)
+                .at(tool.position)
                 .for_field(format!("tools[{index}].script"))
                 .with_hint("point `script` at the handler file, relative to the skill folder"),
             );

@@ -210,7 +210,7 @@ pub fn interpret(
                         DiagnosticCode::FieldUnknown,
                         format!("unknown frontmatter field `{key}` (kept and passed through)"),
                     )
-                    .at(node.position)
+                    .at(node.field_position())
                     .for_field(key.clone())
                     .with_hint("check the spelling; skillbox knows the agentskills fields and the extensions listed in its README"),
                 );
@@ -219,7 +219,9 @@ pub fn interpret(
     }
     if strict && !unexpected.is_empty() {
         unexpected.sort_unstable();
-        let first = fields.get(unexpected[0]).and_then(|node| node.position);
+        let first = fields
+            .get(unexpected[0])
+            .and_then(|node| node.field_position());
         reader.diagnostics.push(
             Diagnostic::error(
                 DiagnosticCode::FieldUnknown,
@@ -264,7 +266,7 @@ pub fn interpret(
             for diagnostic in name_problems(name, context.directory_name) {
                 reader
                     .diagnostics
-                    .push(diagnostic.at(node.position).for_field("name"));
+                    .push(diagnostic.at(node.field_position()).for_field("name"));
             }
         }
         (None, Some(node))
@@ -294,7 +296,7 @@ pub fn interpret(
                             "field `description` is {count} characters; the limit is {MAX_DESCRIPTION_CHARS}"
                         ),
                     )
-                    .at(node.position)
+                    .at(node.field_position())
                     .for_field("description")
                     .with_hint("shorten it to what the skill does and when to use it; details belong in the body"),
                 );
@@ -320,7 +322,7 @@ pub fn interpret(
                         "field `compatibility` is {count} characters; the limit is {MAX_COMPATIBILITY_CHARS}"
                     ),
                 )
-                .at(node.position)
+                .at(node.field_position())
                 .for_field("compatibility")
                 .with_hint("state only the environment requirements (runtime versions, network, OS)"),
             );
@@ -358,7 +360,7 @@ fn empty_field(field: &str, node: &YamlNode) -> Diagnostic {
         DiagnosticCode::FieldEmpty,
         format!("field `{field}` must be a non-empty string"),
     )
-    .at(node.position)
+    .at(node.field_position())
     .for_field(field)
     .with_hint(format!("give `{field}` a value"))
 }
@@ -454,7 +456,7 @@ impl FieldReader {
                     node.type_name()
                 ),
             )
-            .at(node.position)
+            .at(node.field_position())
             .for_field(field)
             .with_hint(format!("write `{field}` as {expected}")),
         );
@@ -596,7 +598,7 @@ impl FieldReader {
                                 DiagnosticCode::FilesEntryInvalid,
                                 format!("`files[{index}]` (`{path}`) has no `description`"),
                             )
-                            .at(item.position)
+                            .at(item.field_position())
                             .for_field(format!("files[{index}].description"))
                             .with_hint("say when the model should load this file"),
                         );
@@ -611,7 +613,7 @@ impl FieldReader {
                         DiagnosticCode::FilesEntryInvalid,
                         format!("`files[{index}]` has no `path`"),
                     )
-                    .at(item.position)
+                    .at(item.field_position())
                     .for_field(format!("files[{index}].path"))
                     .with_hint("give the file's path relative to the skill folder"),
                 ),
@@ -648,7 +650,7 @@ impl FieldReader {
                         DiagnosticCode::FieldType,
                         "each `required_environment_variables` entry must be an environment variable name or `{name: NAME}`",
                     )
-                    .at(item.position)
+                    .at(item.field_position())
                     .for_field("required_environment_variables")
                     .with_hint("use names like `API_TOKEN` (letters, digits, underscores)"),
                 ),
@@ -798,7 +800,10 @@ mod tests {
         assert!(properties.disable_model_invocation);
         assert_eq!(codes(&diagnostics), vec!["field-unknown"]);
         assert_eq!(diagnostics[0].severity, Severity::Warning);
-        assert_eq!(diagnostics[0].line, Some(5));
+        assert_eq!(
+            (diagnostics[0].line, diagnostics[0].column),
+            (Some(5), Some(1))
+        );
         let (_, diagnostics) = run(source, "x", ValidationMode::Strict);
         assert_eq!(codes(&diagnostics), vec!["field-unknown"]);
         assert_eq!(diagnostics[0].severity, Severity::Error);

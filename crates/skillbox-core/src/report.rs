@@ -71,7 +71,9 @@ impl ValidationReport {
         let diagnostics: Vec<Diagnostic> = catalog
             .diagnostics()
             .iter()
-            .filter(|diagnostic| diagnostic.code != crate::diagnostic::DiagnosticCode::SkillShadowed)
+            .filter(|diagnostic| {
+                diagnostic.code != crate::diagnostic::DiagnosticCode::SkillShadowed
+            })
             .cloned()
             .collect();
         let invalid = skills.iter().filter(|skill| !skill.valid).count();

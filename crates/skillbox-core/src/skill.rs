@@ -445,7 +445,12 @@ impl Skill {
     /// The listing row for this skill; `latest` says whether it is the newest version.
     #[must_use]
     pub fn summary(&self, latest: bool) -> SkillSummary {
-        let count = |severity| self.diagnostics.iter().filter(|d| d.severity == severity).count();
+        let count = |severity| {
+            self.diagnostics
+                .iter()
+                .filter(|d| d.severity == severity)
+                .count()
+        };
         SkillSummary {
             name: self.id.name.clone(),
             version: self.version_label(),

@@ -28,6 +28,9 @@ pub struct ToolDefinition {
     pub script: Option<String>,
     /// The arguments as one JSON Schema object (`type: object`, `properties`, `required`).
     pub input_schema: Value,
+    /// Where the declaration starts in `tools.json`.
+    #[serde(skip)]
+    pub position: Option<TextPosition>,
 }
 
 impl ToolDefinition {
@@ -84,9 +87,27 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
         return (Vec::new(), diagnostics);
     };
     let mut tools: Vec<ToolDefinition> = Vec::with_capacity(entries.len());
+    let element_offsets = top_level_element_offsets(text);
     for (index, entry) in entries.iter().enumerate() {
-        match parse_tool(index, entry, &mut diagnostics) {
+        let first_new = diagnostics.len();
+        let mut outcome = parse_tool(index, entry, &mut diagnostics);
+        if let Some(offset) = element_offsets.get(index) {
+            let position = crate::manifest::position_of(text, *offset);
+            if let Some(tool) = &mut outcome {
+                tool.position = Some(position);
+            }
+            for diagnostic in &mut diagnostics[first_new..] {
+                if diagnostic.line.is_none() {
+                    diagnostic.line = Some(position.line);
+                    diagnostic.column = Some(position.column);
+                }
+            }
+        }
+        match outcome {
             Some(tool) if tools.iter().any(|existing| existing.name == tool.name) => {
+                let position = element_offsets
+                    .get(index)
+                    .map(|offset| crate::manifest::position_of(text, *offset));
                 diagnostics.push(
                     Diagnostic::error(
                         DiagnosticCode::ToolNameDuplicate,
@@ -95,6 +116,7 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
                             tool.name
                         ),
                     )
+                    .at(position)
                     .for_field(format!("tools[{index}].name"))
                     .with_hint("give every tool in a manifest its own name"),
                 );
@@ -104,6 +126,42 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
         }
     }
     (tools, diagnostics)
+}
+
+/// Byte offsets where each element of a top-level JSON array starts, so that diagnostics about
+/// `tools[i]` can point at its line. Only called on text that already parsed as JSON.
+fn top_level_element_offsets(text: &str) -> Vec<usize> {
+    let mut offsets = Vec::new();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut expecting_element = false;
+    for (offset, byte) in text.bytes().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if expecting_element && !byte.is_ascii_whitespace() && byte != b']' {
+            offsets.push(offset);
+            expecting_element = false;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                expecting_element = depth == 1 && byte == b'[';
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => expecting_element = true,
+            _ => {}
+        }
+    }
+    offsets
 }
 
 fn tool_error(index: usize, field: &str, message: String, hint: &str) -> Diagnostic {
@@ -195,6 +253,7 @@ fn parse_tool(
         description,
         script,
         input_schema,
+        position: None,
     })
 }
 
@@ -387,6 +446,18 @@ mod tests {
                 "tool-invalid",
                 "tool-invalid"
             ]
+        );
+    }
+
+    #[test]
+    fn diagnostics_point_at_the_tool() {
+        let (_, diagnostics) = parse_tools_manifest(
+            "[\n  {\"name\": \"ok\", \"description\": \"a, [b] {c} \\\"d\"},\n  {\"name\": \"Bad\", \"description\": \"x\"}\n]",
+        );
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+        assert_eq!(
+            (diagnostics[0].line, diagnostics[0].column),
+            (Some(3), Some(3))
         );
     }
 

@@ -39,6 +39,8 @@ pub struct YamlNode {
     pub position: Option<TextPosition>,
     /// For plain scalars that are not strings (numbers, booleans, null): their exact source text.
     pub raw: Option<String>,
+    /// For values of a mapping: where their key is (diagnostics about a field point here).
+    pub key_position: Option<TextPosition>,
     byte_span: Option<(usize, usize)>,
 }
 
@@ -89,6 +91,12 @@ impl YamlNode {
         }
     }
 
+    /// Where a diagnostic about this field should point: its key when known, else its value.
+    #[must_use]
+    pub fn field_position(&self) -> Option<TextPosition> {
+        self.key_position.or(self.position)
+    }
+
     /// A short name of the node's type for messages: `string`, `list`, `mapping`…
     #[must_use]
     pub fn type_name(&self) -> &'static str {
@@ -119,6 +127,7 @@ impl YamlNode {
             value: spanned.value,
             position,
             raw: None,
+            key_position: None,
             byte_span,
         }
     }
@@ -127,6 +136,9 @@ impl YamlNode {
     /// below the opening `---`).
     fn finish(&mut self, source: &str, line_offset: u64) {
         if let Some(position) = &mut self.position {
+            position.line += line_offset;
+        }
+        if let Some(position) = &mut self.key_position {
             position.line += line_offset;
         }
         match &mut self.value {
@@ -234,9 +246,14 @@ impl<'de> Visitor<'de> for YamlValueVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<YamlValue, A::Error> {
         let mut entries = IndexMap::new();
-        while let Some(key) = access.next_key::<String>()? {
-            let value = access.next_value::<YamlNode>()?;
-            entries.insert(key, value);
+        while let Some(key) = access.next_key::<Spanned<String>>()? {
+            let mut value = access.next_value::<YamlNode>()?;
+            let location = key.referenced;
+            value.key_position = (location.line() > 0).then(|| TextPosition {
+                line: location.line(),
+                column: location.column(),
+            });
+            entries.insert(key.value, value);
         }
         Ok(YamlValue::Mapping(entries))
     }
@@ -263,6 +280,7 @@ pub fn parse_document(source: &str, line_offset: u64) -> Result<YamlNode, YamlEr
             value: YamlValue::Null,
             position: None,
             raw: None,
+            key_position: None,
             byte_span: None,
         });
     }
@@ -330,6 +348,8 @@ mod tests {
         assert_eq!(entries["empty"].value, YamlValue::Null);
         let position = entries["version"].position.unwrap();
         assert_eq!((position.line, position.column), (3, 10));
+        let key = entries["version"].key_position.unwrap();
+        assert_eq!((key.line, key.column), (3, 1));
     }
 
     #[test]

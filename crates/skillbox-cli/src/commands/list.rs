@@ -6,12 +6,17 @@ use std::sync::Arc;
 use skillbox_core::{Severity, Skill, SkillCatalog, ValidationMode};
 
 use crate::arguments::{GlobalOptions, ListArguments};
-use crate::output::{eprint_diagnostics, print_json, table, terminal_width};
+use crate::output::{eprint_diagnostics, print_json, print_text, table, terminal_width};
 
 /// Run the command.
 pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<ExitCode> {
     let roots = super::roots(global, &arguments.roots)?;
-    let catalog = super::load_catalog(roots, &arguments.include, &arguments.exclude, ValidationMode::Lenient)?;
+    let catalog = super::load_catalog(
+        roots,
+        &arguments.include,
+        &arguments.exclude,
+        ValidationMode::Lenient,
+    )?;
     let summaries: Vec<_> = catalog
         .skills()
         .iter()
@@ -35,18 +40,23 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
                     summary.version.clone().unwrap_or_else(|| "-".to_owned()),
                     summary.kind.to_string(),
                     summary.tools.len().to_string(),
-                    if invocation.is_empty() { "-".to_owned() } else { invocation.join(",") },
+                    if invocation.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        invocation.join(",")
+                    },
                     summary.description.clone(),
                 ]
             })
             .collect();
         if rows.is_empty() {
-            println!("no skills found");
+            print_text("no skills found\n")?;
         } else {
-            print!(
-                "{}",
-                table(&["NAME", "VERSION", "KIND", "TOOLS", "INVOKE", "DESCRIPTION"], &rows, terminal_width())
-            );
+            print_text(&table(
+                &["NAME", "VERSION", "KIND", "TOOLS", "INVOKE", "DESCRIPTION"],
+                &rows,
+                terminal_width(),
+            ))?;
         }
     }
     report_problems(&catalog);
@@ -54,7 +64,9 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
 }
 
 fn is_latest(catalog: &SkillCatalog, skill: &Arc<Skill>) -> bool {
-    catalog.get(skill.name()).is_some_and(|latest| Arc::ptr_eq(latest, skill))
+    catalog
+        .get(skill.name())
+        .is_some_and(|latest| Arc::ptr_eq(latest, skill))
 }
 
 /// Catalog-level problems (skipped skills, shadowing, limits) go to stderr in full; per-skill
@@ -69,12 +81,16 @@ fn report_problems(catalog: &SkillCatalog) {
         .iter()
         .flat_map(|skill| &skill.diagnostics)
         .filter(|diagnostic| diagnostic.code != skillbox_core::DiagnosticCode::SkillShadowed)
-        .fold((0, 0), |(errors, warnings), diagnostic| match diagnostic.severity {
-            Severity::Error => (errors + 1, warnings),
-            Severity::Warning => (errors, warnings + 1),
-            Severity::Info => (errors, warnings),
+        .fold((0, 0), |(errors, warnings), diagnostic| {
+            match diagnostic.severity {
+                Severity::Error => (errors + 1, warnings),
+                Severity::Warning => (errors, warnings + 1),
+                Severity::Info => (errors, warnings),
+            }
         });
     if errors + warnings > 0 {
-        eprintln!("{errors} error(s) and {warnings} warning(s) in these skills; run `skillbox validate` for details");
+        eprintln!(
+            "{errors} error(s) and {warnings} warning(s) in these skills; run `skillbox validate` for details"
+        );
     }
 }

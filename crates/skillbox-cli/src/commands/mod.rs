@@ -42,6 +42,10 @@ pub fn load_catalog(
         ..CatalogOptions::default()
     };
     let catalog = SkillCatalog::load(&options)?;
-    tracing::info!(skills = catalog.len(), roots = options.roots.len(), "catalog loaded");
+    tracing::info!(
+        skills = catalog.len(),
+        roots = options.roots.len(),
+        "catalog loaded"
+    );
     Ok(catalog)
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use serde::Serialize;
 use skillbox_core::{Diagnostic, Skill, ToolDefinition, ValidationMode};
 
-use crate::arguments::{GlobalOptions, ShowArguments};
-use crate::output::{human_bytes, indent, print_json};
 use crate::EXIT_USAGE;
+use crate::arguments::{GlobalOptions, ShowArguments};
+use crate::output::{human_bytes, indent, print_json, print_text};
 
 #[derive(Serialize)]
 struct ResourceView {
@@ -59,12 +59,17 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
             } else if known.is_empty() {
                 eprintln!("  hint: no skills were found; pass --root DIR or set SKILLBOX_ROOTS");
             } else {
-                eprintln!("  hint: `skillbox list` shows the {} skill(s) found", known.len());
+                eprintln!(
+                    "  hint: `skillbox list` shows the {} skill(s) found",
+                    known.len()
+                );
             }
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    let latest = catalog.get(skill.name()).is_some_and(|newest| std::sync::Arc::ptr_eq(newest, skill));
+    let latest = catalog
+        .get(skill.name())
+        .is_some_and(|newest| std::sync::Arc::ptr_eq(newest, skill));
     let body = skill.body()?;
     let (resources, resources_truncated) = skill.resources();
     let view = SkillView {
@@ -83,7 +88,10 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
                 path: resource.path.clone(),
                 size_bytes: resource.size_bytes,
                 group: resource.group,
-                sha256: arguments.json.then(|| skill.resource_sha256(&resource.path).ok()).flatten(),
+                sha256: arguments
+                    .json
+                    .then(|| skill.resource_sha256(&resource.path).ok())
+                    .flatten(),
             })
             .collect(),
         resources_truncated,
@@ -94,7 +102,7 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
     if arguments.json {
         print_json(&view)?;
     } else {
-        print!("{}", render(skill, &view));
+        print_text(&render(skill, &view))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -107,9 +115,18 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
     if let Some(title) = &summary.title {
         line("title", title.clone());
     }
-    line("version", summary.version.clone().unwrap_or_else(|| "-".to_owned()));
+    line(
+        "version",
+        summary.version.clone().unwrap_or_else(|| "-".to_owned()),
+    );
     line("description", summary.description.clone());
-    line("format", format!("{:?}, {}", summary.format, summary.kind).to_lowercase().replace("agentskill", "agent-skill").replace("skillsprotocol", "skills-protocol"));
+    line(
+        "format",
+        format!("{:?}, {}", summary.format, summary.kind)
+            .to_lowercase()
+            .replace("agentskill", "agent-skill")
+            .replace("skillsprotocol", "skills-protocol"),
+    );
     line("path", summary.path.display().to_string());
     line("root", summary.root.display().to_string());
     let mut invocation = Vec::new();
@@ -119,7 +136,14 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
     if summary.user_invocable {
         invocation.push("user");
     }
-    line("invocation", if invocation.is_empty() { "nobody".to_owned() } else { invocation.join(", ") });
+    line(
+        "invocation",
+        if invocation.is_empty() {
+            "nobody".to_owned()
+        } else {
+            invocation.join(", ")
+        },
+    );
     if !view.allowed_tools.is_empty() {
         line("allowed-tools", view.allowed_tools.join(" "));
     }
@@ -144,24 +168,44 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
                     properties
                         .iter()
                         .map(|(name, schema)| {
-                            let optional = if tool.required_parameters().contains(&name.as_str()) { "" } else { "?" };
-                            format!("{name}{optional}: {}", schema["type"].as_str().unwrap_or("any"))
+                            let optional = if tool.required_parameters().contains(&name.as_str()) {
+                                ""
+                            } else {
+                                "?"
+                            };
+                            format!(
+                                "{name}{optional}: {}",
+                                schema["type"].as_str().unwrap_or("any")
+                            )
                         })
                         .collect()
                 })
                 .unwrap_or_default();
-            text.push_str(&format!("  {}({}) - {}\n", tool.name, parameters.join(", "), tool.description));
+            text.push_str(&format!(
+                "  {}({}) - {}\n",
+                tool.name,
+                parameters.join(", "),
+                tool.description
+            ));
         }
     }
     if !view.files.is_empty() {
         text.push_str("\nfiles:\n");
         for file in view.files {
-            text.push_str(&format!("  {} - {}\n", file.path, file.description.as_deref().unwrap_or("")));
+            text.push_str(&format!(
+                "  {} - {}\n",
+                file.path,
+                file.description.as_deref().unwrap_or("")
+            ));
         }
     }
     text.push_str("\nresources:\n");
     for resource in &view.resources {
-        text.push_str(&format!("  {:<40} {:>10}\n", resource.path, human_bytes(resource.size_bytes)));
+        text.push_str(&format!(
+            "  {:<40} {:>10}\n",
+            resource.path,
+            human_bytes(resource.size_bytes)
+        ));
     }
     if view.resources_truncated {
         text.push_str("  … (more files not listed)\n");

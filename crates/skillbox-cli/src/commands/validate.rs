@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use skillbox_core::{Severity, ValidationMode, ValidationReport};
 
 use crate::arguments::{GlobalOptions, ValidateArguments};
-use crate::output::{indent, print_json};
+use crate::output::{indent, print_json, print_text};
 use crate::{EXIT_PROBLEMS, EXIT_USAGE};
 
 /// Run the command.
@@ -20,29 +20,42 @@ pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Res
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     }
-    let mode = if arguments.strict { ValidationMode::Strict } else { ValidationMode::Lenient };
+    let mode = if arguments.strict {
+        ValidationMode::Strict
+    } else {
+        ValidationMode::Lenient
+    };
     let catalog = super::load_catalog(roots.clone(), &[], &[], mode)?;
     let mut report = ValidationReport::from_catalog(&catalog);
     if report.checked == 0 {
-        let places: Vec<String> = roots.iter().map(|root| format!("`{}`", root.path.display())).collect();
+        let places: Vec<String> = roots
+            .iter()
+            .map(|root| format!("`{}`", root.path.display()))
+            .collect();
         report.diagnostics.push(
             skillbox_core::Diagnostic::error(
                 skillbox_core::DiagnosticCode::SkillMdMissing,
                 format!("no skills found under {}", places.join(", ")),
             )
-            .with_hint("a skill is a folder with a `SKILL.md`; name that folder or the folder holding it"),
+            .with_hint(
+                "a skill is a folder with a `SKILL.md`; name that folder or the folder holding it",
+            ),
         );
         report.valid = false;
     }
     if arguments.json {
         print_json(&report)?;
     } else {
-        print_human(&report);
+        print_text(&render(&report))?;
     }
-    Ok(if report.valid { ExitCode::SUCCESS } else { ExitCode::from(EXIT_PROBLEMS) })
+    Ok(if report.valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_PROBLEMS)
+    })
 }
 
-fn print_human(report: &ValidationReport) {
+fn render(report: &ValidationReport) -> String {
     let mut text = String::new();
     for skill in &report.skills {
         let status = if skill.valid { "ok     " } else { "invalid" };
@@ -75,5 +88,5 @@ fn print_human(report: &ValidationReport) {
         report.invalid,
         report.warnings
     ));
-    print!("{text}");
+    text
 }

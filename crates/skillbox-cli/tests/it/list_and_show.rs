@@ -1,0 +1,124 @@
+//! `skillbox list` and `skillbox show` output.
+
+use super::support::{json_stdout, skillbox};
+
+#[test]
+fn list_examples_human() {
+    let output = skillbox()
+        .args(["list", "examples/skills"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+}
+
+#[test]
+fn list_examples_json() {
+    let output = skillbox()
+        .args(["list", "--json", "examples/skills"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    insta::assert_json_snapshot!(json_stdout(&output));
+}
+
+#[test]
+fn show_tool_skill_human() {
+    let output = skillbox()
+        .args(["--root", "examples/skills", "show", "text-tools"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    // The body is long; the head shows metadata, tools and resources.
+    let head: String = stdout.split("\n---\n").next().unwrap().to_owned();
+    insta::assert_snapshot!(head);
+}
+
+#[test]
+fn show_json_has_resources_with_groups_and_digests_and_files() {
+    let output = skillbox()
+        .args([
+            "--root",
+            "examples/skills",
+            "show",
+            "--json",
+            "api-design-review",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let view = json_stdout(&output);
+    let resources = view["resources"].as_array().unwrap();
+    assert!(resources.iter().all(|r| {
+        r["sha256"]
+            .as_str()
+            .is_some_and(|digest| digest.len() == 64)
+    }));
+    let skill_md = resources.iter().find(|r| r["path"] == "SKILL.md").unwrap();
+    assert_eq!(skill_md["group"], "other");
+    assert_eq!(view["files"].as_array().unwrap().len(), 4);
+    assert!(view["frontmatter"]["toolsets"].is_array());
+}
+
+#[test]
+fn show_unknown_skill_suggests_the_closest_name() {
+    let output = skillbox()
+        .args(["--root", "examples/skills", "show", "comit-message"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("no skill named `comit-message`")
+            && stderr.contains("did you mean `commit-message`?"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn person_only_skills_are_flagged() {
+    let output = skillbox()
+        .args([
+            "list",
+            "--json",
+            "examples/skills",
+            "--include",
+            "release-checklist",
+        ])
+        .output()
+        .unwrap();
+    let listing = json_stdout(&output);
+    assert_eq!(listing[0]["model_invocable"], false);
+    assert_eq!(listing[0]["user_invocable"], true);
+}
+
+#[test]
+fn broken_pipe_is_not_an_error() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillbox"))
+        .current_dir(super::support::repo_root())
+        .arg("validate")
+        .arg(super::support::corpus_root())
+        .arg("examples/skills")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?} {stderr}");
+}

@@ -1,0 +1,8 @@
+//! Integration tests for the `skillbox` binary: one test binary, one module per area.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod discovery;
+mod list_and_show;
+mod skills_ref_parity;
+mod support;
+mod validate;

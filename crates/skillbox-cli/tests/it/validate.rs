@@ -1,0 +1,186 @@
+//! `skillbox validate`: verdicts, exit codes, diagnostics output.
+
+use super::support::{json_stdout, skill_md, skillbox, write_tree};
+
+#[test]
+fn bundled_examples_are_valid() {
+    let output = skillbox()
+        .args(["validate", "examples/skills"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.ends_with("7 skill(s) checked: 7 valid, 0 invalid; 0 error(s), 0 warning(s)\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn diagnostics_human_output() {
+    let output = skillbox()
+        .args(["validate", "tests/fixtures/diagnostics"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+}
+
+#[test]
+fn diagnostics_json_output() {
+    let output = skillbox()
+        .args(["validate", "--json", "tests/fixtures/diagnostics"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_json_snapshot!(json_stdout(&output));
+}
+
+#[test]
+fn colon_in_description_gets_a_quoting_hint_with_position() {
+    let output = skillbox()
+        .args([
+            "validate",
+            "--json",
+            "tests/fixtures/diagnostics/colon-description/SKILL.md",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report = json_stdout(&output);
+    let diagnostic = &report["skills"][0]["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "yaml-invalid");
+    assert_eq!(diagnostic["severity"], "error");
+    assert_eq!(diagnostic["line"], 3);
+    assert_eq!(
+        diagnostic["hint"],
+        "the value of `description` contains `: `, which YAML reads as a new mapping; quote the whole value: description: \"Use when: the user asks for a summary\""
+    );
+}
+
+#[test]
+fn strict_mode_rejects_extension_fields_that_lenient_mode_accepts() {
+    let lenient = skillbox()
+        .args(["validate", "examples/skills/release-checklist"])
+        .output()
+        .unwrap();
+    assert_eq!(lenient.status.code(), Some(0));
+    let strict = skillbox()
+        .args([
+            "validate",
+            "--strict",
+            "--json",
+            "examples/skills/release-checklist",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(strict.status.code(), Some(1));
+    let report = json_stdout(&strict);
+    let diagnostic = &report["skills"][0]["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "field-unknown");
+    let message = diagnostic["message"].as_str().unwrap();
+    assert!(
+        message.contains("`disable-model-invocation`") && message.contains("`argument-hint`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn missing_path_is_a_usage_error() {
+    let output = skillbox()
+        .args(["validate", "no/such/place"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("`no/such/place` does not exist"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let output = skillbox().args(["validate", "--bogus"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--bogus"));
+}
+
+#[test]
+fn folder_without_skills_is_invalid_and_says_so() {
+    let temp = tempfile::tempdir().unwrap();
+    let output = skillbox()
+        .args(["validate", "--json"])
+        .arg(temp.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report = json_stdout(&output);
+    assert_eq!(report["checked"], 0);
+    assert!(
+        report["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("no skills found under")
+    );
+}
+
+#[test]
+fn without_paths_validates_the_default_roots() {
+    let temp = tempfile::tempdir().unwrap();
+    write_tree(
+        temp.path(),
+        &[(
+            ".claude/skills/good/SKILL.md",
+            &skill_md("good", "Good skill."),
+        )],
+    );
+    write_tree(
+        temp.path(),
+        &[("skills/Bad/SKILL.md", &skill_md("Bad", "Bad name."))],
+    );
+    let output = skillbox()
+        .current_dir(temp.path())
+        .env("HOME", temp.path().join("home"))
+        .args(["validate", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report = json_stdout(&output);
+    assert_eq!(report["checked"], 2);
+    assert_eq!(report["invalid"], 1);
+}
+
+#[test]
+fn a_skill_md_with_a_10_mb_body_validates_without_reading_the_body() {
+    let temp = tempfile::tempdir().unwrap();
+    let mut text = skill_md("huge", "A skill with an enormous body.");
+    text.push_str(&"All work and no play makes a long body.\n".repeat(260_000));
+    write_tree(temp.path(), &[("huge/SKILL.md", &text)]);
+    assert!(text.len() > 10_000_000);
+    let output = skillbox()
+        .args(["validate"])
+        .arg(temp.path().join("huge"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    // `show` reads the body, capped at the body limit, and says it was cut.
+    let output = skillbox()
+        .args(["show", "--json", "huge", "--root"])
+        .arg(temp.path())
+        .output()
+        .unwrap();
+    let view = json_stdout(&output);
+    assert_eq!(view["body_truncated"], true);
+    assert!(view["body"].as_str().unwrap().len() <= 1024 * 1024);
+}
