@@ -12,6 +12,11 @@ use clap::Parser;
 
 use crate::arguments::{Arguments, Command};
 
+// Loading a catalog makes many small allocations on every core; mimalloc's per-thread heaps
+// avoid glibc's arena growth (mprotect and page-fault storms) there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Exit code for "the command ran and found problems" (invalid skills).
 pub const EXIT_PROBLEMS: u8 = 1;
 /// Exit code for usage errors and I/O failures.

@@ -7,7 +7,7 @@ use skillbox_core::Diagnostic;
 
 /// Write a value as pretty JSON and a newline to stdout.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut stdout, value)?;
     writeln!(stdout)?;
     stdout.flush()?;
@@ -16,7 +16,7 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
 
 /// Write text to stdout, returning (not panicking on) errors such as a closed pipe.
 pub fn print_text(text: &str) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(())

@@ -10,11 +10,12 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::archive::{is_archive_path, unpack_archive};
+use crate::archive::unpack_archive;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::discovery::{Candidate, discover};
 use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
-use crate::loader::{LoadOutcome, LoadRequest, SKILL_MD_NAMES, load_skill};
+use crate::loader::{LoadOutcome, LoadRequest, load_skill};
 use crate::properties::ValidationMode;
 use crate::skill::{Skill, SkillId};
 use crate::source::SkillSource;
@@ -33,9 +34,6 @@ pub const PROJECT_DEFAULT_ROOTS: &[&str] = &[
 /// User-level default roots, relative to the home directory, lowest precedence first. They sit
 /// below every project root.
 pub const USER_DEFAULT_ROOTS: &[&str] = &[".claude/skills", ".agents/skills"];
-
-/// Folder names discovery never enters.
-const SKIPPED_FOLDERS: &[&str] = &["node_modules", "__pycache__", "target"];
 
 /// Where a root came from; default roots that do not exist are passed over quietly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -143,13 +141,6 @@ pub struct SkippedSkill {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// A place discovery found that may hold a skill.
-#[derive(Debug)]
-enum Candidate {
-    Folder { path: PathBuf, root_index: usize },
-    Archive { path: PathBuf, root_index: usize },
-}
-
 impl SkillCatalog {
     /// Discover and load every skill under the roots.
     ///
@@ -157,6 +148,7 @@ impl SkillCatalog {
     /// When an explicit root does not exist, or an include/exclude pattern is not a valid glob.
     /// Problems with individual skills never fail the load; they are diagnostics.
     pub fn load(options: &CatalogOptions) -> Result<SkillCatalog, CatalogError> {
+        let started = std::time::Instant::now();
         let include = build_globs(&options.include)?;
         let exclude = build_globs(&options.exclude)?;
         let mut diagnostics = Vec::new();
@@ -197,11 +189,20 @@ impl SkillCatalog {
             );
         }
 
+        tracing::debug!(
+            candidates = candidates.len(),
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "discovery done"
+        );
         let outcomes: Vec<(&Path, LoadOutcome)> = candidates
             .par_iter()
             .map(|candidate| load_candidate(candidate, options))
             .collect();
 
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "loading done"
+        );
         let mut kept: Vec<Box<Skill>> = Vec::with_capacity(outcomes.len());
         let mut index_by_id: BTreeMap<SkillId, usize> = BTreeMap::new();
         let mut shadowed = Vec::new();
@@ -420,154 +421,15 @@ fn build_globs(patterns: &[String]) -> Result<Option<GlobSet>, CatalogError> {
         })
 }
 
-fn is_skill_folder(path: &Path) -> bool {
-    SKILL_MD_NAMES.iter().any(|name| path.join(name).is_file())
-}
-
-/// Find candidate skills under one root, in path order, within the depth and directory limits.
-fn discover(
-    root: &Path,
-    root_index: usize,
-    limits: &CatalogLimits,
-    candidates: &mut Vec<Candidate>,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
-    if root.is_file() {
-        if is_archive_path(root) {
-            candidates.push(Candidate::Archive {
-                path: root.to_path_buf(),
-                root_index,
-            });
-        } else if let Some(parent) = root.parent().filter(|_| {
-            root.file_name()
-                .is_some_and(|name| SKILL_MD_NAMES.iter().any(|known| name == *known))
-        }) {
-            let parent = if parent.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                parent
-            };
-            candidates.push(Candidate::Folder {
-                path: parent.to_path_buf(),
-                root_index,
-            });
-        } else {
-            diagnostics.push(
-                Diagnostic::error(
-                    DiagnosticCode::PathUnreadable,
-                    format!("`{}` is neither a skill folder, a `SKILL.md`, nor a `.zip`/`.skill` archive", root.display()),
-                )
-                .in_file(root)
-                .with_hint("name a folder of skills, one skill folder, its SKILL.md, or a packaged skill"),
-            );
-        }
-        return;
-    }
-    if is_skill_folder(root) {
-        candidates.push(Candidate::Folder {
-            path: root.to_path_buf(),
-            root_index,
-        });
-        return;
-    }
-    let mut directories = 0usize;
-    let mut too_deep = 0usize;
-    let mut walker = walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .max_depth(limits.max_discovery_depth)
-        .sort_by_file_name()
-        .into_iter();
-    let found_before = candidates.len();
-    while let Some(entry) = walker.next() {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                let path = error
-                    .path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| root.to_path_buf());
-                let reason = if error.loop_ancestor().is_some() {
-                    "is a symlink loop".to_owned()
-                } else {
-                    error
-                        .io_error()
-                        .map_or_else(|| error.to_string(), ToString::to_string)
-                };
-                diagnostics.push(
-                    Diagnostic::warning(
-                        DiagnosticCode::DiscoverySkipped,
-                        format!("skipped `{}`: it {reason}", path.display()),
-                    )
-                    .in_file(&path)
-                    .with_hint("remove the loop or fix the permissions"),
-                );
-                continue;
-            }
-        };
-        let depth = entry.depth();
-        if entry.file_type().is_dir() {
-            let name = entry.file_name().to_string_lossy();
-            if depth > 0 && (name.starts_with('.') || SKIPPED_FOLDERS.contains(&name.as_ref())) {
-                walker.skip_current_dir();
-                continue;
-            }
-            directories += 1;
-            if directories > limits.max_directories_per_root {
-                diagnostics.push(
-                    Diagnostic::warning(
-                        DiagnosticCode::DiscoveryLimit,
-                        format!(
-                            "stopped searching `{}` after {} directories; skills further on were not loaded",
-                            root.display(),
-                            limits.max_directories_per_root
-                        ),
-                    )
-                    .in_file(root)
-                    .with_hint("point the root at the folder that holds the skills, or raise the directory limit"),
-                );
-                break;
-            }
-            if depth > 0 && is_skill_folder(entry.path()) {
-                candidates.push(Candidate::Folder {
-                    path: entry.path().to_path_buf(),
-                    root_index,
-                });
-                walker.skip_current_dir();
-            } else if depth == limits.max_discovery_depth {
-                too_deep += 1;
-            }
-        } else if depth > 0 && is_archive_path(entry.path()) {
-            candidates.push(Candidate::Archive {
-                path: entry.path().to_path_buf(),
-                root_index,
-            });
-        }
-    }
-    if too_deep > 0 && candidates.len() == found_before {
-        diagnostics.push(
-            Diagnostic::new(
-                Severity::Info,
-                DiagnosticCode::DiscoveryLimit,
-                format!(
-                    "{too_deep} folder(s) under `{}` are deeper than {} levels and were not searched",
-                    root.display(),
-                    limits.max_discovery_depth
-                ),
-            )
-            .in_file(root)
-            .with_hint("keep skills at most a few folders below their root"),
-        );
-    }
-}
-
 fn load_candidate<'a>(
     candidate: &'a Candidate,
     options: &CatalogOptions,
 ) -> (&'a Path, LoadOutcome) {
     let (path, root_index) = match candidate {
-        Candidate::Folder { path, root_index } | Candidate::Archive { path, root_index } => {
-            (path, *root_index)
+        Candidate::Folder {
+            path, root_index, ..
         }
+        | Candidate::Archive { path, root_index } => (path, *root_index),
     };
     let root = &options.roots[root_index].path;
     let folder_name = |path: &Path| {
@@ -582,13 +444,14 @@ fn load_candidate<'a>(
             .unwrap_or_default()
     };
     let outcome = match candidate {
-        Candidate::Folder { .. } => {
+        Candidate::Folder { listing, .. } => {
             let parent_folder_name = path.parent().map(folder_name);
             load_skill(&LoadRequest {
                 source: SkillSource::Directory(path.clone()),
                 directory: path.clone(),
                 folder_name: folder_name(path),
                 parent_folder_name,
+                listing: Some(*listing),
                 root,
                 root_index,
                 limits: &options.limits,
@@ -601,6 +464,7 @@ fn load_candidate<'a>(
                 directory: path.clone(),
                 folder_name: unpacked.folder_name,
                 parent_folder_name: None,
+                listing: None,
                 root,
                 root_index,
                 limits: &options.limits,

@@ -13,6 +13,7 @@
 pub mod archive;
 pub mod catalog;
 pub mod diagnostic;
+pub mod discovery;
 pub mod error;
 pub mod frontmatter;
 pub mod limits;

@@ -4,8 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use unicode_normalization::UnicodeNormalization;
-
 use crate::diagnostic::{Diagnostic, DiagnosticCode, has_errors};
 use crate::frontmatter;
 use crate::limits::CatalogLimits;
@@ -29,6 +27,8 @@ pub struct LoadRequest<'a> {
     pub folder_name: String,
     /// The parent folder's name (for the `<name>/<version>/` layout).
     pub parent_folder_name: Option<String>,
+    /// What discovery already saw in the folder, saving a file check each.
+    pub listing: Option<FolderListing>,
     /// The root the skill was found under.
     pub root: &'a Path,
     /// The root's position in the catalog.
@@ -37,6 +37,46 @@ pub struct LoadRequest<'a> {
     pub limits: &'a CatalogLimits,
     /// Lenient or strict rules.
     pub mode: ValidationMode,
+}
+
+/// The files at a skill folder's top level that loading cares about, as discovery saw them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FolderListing {
+    /// Which `SKILL.md` spelling is present.
+    pub skill_md: Option<&'static str>,
+    /// `skill.toml` is present.
+    pub has_skill_manifest: bool,
+    /// `tools.json` is present.
+    pub has_tools_manifest: bool,
+}
+
+impl FolderListing {
+    /// Note one top-level file name.
+    pub fn note(&mut self, name: &str) {
+        match name {
+            SKILL_MANIFEST_FILE => self.has_skill_manifest = true,
+            TOOLS_MANIFEST_FILE => self.has_tools_manifest = true,
+            _ => {
+                if let Some(known) = SKILL_MD_NAMES.iter().find(|known| **known == name) {
+                    // `SKILL.md` wins over `skill.md` when both exist.
+                    if self.skill_md != Some(SKILL_MD_NAMES[0]) {
+                        self.skill_md = Some(known);
+                    }
+                }
+            }
+        }
+    }
+
+    fn from_source(source: &SkillSource) -> Self {
+        FolderListing {
+            skill_md: SKILL_MD_NAMES
+                .iter()
+                .copied()
+                .find(|name| source.is_file(name)),
+            has_skill_manifest: source.is_file(SKILL_MANIFEST_FILE),
+            has_tools_manifest: source.is_file(TOOLS_MANIFEST_FILE),
+        }
+    }
 }
 
 /// What loading one skill produced.
@@ -51,11 +91,10 @@ pub enum LoadOutcome {
 /// Load one skill.
 #[must_use]
 pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
-    let Some(skill_md_name) = SKILL_MD_NAMES
-        .iter()
-        .find(|name| request.source.is_file(name))
-        .map(|name| (*name).to_owned())
-    else {
+    let listing = request
+        .listing
+        .unwrap_or_else(|| FolderListing::from_source(&request.source));
+    let Some(skill_md_name) = listing.skill_md.map(str::to_owned) else {
         return LoadOutcome::Skipped(vec![
             Diagnostic::error(
                 DiagnosticCode::SkillMdMissing,
@@ -86,7 +125,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
     };
 
     let mut diagnostics = Vec::new();
-    let has_manifest_file = request.source.is_file(SKILL_MANIFEST_FILE);
+    let has_manifest_file = listing.has_skill_manifest;
     let (manifest, declared_id) = if has_manifest_file {
         load_manifest(request, &mut diagnostics)
     } else {
@@ -129,7 +168,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
     let tools = if request.mode == ValidationMode::Strict {
         Vec::new()
     } else {
-        load_tools(request, &mut diagnostics)
+        load_tools(request, listing.has_tools_manifest, &mut diagnostics)
     };
 
     let (id, title, description, format) = match &manifest {
@@ -171,7 +210,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
             let name = properties
                 .name
                 .as_deref()
-                .map(|name| name.nfkc().collect::<String>())
+                .map(crate::properties::nfkc)
                 .unwrap_or_else(|| request.folder_name.clone());
             let version = properties
                 .version
@@ -292,8 +331,12 @@ fn check_manifest_folder(
     }
 }
 
-fn load_tools(request: &LoadRequest<'_>, diagnostics: &mut Vec<Diagnostic>) -> Vec<ToolDefinition> {
-    if !request.source.is_file(TOOLS_MANIFEST_FILE) {
+fn load_tools(
+    request: &LoadRequest<'_>,
+    present: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<ToolDefinition> {
+    if !present {
         return Vec::new();
     }
     let path = request.directory.join(TOOLS_MANIFEST_FILE);

@@ -371,7 +371,7 @@ fn empty_field(field: &str, node: &YamlNode) -> Diagnostic {
 #[must_use]
 pub fn name_problems(name: &str, directory_name: Option<&str>) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
-    let normalized: String = name.trim().nfkc().collect();
+    let normalized = nfkc(name.trim());
     let count = normalized.chars().count();
     if count > MAX_NAME_CHARS {
         problems.push(
@@ -426,7 +426,7 @@ pub fn name_problems(name: &str, directory_name: Option<&str>) -> Vec<Diagnostic
         );
     }
     if let Some(directory) = directory_name {
-        let directory_normalized: String = directory.nfkc().collect();
+        let directory_normalized = nfkc(directory);
         if directory_normalized != normalized {
             problems.push(
                 Diagnostic::error(
@@ -440,6 +440,16 @@ pub fn name_problems(name: &str, directory_name: Option<&str>) -> Vec<Diagnostic
         }
     }
     problems
+}
+
+/// NFKC normalisation, skipped for ASCII text (which it leaves unchanged).
+#[must_use]
+pub fn nfkc(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_owned()
+    } else {
+        text.nfkc().collect()
+    }
 }
 
 struct FieldReader {

@@ -77,9 +77,15 @@ impl SkillSource {
         let relative = contained_relative_path(relative)?;
         match self {
             SkillSource::Directory(directory) => {
-                let path = self.resolve_in_directory(directory, &relative)?;
-                let file = fs_err::File::open(&path).map_err(CatalogError::io)?;
-                let mut bytes = Vec::new();
+                let file = match open_top_level_file(directory, &relative) {
+                    Some(file) => file,
+                    None => {
+                        let (path, _) = self.resolve_in_directory(directory, &relative)?;
+                        fs_err::File::open(&path).map_err(CatalogError::io)?
+                    }
+                };
+                let initial = max_bytes.min(16 * 1024).saturating_add(1);
+                let mut bytes = Vec::with_capacity(usize::try_from(initial).unwrap_or(0));
                 file.take(max_bytes + 1)
                     .read_to_end(&mut bytes)
                     .map_err(CatalogError::io)?;
@@ -117,11 +123,16 @@ impl SkillSource {
         match self {
             SkillSource::Directory(directory) => {
                 use std::io::{Seek, SeekFrom};
-                let path = self.resolve_in_directory(directory, &relative)?;
+                let (path, metadata) = self.resolve_in_directory(directory, &relative)?;
                 let mut file = fs_err::File::open(&path).map_err(CatalogError::io)?;
                 file.seek(SeekFrom::Start(offset))
                     .map_err(CatalogError::io)?;
-                let mut bytes = Vec::new();
+                let capacity = metadata
+                    .len()
+                    .saturating_sub(offset)
+                    .min(max_bytes)
+                    .saturating_add(1);
+                let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
                 file.take(max_bytes + 1)
                     .read_to_end(&mut bytes)
                     .map_err(CatalogError::io)?;
@@ -158,7 +169,7 @@ impl SkillSource {
         match self {
             SkillSource::Directory(directory) => self
                 .resolve_in_directory(directory, &relative)
-                .is_ok_and(|path| path.is_file()),
+                .is_ok_and(|(_, metadata)| metadata.is_file()),
             SkillSource::Archive(archive) => archive.files.contains_key(&relative),
         }
     }
@@ -186,29 +197,56 @@ impl SkillSource {
     }
 
     /// The on-disk path of a file for a folder source, after checking that it (following any
-    /// symlinks) stays inside the skill.
+    /// symlinks) stays inside the skill. Each component is `lstat`ed; only when one is a symlink
+    /// are both paths resolved and compared, so the common case costs one call per component.
     fn resolve_in_directory(
         &self,
         directory: &Path,
         relative: &str,
-    ) -> Result<PathBuf, CatalogError> {
+    ) -> Result<(PathBuf, std::fs::Metadata), CatalogError> {
         let candidate = directory.join(relative);
-        let metadata =
-            std::fs::symlink_metadata(&candidate).map_err(|_| CatalogError::FileNotFound {
-                path: candidate.clone(),
-            })?;
-        // Only pay for canonicalisation when a symlink could be involved anywhere on the path.
-        if metadata.file_type().is_symlink() || relative.contains('/') {
-            let real = fs_err::canonicalize(&candidate).map_err(CatalogError::io)?;
-            let root = fs_err::canonicalize(directory).map_err(CatalogError::io)?;
-            if !real.starts_with(&root) {
-                return Err(CatalogError::PathEscapes {
-                    path: relative.to_owned(),
-                });
+        let not_found = || CatalogError::FileNotFound {
+            path: candidate.clone(),
+        };
+        let mut current = directory.to_path_buf();
+        let mut metadata = None;
+        for part in relative.split('/') {
+            current.push(part);
+            let found = std::fs::symlink_metadata(&current).map_err(|_| not_found())?;
+            if found.file_type().is_symlink() {
+                let real = fs_err::canonicalize(&candidate).map_err(|_| not_found())?;
+                let root = fs_err::canonicalize(directory).map_err(CatalogError::io)?;
+                if !real.starts_with(&root) {
+                    return Err(CatalogError::PathEscapes {
+                        path: relative.to_owned(),
+                    });
+                }
+                let target = std::fs::metadata(&real).map_err(|_| not_found())?;
+                return Ok((candidate, target));
             }
+            metadata = Some(found);
         }
-        Ok(candidate)
+        let metadata = metadata.ok_or_else(not_found)?;
+        Ok((candidate, metadata))
     }
+}
+
+/// Open a file directly in the skill folder without following a symlink at its name: the
+/// common case (`SKILL.md`, `tools.json`) then needs no separate containment check. `None`
+/// when the path has several components or the name is a symlink (or cannot be opened), so the
+/// caller takes the checked path.
+fn open_top_level_file(directory: &Path, relative: &str) -> Option<fs_err::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if relative.contains('/') {
+        return None;
+    }
+    let path = directory.join(relative);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+        .ok()?;
+    Some(fs_err::File::from_parts(file, path))
 }
 
 fn list_directory_files(directory: &Path, limit: usize) -> (Vec<SourceFile>, bool) {
