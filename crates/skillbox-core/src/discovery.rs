@@ -237,12 +237,13 @@ impl Walk<'_> {
         };
         if !is_directory {
             let is_file = target.map_or(file_type.is_file(), |target| target.is_file());
-            return (is_file && is_archive_path(&path)).then(|| {
-                Step::Found(Found::Candidate(Candidate::Archive {
-                    path,
-                    root_index: self.root_index,
-                }))
-            });
+            if !(is_file && is_archive_path(&path)) {
+                return None;
+            }
+            return Some(Step::Found(Found::Candidate(Candidate::Archive {
+                path,
+                root_index: self.root_index,
+            })));
         }
         let text = name.to_string_lossy();
         if text.starts_with('.') || SKIPPED_FOLDERS.contains(&text.as_ref()) {
