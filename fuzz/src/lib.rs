@@ -25,8 +25,7 @@ fn line_count(data: &[u8]) -> u64 {
     breaks as u64 + 1
 }
 
-/// `first_column` is 1, except for `tools.json`: serde_json reports column 0 for an error before
-/// a line's first character and `parse_tools_manifest` passes it on (a known wart).
+/// Lines fall inside the text and columns count from 1.
 fn check_diagnostic(diagnostic: &Diagnostic, lines: u64, first_column: u64) {
     assert!(
         !diagnostic.message.trim().is_empty(),
@@ -44,7 +43,7 @@ fn check_diagnostic(diagnostic: &Diagnostic, lines: u64, first_column: u64) {
 }
 
 fn check_node(node: &YamlNode, lines: u64) {
-    if let Some(position) = node.position {
+    for position in [node.position, node.key_position].into_iter().flatten() {
         assert!(
             (1..=lines + 1).contains(&position.line),
             "node at line {} outside a text of {lines} lines",
@@ -101,7 +100,7 @@ pub fn manifests(data: &[u8]) {
     let lines = line_count(data);
     let (_, diagnostics) = parse_tools_manifest(text);
     for diagnostic in &diagnostics {
-        check_diagnostic(diagnostic, lines, 0);
+        check_diagnostic(diagnostic, lines, 1);
     }
     let (_, diagnostics) = parse_skill_manifest(text);
     for diagnostic in &diagnostics {

@@ -35,11 +35,17 @@ fn replay(target: &str, check: fn(&[u8])) -> usize {
 #[test]
 fn frontmatter_seeds() {
     let count = replay("frontmatter", skillbox_fuzz::frontmatter);
-    assert!(count >= 5, "expected the frontmatter seeds, found {count} inputs");
+    assert!(
+        count >= 5,
+        "expected the frontmatter seeds, found {count} inputs"
+    );
 }
 
 #[test]
 fn manifests_seeds() {
     let count = replay("manifests", skillbox_fuzz::manifests);
-    assert!(count >= 2, "expected the manifest seeds, found {count} inputs");
+    assert!(
+        count >= 2,
+        "expected the manifest seeds, found {count} inputs"
+    );
 }

@@ -69,7 +69,8 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
                 )
                 .at(Some(TextPosition {
                     line: error.line() as u64,
-                    column: error.column() as u64,
+                    // serde_json counts columns from 0 before a line's first character.
+                    column: (error.column() as u64).max(1),
                 }))
                 .with_hint("fix the JSON syntax (trailing commas and comments are not allowed)"),
             );

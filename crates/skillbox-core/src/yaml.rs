@@ -288,14 +288,16 @@ pub fn parse_document(source: &str, line_offset: u64) -> Result<YamlNode, YamlEr
     budget.max_events = 200_000;
     budget.max_aliases = 1_000;
     budget.max_anchors = 1_000;
-    budget.max_depth = 64;
+    // Each level of nesting costs tens of KiB of stack in unoptimised builds; 24 levels is far
+    // beyond any real frontmatter and keeps a rayon worker's 2 MiB stack safe.
+    budget.max_depth = 24;
     budget.max_nodes = 100_000;
     budget.max_total_scalar_bytes = 4 * 1024 * 1024;
-    budget.max_recorded_anchor_events = 100_000;
+    budget.max_recorded_anchor_events = 10_000;
     budget.max_recorded_anchor_bytes = 1024 * 1024;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
-    options.alias_limits.max_total_replayed_events = 100_000;
+    options.alias_limits.max_total_replayed_events = 10_000;
     options.duplicate_keys = DuplicateKeyPolicy::Error;
     options.strict_booleans = true;
     options.with_snippet = false;
@@ -319,14 +321,23 @@ pub fn parse_document(source: &str, line_offset: u64) -> Result<YamlNode, YamlEr
     }
 }
 
-/// serde-saphyr messages end with " at line X column Y"; positions travel separately.
+/// serde-saphyr messages may end with " at line X column Y"; positions travel separately, so
+/// only that exact trailing form is removed (messages quoting other positions stay whole).
 fn concise_message(message: &str) -> String {
-    let first_line = message.lines().next().unwrap_or(message);
-    let trimmed = match first_line.rfind(" at line ") {
-        Some(index) => &first_line[..index],
-        None => first_line,
-    };
-    trimmed.trim().trim_end_matches(':').to_owned()
+    let first_line = message.lines().next().unwrap_or(message).trim();
+    if let Some(index) = first_line.rfind(" at line ") {
+        let tail = &first_line[index + " at line ".len()..];
+        let mut words = tail.split_whitespace();
+        let is_position = matches!(
+            (words.next(), words.next(), words.next(), words.next()),
+            (Some(line), Some("column"), Some(column), None)
+                if line.trim_end_matches(',').parse::<u64>().is_ok() && column.parse::<u64>().is_ok()
+        );
+        if is_position {
+            return first_line[..index].trim().trim_end_matches(':').to_owned();
+        }
+    }
+    first_line.trim_end_matches(':').to_owned()
 }
 
 #[cfg(test)]

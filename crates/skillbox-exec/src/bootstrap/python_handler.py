@@ -1,0 +1,83 @@
+# skillbox handler bootstrap for Python tools.
+# Mode "once": read one request {handler, args} from stdin, answer on stdout, exit.
+# Mode "serve": answer one JSON request per stdin line, one JSON answer per stdout line.
+# A module with `handler(args)` is imported once and called; a module without one is run as a
+# script with the JSON arguments on stdin, and its stdout is read as the result.
+import importlib.util
+import io
+import json
+import runpy
+import sys
+import traceback
+
+answer_stream = sys.stdout
+sys.stdout = sys.stderr
+modules = {}
+
+
+def load(path):
+    module = modules.get(path)
+    if module is None:
+        spec = importlib.util.spec_from_file_location("skillbox_handler_%d" % len(modules), path)
+        module = importlib.util.module_from_spec(spec)
+        sys.path.insert(0, path.rsplit("/", 1)[0])
+        spec.loader.exec_module(module)
+        modules[path] = module
+    return module
+
+
+def run_as_script(path, args):
+    saved_stdin, saved_argv = sys.stdin, sys.argv
+    captured = io.StringIO()
+    sys.stdin, sys.argv, sys.stdout = io.StringIO(json.dumps(args)), [path], captured
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exit:
+        if exit.code not in (None, 0):
+            raise RuntimeError("handler exited with status %s" % exit.code)
+    finally:
+        sys.stdin, sys.argv, sys.stdout = saved_stdin, saved_argv, sys.stderr
+    text = captured.getvalue().strip()
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return text
+
+
+def call(request):
+    try:
+        path = request["handler"]
+        module = load(path)
+        handler = getattr(module, "handler", None)
+        if callable(handler):
+            return {"ok": handler(request["args"])}
+        return {"ok": run_as_script(path, request["args"])}
+    except Exception as error:  # the handler's failure becomes the tool's error
+        traceback.print_exc(file=sys.stderr)
+        message = str(error) or type(error).__name__
+        return {"error": message}
+
+
+def encode(identifier, outcome):
+    try:
+        return json.dumps(dict(id=identifier, **outcome)) + "\n"
+    except (TypeError, ValueError) as error:
+        return json.dumps({"id": identifier, "error": "the handler returned a value that is not JSON-serializable: %s" % error}) + "\n"
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "serve":
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError as error:
+            answer_stream.write(encode(None, {"error": "bad request: %s" % error}))
+            answer_stream.flush()
+            continue
+        answer_stream.write(encode(request.get("id"), call(request)))
+        answer_stream.flush()
+else:
+    request = json.loads(sys.stdin.read())
+    answer_stream.write(encode(request.get("id", 0), call(request)))
+    answer_stream.flush()

@@ -1,0 +1,1061 @@
+//! The executor: the one place skills' code runs. `run_script` is seed 002's `use_skill`;
+//! `call_tool` runs a `tools.json` handler. Both resolve what to run inside the skill, prepare a
+//! fresh workspace, apply the sandbox, enforce limits, capture capped output and write the
+//! audit line.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use skillbox_core::source::{SkillSource, contained_relative_path};
+use skillbox_core::{Skill, SkillCatalog, ToolDefinition};
+
+use crate::audit::{AuditLog, AuditRecord, now_ms};
+use crate::error::{ErrorType, ExecError};
+use crate::interpreter::{Language, interpreter_for};
+use crate::process::{Completed, Invocation, SandboxRuntime};
+use crate::sandbox::{
+    HelperCommand, HostSupport, SandboxLayers, SandboxLevel, SandboxMode, SandboxPolicy,
+};
+use crate::workers::{WorkerKey, WorkerPool, WorkerPoolConfig};
+
+/// Default wall-clock limit per execution, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// Default bytes kept per output stream.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 20 * 1024;
+/// Most arguments a script call may pass.
+pub const MAX_SCRIPT_ARGUMENTS: usize = 1_000;
+/// Most bytes of arguments a script call may pass in total.
+pub const MAX_SCRIPT_ARGUMENT_BYTES: usize = 1024 * 1024;
+/// Environment variables every execution gets (values set per run).
+const BASE_ENVIRONMENT: &[(&str, &str)] = &[
+    ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+    ("LANG", "C.UTF-8"),
+    ("PYTHONDONTWRITEBYTECODE", "1"),
+    ("PYTHONUNBUFFERED", "1"),
+    ("PYTHONIOENCODING", "utf-8"),
+    ("NODE_NO_WARNINGS", "1"),
+];
+
+/// How the executor is set up.
+#[derive(Debug, Clone)]
+pub struct ExecutorConfig {
+    /// The sandbox helper; `None` runs without one (only allowed with [`SandboxMode::Off`]).
+    pub helper: Option<HelperCommand>,
+    /// The sandbox policy.
+    pub policy: SandboxPolicy,
+    /// Default wall-clock limit.
+    pub timeout: Duration,
+    /// Bytes kept per output stream.
+    pub max_output_bytes: usize,
+    /// A fixed working directory for every run; `None` gives each run a fresh workspace.
+    pub working_directory: Option<PathBuf>,
+    /// Where per-run workspaces (and unpacked archived skills) are created.
+    pub workspace_root: PathBuf,
+    /// Names of the runtime's environment variables passed through to scripts (e.g. `TZ`).
+    pub environment_allowlist: Vec<String>,
+    /// Secret values the operator provides; a skill gets only those it declares.
+    pub secrets: BTreeMap<String, String>,
+    /// Append an audit line per execution to this file.
+    pub audit_log: Option<PathBuf>,
+    /// Warm handler workers.
+    pub workers: WorkerPoolConfig,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        ExecutorConfig {
+            helper: HelperCommand::beside_current_executable(),
+            policy: SandboxPolicy::default(),
+            timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            working_directory: None,
+            workspace_root: std::env::temp_dir().join("skillbox"),
+            environment_allowlist: Vec::new(),
+            secrets: BTreeMap::new(),
+            audit_log: None,
+            workers: WorkerPoolConfig::default(),
+        }
+    }
+}
+
+/// Per-call options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Overrides the executor's timeout.
+    pub timeout: Option<Duration>,
+}
+
+/// The result of running a script (seed 002's `SkillExecutionResult`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScriptResult {
+    /// Exit code 0 and no error.
+    pub success: bool,
+    /// Captured stdout (capped, `[output truncated]` appended when cut).
+    pub stdout: String,
+    /// Captured stderr (capped likewise).
+    pub stderr: String,
+    /// The exit code, when the script ran to an exit.
+    pub exit_code: Option<i32>,
+    /// What went wrong, for a person or a model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The kind of failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<ErrorType>,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// The sandbox level it ran at.
+    pub sandbox: SandboxLevel,
+}
+
+impl ScriptResult {
+    fn failed(error: &ExecError, sandbox: SandboxLevel) -> Self {
+        ScriptResult {
+            success: false,
+            stdout: String::new(),
+            stderr: String::new(),
+            exit_code: None,
+            error: Some(error.message.clone()),
+            error_type: Some(error.error_type),
+            duration_ms: 0,
+            sandbox,
+        }
+    }
+}
+
+/// The result of a tool call: the handler's JSON value, or `{"error": …}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallResult {
+    /// What the model receives.
+    pub value: Value,
+    /// The kind of failure, when it failed.
+    pub error_type: Option<ErrorType>,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Whether a warm worker answered.
+    pub warm: bool,
+}
+
+impl ToolCallResult {
+    fn error(error: &ExecError) -> Self {
+        ToolCallResult {
+            value: json!({ "error": error.message }),
+            error_type: Some(error.error_type),
+            duration_ms: 0,
+            warm: false,
+        }
+    }
+}
+
+/// Runs skills' scripts and handlers under one policy.
+#[derive(Debug)]
+pub struct Executor {
+    config: ExecutorConfig,
+    sandbox: SandboxRuntime,
+    level: SandboxLevel,
+    audit: Option<AuditLog>,
+    workers: WorkerPool,
+    validators: Mutex<HashMap<(PathBuf, String), Arc<jsonschema::Validator>>>,
+    unpacked_archives: Mutex<HashMap<PathBuf, PathBuf>>,
+    bootstrap_directory: PathBuf,
+}
+
+impl Executor {
+    /// Set the executor up: probe the host, decide the sandbox layers, open the audit log.
+    ///
+    /// # Errors
+    /// [`ErrorType::SandboxUnavailable`] when the policy requires a sandbox the host cannot
+    /// give (or no helper is configured), and I/O errors preparing folders or the audit log.
+    pub fn new(config: ExecutorConfig) -> Result<Self, ExecError> {
+        let unavailable = |message: String| ExecError::new(ErrorType::SandboxUnavailable, message);
+        let support = match (&config.helper, config.policy.mode) {
+            (Some(helper), SandboxMode::Off) => HostSupport {
+                running_as_root: nix::unistd::geteuid().is_root(),
+                ..helper.probe().clone()
+            },
+            (Some(helper), _) => helper.probe().clone(),
+            (None, SandboxMode::Off) => HostSupport {
+                running_as_root: nix::unistd::geteuid().is_root(),
+                ..HostSupport::default()
+            },
+            (None, _) => {
+                return Err(unavailable(
+                    "no sandbox helper (`skillbox-sandbox`) was found next to the executable; build it, or set the sandbox mode to `off`".to_owned(),
+                ));
+            }
+        };
+        let layers = match config.policy.mode {
+            SandboxMode::Off => SandboxLayers::none(),
+            _ => SandboxLayers::available(&support),
+        };
+        let level = layers.level(&support);
+        let missing = layers.missing(&support);
+        match config.policy.mode {
+            SandboxMode::Required if level != SandboxLevel::Full => {
+                return Err(unavailable(format!(
+                    "the sandbox policy requires every layer, but this host lacks: {} ({})",
+                    missing.join(", "),
+                    support.notes.join("; ")
+                )));
+            }
+            SandboxMode::BestEffort if level != SandboxLevel::Full => {
+                tracing::warn!(missing = %missing.join(", "), "running with a weaker sandbox than requested");
+            }
+            SandboxMode::Off => {
+                tracing::warn!("the sandbox is off: scripts run with the runtime's privileges")
+            }
+            _ => {}
+        }
+        let mut config = config;
+        if config.helper.is_none() && config.policy.mode != SandboxMode::Off {
+            config.policy.mode = SandboxMode::Off;
+        }
+        let io = |error: std::io::Error| unavailable(error.to_string());
+        create_private_root(&config.workspace_root).map_err(io)?;
+        let bootstrap_directory = write_bootstraps(&config.workspace_root).map_err(io)?;
+        let audit = match &config.audit_log {
+            Some(path) => Some(AuditLog::open(path).map_err(io)?),
+            None => None,
+        };
+        let sandbox = SandboxRuntime {
+            helper: config.helper.clone(),
+            support,
+            policy: config.policy.clone(),
+            layers,
+        };
+        let workers = WorkerPool::new(config.workers.clone());
+        Ok(Executor {
+            config,
+            sandbox,
+            level,
+            audit,
+            workers,
+            validators: Mutex::new(HashMap::new()),
+            unpacked_archives: Mutex::new(HashMap::new()),
+            bootstrap_directory,
+        })
+    }
+
+    /// The sandbox level every execution runs at.
+    #[must_use]
+    pub fn sandbox_level(&self) -> SandboxLevel {
+        self.level
+    }
+
+    /// What the host supports.
+    #[must_use]
+    pub fn host_support(&self) -> &HostSupport {
+        &self.sandbox.support
+    }
+
+    /// The layers in force.
+    #[must_use]
+    pub fn layers(&self) -> SandboxLayers {
+        self.sandbox.layers
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &ExecutorConfig {
+        &self.config
+    }
+
+    /// Run a script of a skill looked up by name (`use_skill`).
+    pub async fn run(
+        &self,
+        catalog: &SkillCatalog,
+        skill_name: &str,
+        script: &str,
+        args: &[String],
+        options: RunOptions,
+    ) -> ScriptResult {
+        match catalog.get(skill_name) {
+            Some(skill) => self.run_script(skill, script, args, options).await,
+            None => {
+                let error = ExecError::new(
+                    ErrorType::SkillNotFound,
+                    format!("no skill named `{skill_name}`; list the skills to see which exist"),
+                );
+                self.audit_failure("script", skill_name, script, args.len(), &error);
+                ScriptResult::failed(&error, self.level)
+            }
+        }
+    }
+
+    /// Run a script of a skill.
+    pub async fn run_script(
+        &self,
+        skill: &Skill,
+        script: &str,
+        args: &[String],
+        options: RunOptions,
+    ) -> ScriptResult {
+        let prepared = match self.prepare_script(skill, script, args) {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                self.audit_failure("script", skill.name(), script, args.len(), &error);
+                return ScriptResult::failed(&error, self.level);
+            }
+        };
+        let workspace = match self.workspace() {
+            Ok(workspace) => workspace,
+            Err(error) => return ScriptResult::failed(&error, self.level),
+        };
+        let timeout = options.timeout.unwrap_or(self.config.timeout);
+        let invocation = Invocation {
+            program: prepared.program,
+            args: prepared.args,
+            env: self.environment(skill, &prepared.skill_directory, workspace.path()),
+            workspace: workspace.path().to_path_buf(),
+            readable: prepared.readable,
+            network: self.config.policy.allows_network(skill.name()),
+            stdin: None,
+            timeout,
+            max_output_bytes: self.config.max_output_bytes,
+        };
+        let completed = self.sandbox.execute(invocation).await;
+        let result = self.script_result(&completed, timeout, script);
+        self.audit(AuditRecord {
+            timestamp_ms: now_ms(),
+            kind: "script",
+            skill: skill.name().to_owned(),
+            target: script.to_owned(),
+            argument_count: args.len(),
+            duration_ms: result.duration_ms,
+            exit_code: completed.exit_code,
+            stdout_bytes: completed.stdout.total_bytes,
+            stderr_bytes: completed.stderr.total_bytes,
+            truncated: completed.stdout.truncated() || completed.stderr.truncated(),
+            sandbox_level: self.level,
+            outcome: outcome(result.error_type),
+        });
+        result
+    }
+
+    fn script_result(
+        &self,
+        completed: &Completed,
+        timeout: Duration,
+        script: &str,
+    ) -> ScriptResult {
+        let (error, error_type) = if let Some(setup) = &completed.setup_error {
+            (
+                Some(format!("the sandbox could not run `{script}`: {setup}")),
+                Some(ErrorType::SandboxUnavailable),
+            )
+        } else if completed.timed_out {
+            (
+                Some(format!(
+                    "`{script}` ran longer than {} ms and was stopped, with everything it started",
+                    timeout.as_millis()
+                )),
+                Some(ErrorType::ExecutionTimeout),
+            )
+        } else {
+            match completed.exit_code {
+                Some(0) => (None, None),
+                Some(code) => (
+                    Some(format!("`{script}` exited with status {code}; see stderr")),
+                    Some(ErrorType::ExecutionFailed),
+                ),
+                None => (
+                    Some(format!("`{script}` did not run to an exit")),
+                    Some(ErrorType::ExecutionFailed),
+                ),
+            }
+        };
+        ScriptResult {
+            success: error.is_none(),
+            stdout: completed.stdout.text(),
+            stderr: completed.stderr.text(),
+            exit_code: completed.exit_code,
+            error,
+            error_type,
+            duration_ms: u64::try_from(completed.duration.as_millis()).unwrap_or(u64::MAX),
+            sandbox: self.level,
+        }
+    }
+
+    /// Call a `tools.json` tool: validate the arguments against its schema, then run its
+    /// handler (on a warm worker when enabled). Failures come back as `{"error": …}`.
+    pub async fn call_tool(
+        &self,
+        skill: &Skill,
+        tool: &ToolDefinition,
+        arguments: Value,
+        options: RunOptions,
+    ) -> ToolCallResult {
+        let started = std::time::Instant::now();
+        let attempt = self.call_tool_inner(skill, tool, arguments, options).await;
+        let (mut result, completed) = match attempt {
+            Ok(done) => done,
+            Err(error) => (ToolCallResult::error(&error), None),
+        };
+        result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.audit(AuditRecord {
+            timestamp_ms: now_ms(),
+            kind: "tool",
+            skill: skill.name().to_owned(),
+            target: tool.name.clone(),
+            argument_count: 1,
+            duration_ms: result.duration_ms,
+            exit_code: completed.as_ref().and_then(|completed| completed.exit_code),
+            stdout_bytes: completed
+                .as_ref()
+                .map_or(0, |completed| completed.stdout.total_bytes),
+            stderr_bytes: completed
+                .as_ref()
+                .map_or(0, |completed| completed.stderr.total_bytes),
+            truncated: completed.as_ref().is_some_and(|completed| {
+                completed.stdout.truncated() || completed.stderr.truncated()
+            }),
+            sandbox_level: self.level,
+            outcome: outcome(result.error_type),
+        });
+        result
+    }
+
+    async fn call_tool_inner(
+        &self,
+        skill: &Skill,
+        tool: &ToolDefinition,
+        arguments: Value,
+        options: RunOptions,
+    ) -> Result<(ToolCallResult, Option<Completed>), ExecError> {
+        let Value::Object(mut arguments) = arguments else {
+            return Err(ExecError::new(
+                ErrorType::InvalidArgs,
+                format!("arguments for tool `{}` must be a JSON object", tool.name),
+            ));
+        };
+        self.validate_arguments(skill, tool, &Value::Object(arguments.clone()))?;
+        let Some(script) = &tool.script else {
+            let value = json!({
+                "message": format!(
+                    "tool `{}` has no handler of its own: load the skill `{}` (load_skill) and follow its instructions",
+                    tool.name,
+                    skill.name()
+                )
+            });
+            return Ok((
+                ToolCallResult {
+                    value,
+                    error_type: None,
+                    duration_ms: 0,
+                    warm: false,
+                },
+                None,
+            ));
+        };
+        let skill_directory = self.skill_directory(skill)?;
+        let handler = resolve_in_skill(&skill_directory, script, false)?;
+        let language = Language::from_path(&handler);
+        let timeout = options.timeout.unwrap_or(self.config.timeout);
+        let network = self.config.policy.allows_network(skill.name());
+        let bootstrap = match language {
+            Some(Language::Node) => Some(self.bootstrap_directory.join("node_handler.mjs")),
+            Some(Language::Python) => Some(self.bootstrap_directory.join("python_handler.py")),
+            _ => None,
+        };
+        if let (Some(language), Some(bootstrap)) = (language, &bootstrap)
+            && self.config.workers.enabled
+        {
+            let interpreter = self.interpreter(language, &handler)?;
+            let key = WorkerKey {
+                language,
+                skill_directory: skill_directory.clone(),
+            };
+            let spawn = crate::workers::WorkerSpawn {
+                sandbox: &self.sandbox,
+                program: interpreter.clone(),
+                args: vec![OsString::from(bootstrap), OsString::from("serve")],
+                env_for: &|workspace: &Path| self.environment(skill, &skill_directory, workspace),
+                readable: vec![skill_directory.clone(), self.bootstrap_directory.clone()],
+                network,
+                workspace_root: &self.config.workspace_root,
+            };
+            let (value, error_type) = self
+                .workers
+                .call(&key, &spawn, &handler, Value::Object(arguments), timeout)
+                .await;
+            return Ok((
+                ToolCallResult {
+                    value,
+                    error_type,
+                    duration_ms: 0,
+                    warm: true,
+                },
+                None,
+            ));
+        }
+        let workspace = self.workspace()?;
+        arguments.insert(
+            "__workDir".to_owned(),
+            Value::String(workspace.path().display().to_string()),
+        );
+        let (program, args, stdin) = match (language, &bootstrap) {
+            (Some(language), Some(bootstrap)) => {
+                let request =
+                    json!({ "id": 0, "handler": handler, "args": Value::Object(arguments) });
+                (
+                    self.interpreter(language, &handler)?,
+                    vec![OsString::from(bootstrap)],
+                    serde_json::to_vec(&request).unwrap_or_default(),
+                )
+            }
+            _ => {
+                let (program, args) = self.command_for(&handler)?;
+                (
+                    program,
+                    args,
+                    serde_json::to_vec(&Value::Object(arguments)).unwrap_or_default(),
+                )
+            }
+        };
+        let invocation = Invocation {
+            program,
+            args,
+            env: self.environment(skill, &skill_directory, workspace.path()),
+            workspace: workspace.path().to_path_buf(),
+            readable: vec![skill_directory.clone(), self.bootstrap_directory.clone()],
+            network,
+            stdin: Some(stdin),
+            timeout,
+            max_output_bytes: self.config.max_output_bytes.max(1024 * 1024),
+        };
+        let completed = self.sandbox.execute(invocation).await;
+        let (value, error_type) = tool_value(&completed, timeout, &tool.name, bootstrap.is_some());
+        Ok((
+            ToolCallResult {
+                value,
+                error_type,
+                duration_ms: 0,
+                warm: false,
+            },
+            Some(completed),
+        ))
+    }
+
+    fn validate_arguments(
+        &self,
+        skill: &Skill,
+        tool: &ToolDefinition,
+        arguments: &Value,
+    ) -> Result<(), ExecError> {
+        let key = (skill.directory.clone(), tool.name.clone());
+        let validator = {
+            let mut validators = self
+                .validators
+                .lock()
+                .map_err(|_| ExecError::new(ErrorType::InvalidArgs, "validator cache poisoned"))?;
+            match validators.get(&key) {
+                Some(validator) => Arc::clone(validator),
+                None => {
+                    let validator =
+                        jsonschema::validator_for(&tool.input_schema).map_err(|error| {
+                            ExecError::new(
+                                ErrorType::InvalidArgs,
+                                format!(
+                                    "tool `{}` has an unusable parameter schema: {error}",
+                                    tool.name
+                                ),
+                            )
+                        })?;
+                    let validator = Arc::new(validator);
+                    validators.insert(key, Arc::clone(&validator));
+                    validator
+                }
+            }
+        };
+        let problems: Vec<String> = validator
+            .iter_errors(arguments)
+            .map(|error| describe_schema_error(&error))
+            .collect();
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(ExecError::new(
+            ErrorType::InvalidArgs,
+            format!(
+                "invalid arguments for tool `{}`: {}",
+                tool.name,
+                problems.join("; ")
+            ),
+        ))
+    }
+
+    /// Resolve everything about a script call before anything runs.
+    fn prepare_script(
+        &self,
+        skill: &Skill,
+        script: &str,
+        args: &[String],
+    ) -> Result<PreparedScript, ExecError> {
+        if args.len() > MAX_SCRIPT_ARGUMENTS
+            || args.iter().map(String::len).sum::<usize>() > MAX_SCRIPT_ARGUMENT_BYTES
+        {
+            return Err(ExecError::new(
+                ErrorType::InvalidArgs,
+                format!(
+                    "too many arguments: at most {MAX_SCRIPT_ARGUMENTS} arguments and {MAX_SCRIPT_ARGUMENT_BYTES} bytes"
+                ),
+            ));
+        }
+        if let Some(index) = args.iter().position(|arg| arg.contains('\0')) {
+            return Err(ExecError::new(
+                ErrorType::InvalidArgs,
+                format!("argument {index} contains a NUL byte, which no program can receive"),
+            ));
+        }
+        let skill_directory = self.skill_directory(skill)?;
+        let path = resolve_in_skill(&skill_directory, script, true)?;
+        let (program, mut program_args) = self.command_for(&path)?;
+        program_args.extend(args.iter().map(OsString::from));
+        Ok(PreparedScript {
+            program,
+            args: program_args,
+            readable: vec![skill_directory.clone()],
+            skill_directory,
+        })
+    }
+
+    /// The program and leading arguments that run a file: its language's interpreter, or the
+    /// file itself when it is executable and has no known extension.
+    fn command_for(&self, path: &Path) -> Result<(PathBuf, Vec<OsString>), ExecError> {
+        if let Some(language) = Language::from_path(path) {
+            let interpreter = self.interpreter(language, path)?;
+            let mut args: Vec<OsString> =
+                language.leading_args().iter().map(OsString::from).collect();
+            args.push(path.as_os_str().to_owned());
+            return Ok((interpreter, args));
+        }
+        let executable = std::fs::metadata(path)
+            .map(|metadata| metadata.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false);
+        if executable {
+            return Ok((path.to_path_buf(), Vec::new()));
+        }
+        Err(ExecError::new(
+            ErrorType::ScriptNotAllowed,
+            format!(
+                "`{}` has no known extension (.py, .js, .mjs, .cjs, .sh, .rb, .pl, .php) and is not executable",
+                path.file_name()
+                    .map(|name| name.to_string_lossy())
+                    .unwrap_or_default()
+            ),
+        ))
+    }
+
+    fn interpreter(&self, language: Language, path: &Path) -> Result<PathBuf, ExecError> {
+        let for_sandbox = self.sandbox.layers.uid_drop;
+        interpreter_for(language, for_sandbox)
+            .map(|interpreter| interpreter.program.clone())
+            .ok_or_else(|| {
+                ExecError::new(
+                    ErrorType::InterpreterNotFound,
+                    format!(
+                        "no `{}` interpreter{} is installed to run `{}`",
+                        language.command_name(),
+                        if for_sandbox {
+                            " usable by the sandbox user"
+                        } else {
+                            ""
+                        },
+                        path.file_name()
+                            .map(|name| name.to_string_lossy())
+                            .unwrap_or_default()
+                    ),
+                )
+            })
+    }
+
+    /// The skill's folder on disk; archived skills are unpacked read-only on first use.
+    fn skill_directory(&self, skill: &Skill) -> Result<PathBuf, ExecError> {
+        let directory = match &skill.source {
+            SkillSource::Directory(directory) => {
+                fs_err::canonicalize(directory).map_err(|error| {
+                    ExecError::new(
+                        ErrorType::SkillNotFound,
+                        format!("skill `{}` is no longer readable: {error}", skill.name()),
+                    )
+                })?
+            }
+            SkillSource::Archive(files) => self.unpack(skill, files)?,
+        };
+        if self.sandbox.layers.uid_drop && !crate::sandbox::readable_by_others(&directory) {
+            return Err(ExecError::new(
+                ErrorType::SandboxUnavailable,
+                format!(
+                    "the sandbox user cannot read skill `{}` at `{}`; make the folder and its parents world-readable (chmod o+rx)",
+                    skill.name(),
+                    directory.display()
+                ),
+            ));
+        }
+        Ok(directory)
+    }
+
+    fn unpack(
+        &self,
+        skill: &Skill,
+        files: &skillbox_core::source::ArchivedFiles,
+    ) -> Result<PathBuf, ExecError> {
+        let io = |error: std::io::Error| {
+            ExecError::new(
+                ErrorType::ScriptNotFound,
+                format!("cannot unpack skill `{}`: {error}", skill.name()),
+            )
+        };
+        let mut unpacked = self
+            .unpacked_archives
+            .lock()
+            .map_err(|_| ExecError::new(ErrorType::ScriptNotFound, "archive cache poisoned"))?;
+        if let Some(directory) = unpacked.get(&files.archive_path) {
+            return Ok(directory.clone());
+        }
+        let directory = self
+            .config
+            .workspace_root
+            .join("archives")
+            .join(uuid::Uuid::new_v4().to_string())
+            .join(skill.name());
+        for (relative, bytes) in &files.files {
+            let path = directory.join(relative);
+            if let Some(parent) = path.parent() {
+                fs_err::create_dir_all(parent).map_err(io)?;
+            }
+            fs_err::write(&path, bytes).map_err(io)?;
+            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o555)).map_err(io)?;
+        }
+        make_read_only_tree(&directory).map_err(io)?;
+        unpacked.insert(files.archive_path.clone(), directory.clone());
+        Ok(directory)
+    }
+
+    /// A fresh workspace (or the configured working directory).
+    fn workspace(&self) -> Result<Workspace, ExecError> {
+        if let Some(directory) = &self.config.working_directory {
+            return Ok(Workspace {
+                path: directory.clone(),
+                remove: false,
+            });
+        }
+        let path = self
+            .config
+            .workspace_root
+            .join(format!("run-{}", uuid::Uuid::new_v4()));
+        let io = |error: std::io::Error| {
+            ExecError::new(
+                ErrorType::SandboxUnavailable,
+                format!("cannot create a workspace: {error}"),
+            )
+        };
+        fs_err::create_dir(&path).map_err(io)?;
+        fs_err::create_dir(path.join("tmp")).map_err(io)?;
+        for directory in [path.join("tmp"), path.clone()] {
+            fs_err::set_permissions(&directory, std::fs::Permissions::from_mode(0o700))
+                .map_err(io)?;
+            if self.sandbox.layers.uid_drop {
+                nix::unistd::chown(
+                    &directory,
+                    Some(nix::unistd::Uid::from_raw(crate::sandbox::SANDBOX_UID)),
+                    Some(nix::unistd::Gid::from_raw(crate::sandbox::SANDBOX_GID)),
+                )
+                .map_err(|error| io(std::io::Error::from(error)))?;
+            }
+        }
+        Ok(Workspace { path, remove: true })
+    }
+
+    /// The environment of one execution: a minimal base, the allowlist, declared secrets.
+    fn environment(
+        &self,
+        skill: &Skill,
+        skill_directory: &Path,
+        workspace: &Path,
+    ) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = BASE_ENVIRONMENT
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect();
+        env.push(("HOME".to_owned(), workspace.display().to_string()));
+        env.push((
+            "TMPDIR".to_owned(),
+            workspace.join("tmp").display().to_string(),
+        ));
+        env.push((
+            "SKILLBOX_SKILL_DIR".to_owned(),
+            skill_directory.display().to_string(),
+        ));
+        env.push((
+            "SKILLBOX_WORKSPACE".to_owned(),
+            workspace.display().to_string(),
+        ));
+        for name in &self.config.environment_allowlist {
+            if let Ok(value) = std::env::var(name) {
+                env.push((name.clone(), value));
+            }
+        }
+        for name in skill.declared_secrets() {
+            if let Some(value) = self.config.secrets.get(&name) {
+                env.push((name, value.clone()));
+            }
+        }
+        env
+    }
+
+    fn audit(&self, record: AuditRecord) {
+        if let Some(audit) = &self.audit {
+            audit.append(&record);
+        }
+    }
+
+    fn audit_failure(
+        &self,
+        kind: &'static str,
+        skill: &str,
+        target: &str,
+        argument_count: usize,
+        error: &ExecError,
+    ) {
+        self.audit(AuditRecord {
+            timestamp_ms: now_ms(),
+            kind,
+            skill: skill.to_owned(),
+            target: target.to_owned(),
+            argument_count,
+            duration_ms: 0,
+            exit_code: None,
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            truncated: false,
+            sandbox_level: self.level,
+            outcome: error.error_type.to_string(),
+        });
+    }
+}
+
+struct PreparedScript {
+    program: PathBuf,
+    args: Vec<OsString>,
+    readable: Vec<PathBuf>,
+    skill_directory: PathBuf,
+}
+
+/// A workspace that is removed when dropped (unless it is the configured working directory).
+struct Workspace {
+    path: PathBuf,
+    remove: bool,
+}
+
+impl Workspace {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn outcome(error_type: Option<ErrorType>) -> String {
+    error_type.map_or_else(|| "success".to_owned(), |error_type| error_type.to_string())
+}
+
+/// Find a script or handler inside a skill folder. `script` is a path relative to the skill,
+/// or (when `search_scripts`) a bare file name found at the skill root or in `scripts/`.
+/// Absolute paths, `..`, and symlinks resolving outside the skill are refused.
+///
+/// # Errors
+/// [`ErrorType::ScriptNotAllowed`] or [`ErrorType::ScriptNotFound`], naming the script.
+pub fn resolve_in_skill(
+    skill_directory: &Path,
+    script: &str,
+    search_scripts: bool,
+) -> Result<PathBuf, ExecError> {
+    let not_allowed = |why: &str| {
+        ExecError::new(
+            ErrorType::ScriptNotAllowed,
+            format!(
+                "script `{script}` is not allowed: {why}; name a file inside the skill folder, e.g. `scripts/run.py`"
+            ),
+        )
+    };
+    if script.trim().is_empty() {
+        return Err(not_allowed("it is empty"));
+    }
+    if Path::new(script).is_absolute() {
+        return Err(not_allowed("absolute paths are refused"));
+    }
+    let relative = contained_relative_path(script)
+        .map_err(|_| not_allowed("it climbs out of the skill with `..`"))?;
+    let mut candidates = vec![skill_directory.join(&relative)];
+    if search_scripts && !relative.contains('/') {
+        candidates.push(skill_directory.join("scripts").join(&relative));
+    }
+    for candidate in candidates {
+        let Ok(metadata) = std::fs::symlink_metadata(&candidate) else {
+            continue;
+        };
+        let real =
+            fs_err::canonicalize(&candidate).map_err(|_| not_allowed("it is a broken link"))?;
+        if !real.starts_with(skill_directory) {
+            return Err(not_allowed(
+                "it resolves (through a symlink) outside the skill folder",
+            ));
+        }
+        let target = if metadata.file_type().is_symlink() {
+            std::fs::metadata(&real).map_err(|_| not_allowed("it is a broken link"))?
+        } else {
+            metadata
+        };
+        if !target.is_file() {
+            return Err(not_allowed("it is not a regular file"));
+        }
+        return Ok(real);
+    }
+    Err(ExecError::new(
+        ErrorType::ScriptNotFound,
+        format!(
+            "script `{script}` does not exist in skill folder `{}`{}",
+            skill_directory.display(),
+            if search_scripts && !script.contains('/') {
+                " (looked at its root and in scripts/)"
+            } else {
+                ""
+            }
+        ),
+    ))
+}
+
+/// What a handler run produced, as the model should see it.
+fn tool_value(
+    completed: &Completed,
+    timeout: Duration,
+    tool: &str,
+    bootstrapped: bool,
+) -> (Value, Option<ErrorType>) {
+    if let Some(setup) = &completed.setup_error {
+        return (
+            json!({ "error": format!("the sandbox could not run tool `{tool}`: {setup}") }),
+            Some(ErrorType::SandboxUnavailable),
+        );
+    }
+    if completed.timed_out {
+        return (
+            json!({ "error": format!("tool `{tool}` ran longer than {} ms and was stopped", timeout.as_millis()) }),
+            Some(ErrorType::ExecutionTimeout),
+        );
+    }
+    let stdout = String::from_utf8_lossy(&completed.stdout.bytes);
+    let stderr_tail = tail(&completed.stderr.text(), 2_000);
+    if bootstrapped {
+        let answer = stdout
+            .lines()
+            .rev()
+            .find_map(|line| serde_json::from_str::<Value>(line).ok());
+        return match answer {
+            Some(Value::Object(mut answer)) => {
+                match (answer.remove("ok"), answer.remove("error")) {
+                    (_, Some(error)) => {
+                        (json!({ "error": error }), Some(ErrorType::ExecutionFailed))
+                    }
+                    (Some(value), None) => (value, None),
+                    (None, None) => (Value::Null, None),
+                }
+            }
+            _ => (
+                json!({ "error": format!("tool `{tool}` ended without an answer (exit status {:?}): {stderr_tail}", completed.exit_code) }),
+                Some(ErrorType::ExecutionFailed),
+            ),
+        };
+    }
+    if completed.exit_code != Some(0) {
+        let message = if stderr_tail.trim().is_empty() {
+            format!("tool `{tool}` exited with status {:?}", completed.exit_code)
+        } else {
+            stderr_tail.trim().to_owned()
+        };
+        return (
+            json!({ "error": message }),
+            Some(ErrorType::ExecutionFailed),
+        );
+    }
+    let text = stdout.trim();
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => (value, None),
+        Err(_) => (Value::String(text.to_owned()), None),
+    }
+}
+
+fn tail(text: &str, max_chars: usize) -> String {
+    let count = text.chars().count();
+    if count <= max_chars {
+        return text.to_owned();
+    }
+    text.chars().skip(count - max_chars).collect()
+}
+
+/// A schema violation in words that name the parameter.
+fn describe_schema_error(error: &jsonschema::ValidationError<'_>) -> String {
+    let path = error.instance_path().to_string();
+    let parameter = path.trim_start_matches('/').replace('/', ".");
+    if parameter.is_empty() {
+        error.to_string()
+    } else {
+        format!("parameter `{parameter}`: {error}")
+    }
+}
+
+fn create_private_root(root: &Path) -> std::io::Result<()> {
+    fs_err::create_dir_all(root)?;
+    // Others may pass through (sandboxed runs own their subfolders) but not list it.
+    fs_err::set_permissions(root, std::fs::Permissions::from_mode(0o711))
+}
+
+/// Write the handler bootstraps where the sandbox user can read them; returns their folder.
+fn write_bootstraps(root: &Path) -> std::io::Result<PathBuf> {
+    let directory = root.join(format!("bootstrap-{}", env!("CARGO_PKG_VERSION")));
+    fs_err::create_dir_all(&directory)?;
+    for (name, text) in [
+        (
+            "node_handler.mjs",
+            include_str!("bootstrap/node_handler.mjs"),
+        ),
+        (
+            "python_handler.py",
+            include_str!("bootstrap/python_handler.py"),
+        ),
+    ] {
+        let path = directory.join(name);
+        if fs_err::read_to_string(&path).ok().as_deref() != Some(text) {
+            let staging = directory.join(format!(".{name}.{}", uuid::Uuid::new_v4()));
+            fs_err::write(&staging, text)?;
+            fs_err::set_permissions(&staging, std::fs::Permissions::from_mode(0o644))?;
+            fs_err::rename(&staging, &path)?;
+        }
+    }
+    fs_err::set_permissions(&directory, std::fs::Permissions::from_mode(0o755))?;
+    Ok(directory)
+}
+
+fn make_read_only_tree(directory: &Path) -> std::io::Result<()> {
+    for entry in fs_err::read_dir(directory)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            make_read_only_tree(&entry.path())?;
+        }
+    }
+    fs_err::set_permissions(directory, std::fs::Permissions::from_mode(0o555))
+}

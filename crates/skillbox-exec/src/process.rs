@@ -1,0 +1,229 @@
+//! Starting one process through the sandbox helper, feeding it, capturing capped output,
+//! enforcing the timeout and killing everything it started.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use tokio::io::AsyncWriteExt;
+
+use crate::output::{CapturedOutput, capture};
+use crate::sandbox::{
+    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HelperCommand, HostSupport, SANDBOX_GID, SANDBOX_UID,
+    SandboxLayers, SandboxPlan, SandboxPolicy,
+};
+
+/// How long output readers may go on after the process ended before they are abandoned.
+const OUTPUT_DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// The sandbox as configured for one executor: helper, host support, layers in force.
+#[derive(Debug, Clone)]
+pub struct SandboxRuntime {
+    /// The helper program, when there is one.
+    pub helper: Option<HelperCommand>,
+    /// What the host supports.
+    pub support: HostSupport,
+    /// The operator's policy.
+    pub policy: SandboxPolicy,
+    /// The layers every execution gets.
+    pub layers: SandboxLayers,
+}
+
+/// One process to run.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// Program (interpreter or executable script).
+    pub program: PathBuf,
+    /// Arguments after the program.
+    pub args: Vec<OsString>,
+    /// The complete environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory (writable).
+    pub workspace: PathBuf,
+    /// Extra read-only paths.
+    pub readable: Vec<PathBuf>,
+    /// Whether the network stays reachable.
+    pub network: bool,
+    /// Bytes written to stdin, then closed; `None` for an empty stdin.
+    pub stdin: Option<Vec<u8>>,
+    /// Wall-clock limit.
+    pub timeout: Duration,
+    /// Bytes kept per output stream.
+    pub max_output_bytes: usize,
+}
+
+/// What happened.
+#[derive(Debug, Clone)]
+pub struct Completed {
+    /// Exit code (128 + signal number when killed by a signal).
+    pub exit_code: Option<i32>,
+    /// Killed at the timeout.
+    pub timed_out: bool,
+    /// Captured stdout.
+    pub stdout: CapturedOutput,
+    /// Captured stderr.
+    pub stderr: CapturedOutput,
+    /// Wall time.
+    pub duration: Duration,
+    /// The helper could not set the sandbox up (nothing ran), with its message.
+    pub setup_error: Option<String>,
+}
+
+impl SandboxRuntime {
+    /// The plan for one invocation.
+    fn plan(&self, invocation: &Invocation) -> SandboxPlan {
+        SandboxPlan {
+            layers: self.layers,
+            network: invocation.network,
+            workspace: invocation.workspace.clone(),
+            readable: invocation.readable.clone(),
+            writable: Vec::new(),
+            limits: self.policy.limits,
+            uid: SANDBOX_UID,
+            gid: SANDBOX_GID,
+        }
+    }
+
+    /// The command that starts an invocation through the helper (or directly without one).
+    pub fn command(&self, invocation: &Invocation) -> tokio::process::Command {
+        let mut command = match &self.helper {
+            Some(helper) => {
+                let plan = serde_json::to_string(&self.plan(invocation)).unwrap_or_default();
+                let mut command = tokio::process::Command::new(&helper.program);
+                command
+                    .args(&helper.leading_args)
+                    .arg("exec")
+                    .arg("--plan")
+                    .arg(plan)
+                    .arg("--")
+                    .arg(&invocation.program)
+                    .args(&invocation.args);
+                command
+            }
+            None => {
+                let mut command = tokio::process::Command::new(&invocation.program);
+                command
+                    .args(&invocation.args)
+                    .current_dir(&invocation.workspace)
+                    .process_group(0);
+                command
+            }
+        };
+        command
+            .env_clear()
+            .envs(invocation.env.iter().map(|(key, value)| (key, value)))
+            .stdin(if invocation.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Run one invocation to completion.
+    pub async fn execute(&self, invocation: Invocation) -> Completed {
+        let started = Instant::now();
+        let mut command = self.command(&invocation);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(error) => {
+                return Completed {
+                    exit_code: None,
+                    timed_out: false,
+                    stdout: CapturedOutput::default(),
+                    stderr: CapturedOutput::default(),
+                    duration: started.elapsed(),
+                    setup_error: Some(format!(
+                        "cannot start `{}`: {error}",
+                        self.helper
+                            .as_ref()
+                            .map_or(&invocation.program, |helper| &helper.program)
+                            .display()
+                    )),
+                };
+            }
+        };
+        let process_id = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        if let (Some(data), Some(mut stdin)) = (invocation.stdin, child.stdin.take()) {
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&data).await;
+                let _ = stdin.shutdown().await;
+            });
+        }
+        let cap = invocation.max_output_bytes;
+        let stdout_task = child
+            .stdout
+            .take()
+            .map(|stream| tokio::spawn(capture(stream, cap)));
+        let stderr_task = child
+            .stderr
+            .take()
+            .map(|stream| tokio::spawn(capture(stream, cap)));
+        let (status, timed_out) = match tokio::time::timeout(invocation.timeout, child.wait()).await
+        {
+            Ok(status) => (status.ok(), false),
+            Err(_) => {
+                kill_tree(process_id);
+                (child.wait().await.ok(), true)
+            }
+        };
+        // Whatever the script left behind in its process group goes too.
+        kill_tree(process_id);
+        let stdout = finish(stdout_task).await;
+        let stderr = finish(stderr_task).await;
+        let exit_code = status.and_then(|status| {
+            use std::os::unix::process::ExitStatusExt;
+            status
+                .code()
+                .or_else(|| status.signal().map(|signal| 128 + signal))
+        });
+        let setup_error = match exit_code {
+            Some(HELPER_SETUP_FAILED | HELPER_EXEC_FAILED) if self.helper.is_some() => {
+                let text = String::from_utf8_lossy(&stderr.bytes);
+                text.lines()
+                    .find_map(|line| line.strip_prefix("skillbox-sandbox: "))
+                    .map(str::to_owned)
+            }
+            _ => None,
+        };
+        Completed {
+            exit_code,
+            timed_out,
+            stdout,
+            stderr,
+            duration: started.elapsed(),
+            setup_error,
+        }
+    }
+}
+
+/// SIGKILL the process group led by `process_id` (the helper made it a session leader), and the
+/// process itself in case it had not got that far.
+pub fn kill_tree(process_id: Option<Pid>) {
+    if let Some(pid) = process_id {
+        let _ = killpg(pid, Signal::SIGKILL);
+        let _ = kill(pid, Signal::SIGKILL);
+    }
+}
+
+async fn finish(task: Option<tokio::task::JoinHandle<CapturedOutput>>) -> CapturedOutput {
+    let Some(mut task) = task else {
+        return CapturedOutput::default();
+    };
+    match tokio::time::timeout(OUTPUT_DRAIN_GRACE, &mut task).await {
+        Ok(Ok(captured)) => captured,
+        _ => {
+            task.abort();
+            CapturedOutput::default()
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! The sandbox helper: the program the runtime starts instead of a script. It applies a
+//! [`SandboxPlan`] to itself in a fixed order and then `execve`s the real program, so the policy
+//! never runs as code between `fork` and `exec` inside a multi-threaded runtime.
+//!
+//! `HELPER probe` prints what the host supports as JSON; `HELPER exec --plan JSON -- PROGRAM
+//! ARGS…` runs a program. Setup failures exit with [`HELPER_SETUP_FAILED`] after a line on
+//! stderr starting with `skillbox-sandbox:`; exec failures with [`HELPER_EXEC_FAILED`].
+//!
+//! This module holds the crate's only `unsafe` code: `fork`, which is sound here because the
+//! helper is single-threaded when it forks, and one `prctl` call that nix does not wrap.
+#![allow(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+};
+use nix::sched::CloneFlags;
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Gid, Uid};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use super::{HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, SYSTEM_READ_PATHS, SandboxPlan};
+
+/// Landlock ABI the helper asks for; older kernels get the best they support.
+const LANDLOCK_ABI: ABI = ABI::V6;
+
+/// Entry point: `args` are the helper's arguments after the program name (and any selector).
+/// Returns the exit code for setup errors and probes; on success it never returns (it execs).
+#[must_use]
+pub fn run(args: &[OsString]) -> i32 {
+    match args.first().and_then(|arg| arg.to_str()) {
+        Some("probe") => {
+            let support = probe();
+            match serde_json::to_string(&support) {
+                Ok(json) => {
+                    use std::io::Write;
+                    let mut stdout = std::io::stdout().lock();
+                    match writeln!(stdout, "{json}") {
+                        Ok(()) => 0,
+                        Err(error) => fail(&format!("cannot print the probe result: {error}")),
+                    }
+                }
+                Err(error) => fail(&format!("cannot print the probe result: {error}")),
+            }
+        }
+        Some("exec") => exec(&args[1..]),
+        _ => fail("usage: skillbox-sandbox probe | exec --plan JSON -- PROGRAM [ARG]..."),
+    }
+}
+
+fn fail(message: &str) -> i32 {
+    eprintln!("skillbox-sandbox: {message}");
+    HELPER_SETUP_FAILED
+}
+
+fn exec(args: &[OsString]) -> i32 {
+    let (plan, command) = match parse_exec_args(args) {
+        Ok(parsed) => parsed,
+        Err(message) => return fail(&message),
+    };
+    // Own session and process group, so the runtime can kill the whole tree.
+    let _ = nix::unistd::setsid();
+    if plan.layers.namespaces {
+        let mut flags = CloneFlags::CLONE_NEWPID
+            | CloneFlags::CLONE_NEWNS
+            | CloneFlags::CLONE_NEWIPC
+            | CloneFlags::CLONE_NEWUTS;
+        if !plan.network {
+            flags |= CloneFlags::CLONE_NEWNET;
+        }
+        if let Err(error) = nix::sched::unshare(flags) {
+            return fail(&format!("cannot create namespaces: {error}"));
+        }
+        // SAFETY: the helper is single-threaded (it has started no threads), so the child may
+        // run arbitrary code after `fork`.
+        match unsafe { nix::unistd::fork() } {
+            Ok(ForkResult::Parent { child }) => return relay_exit(child),
+            Ok(ForkResult::Child) => {
+                // Die with the helper, and see only this namespace's processes in /proc.
+                let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+                if let Err(message) = mount_private_proc() {
+                    return fail(&message);
+                }
+            }
+            Err(error) => return fail(&format!("cannot fork into the new namespaces: {error}")),
+        }
+    }
+    if let Err(message) = confine(&plan) {
+        return fail(&message);
+    }
+    if let Err(error) = nix::unistd::chdir(&plan.workspace) {
+        return fail(&format!(
+            "cannot enter the workspace `{}`: {error}",
+            plan.workspace.display()
+        ));
+    }
+    let program = command[0].clone();
+    let argv = command;
+    let error = match nix::unistd::execvp(&program, &argv) {
+        Err(error) => error,
+        Ok(infallible) => match infallible {},
+    };
+    eprintln!(
+        "skillbox-sandbox: cannot execute `{}`: {error}",
+        program.to_string_lossy()
+    );
+    HELPER_EXEC_FAILED
+}
+
+fn parse_exec_args(args: &[OsString]) -> Result<(SandboxPlan, Vec<CString>), String> {
+    let mut plan = None;
+    let mut index = 0;
+    while index < args.len() {
+        match args[index].to_str() {
+            Some("--plan") => {
+                let json = args.get(index + 1).ok_or("`--plan` needs a JSON value")?;
+                plan = Some(
+                    serde_json::from_slice::<SandboxPlan>(json.as_bytes())
+                        .map_err(|error| format!("invalid `--plan`: {error}"))?,
+                );
+                index += 2;
+            }
+            Some("--") => {
+                index += 1;
+                break;
+            }
+            _ => {
+                return Err(format!(
+                    "unexpected argument `{}`",
+                    args[index].to_string_lossy()
+                ));
+            }
+        }
+    }
+    let plan = plan.ok_or("missing `--plan`")?;
+    let command: Vec<CString> = args[index..]
+        .iter()
+        .map(|arg| {
+            CString::new(arg.as_bytes()).map_err(|_| "an argument contains a NUL byte".to_owned())
+        })
+        .collect::<Result<_, _>>()?;
+    if command.is_empty() {
+        return Err("no program to run after `--`".to_owned());
+    }
+    Ok((plan, command))
+}
+
+/// Wait for the namespace's first process and exit as it did.
+fn relay_exit(child: nix::unistd::Pid) -> i32 {
+    loop {
+        match waitpid(child, None) {
+            Ok(WaitStatus::Exited(_, code)) => return code,
+            Ok(WaitStatus::Signaled(_, signal, _)) => return 128 + signal as i32,
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(error) => return fail(&format!("lost the sandboxed process: {error}")),
+        }
+    }
+}
+
+fn mount_private_proc() -> Result<(), String> {
+    use nix::mount::{MsFlags, mount};
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|error| format!("cannot make mounts private: {error}"))?;
+    mount(
+        Some("proc"),
+        "/proc",
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(|error| format!("cannot mount a private /proc: {error}"))
+}
+
+/// Limits, privilege drop, `no_new_privs`, Landlock, seccomp: in that order.
+fn confine(plan: &SandboxPlan) -> Result<(), String> {
+    apply_limits(plan)?;
+    if plan.layers.uid_drop {
+        drop_privileges(plan.uid, plan.gid)?;
+    }
+    nix::sys::prctl::set_no_new_privs()
+        .map_err(|error| format!("cannot set no_new_privs: {error}"))?;
+    if plan.layers.landlock {
+        apply_landlock(plan)?;
+    }
+    if plan.layers.seccomp {
+        apply_seccomp(plan.network)?;
+    }
+    Ok(())
+}
+
+fn apply_limits(plan: &SandboxPlan) -> Result<(), String> {
+    use rlimit::Resource;
+    let limits = plan.limits;
+    for (resource, value, name) in [
+        (Resource::CPU, limits.cpu_seconds, "CPU time"),
+        (Resource::AS, limits.memory_bytes, "address space"),
+        (Resource::FSIZE, limits.file_size_bytes, "file size"),
+        (Resource::NOFILE, limits.open_files, "open files"),
+        (Resource::NPROC, limits.processes, "processes"),
+        (Resource::CORE, 0, "core dumps"),
+    ] {
+        resource
+            .set(value, value)
+            .map_err(|error| format!("cannot limit {name} to {value}: {error}"))?;
+    }
+    Ok(())
+}
+
+fn drop_privileges(uid: u32, gid: u32) -> Result<(), String> {
+    // Empty the capability bounding set while still privileged, so nothing can regain them.
+    for capability in 0..=63 {
+        // SAFETY: PR_CAPBSET_DROP takes one integer argument and touches no memory; an unknown
+        // capability number just returns EINVAL, which is ignored.
+        let _ = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, capability, 0, 0, 0) };
+    }
+    nix::unistd::setgroups(&[])
+        .map_err(|error| format!("cannot drop supplementary groups: {error}"))?;
+    let gid = Gid::from_raw(gid);
+    nix::unistd::setresgid(gid, gid, gid)
+        .map_err(|error| format!("cannot switch to gid {gid}: {error}"))?;
+    let uid = Uid::from_raw(uid);
+    nix::unistd::setresuid(uid, uid, uid)
+        .map_err(|error| format!("cannot switch to uid {uid}: {error}"))?;
+    if nix::unistd::setuid(Uid::from_raw(0)).is_ok() {
+        return Err("dropping root did not stick".to_owned());
+    }
+    Ok(())
+}
+
+fn apply_landlock(plan: &SandboxPlan) -> Result<(), String> {
+    let abi = LANDLOCK_ABI;
+    let read = AccessFs::from_read(abi);
+    let all = AccessFs::from_all(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(all)
+        .map_err(|error| format!("landlock: {error}"))?;
+    if !plan.network {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(|error| format!("landlock: {error}"))?;
+    }
+    let ruleset = ruleset
+        .scope(Scope::from_all(abi))
+        .map_err(|error| format!("landlock: {error}"))?;
+    let mut created = ruleset
+        .create()
+        .map_err(|error| format!("landlock: {error}"))?;
+    let readable = SYSTEM_READ_PATHS
+        .iter()
+        .map(Path::new)
+        .chain(plan.readable.iter().map(|path| path.as_path()));
+    for path in readable {
+        created = add_path_rule(created, path, read, abi)?;
+    }
+    for device in [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/urandom",
+        "/dev/random",
+        "/dev/full",
+    ] {
+        created = add_path_rule(created, Path::new(device), read | AccessFs::WriteFile, abi)?;
+    }
+    for path in std::iter::once(&plan.workspace).chain(&plan.writable) {
+        created = add_path_rule(created, path, all, abi)?;
+    }
+    let status = created
+        .restrict_self()
+        .map_err(|error| format!("landlock: {error}"))?;
+    match status.ruleset {
+        landlock::RulesetStatus::NotEnforced => {
+            Err("landlock is not enforced on this kernel".to_owned())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn add_path_rule(
+    created: landlock::RulesetCreated,
+    path: &Path,
+    access: landlock::BitFlags<AccessFs>,
+    abi: ABI,
+) -> Result<landlock::RulesetCreated, String> {
+    // Paths that do not exist on this host are simply not granted.
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return Ok(created);
+    };
+    let Ok(fd) = PathFd::new(path) else {
+        return Ok(created);
+    };
+    let access = if metadata.is_dir() {
+        access
+    } else {
+        access & AccessFs::from_file(abi)
+    };
+    created
+        .add_rule(PathBeneath::new(fd, access))
+        .map_err(|error| format!("landlock rule for `{}`: {error}", path.display()))
+}
+
+/// Syscalls no skill needs and a sandbox escape might.
+const DENIED_SYSCALLS: &[i64] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+];
+
+fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED_SYSCALLS
+        .iter()
+        .map(|syscall| (*syscall, Vec::new()))
+        .collect();
+    if !network {
+        let not_unix = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+        .map_err(|error| format!("seccomp: {error}"))?;
+        let rule = SeccompRule::new(vec![not_unix]).map_err(|error| format!("seccomp: {error}"))?;
+        rules.insert(libc::SYS_socket, vec![rule]);
+    }
+    let arch = if cfg!(target_arch = "aarch64") {
+        TargetArch::aarch64
+    } else {
+        TargetArch::x86_64
+    };
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|error| format!("seccomp: {error}"))?;
+    BpfProgram::try_from(filter).map_err(|error| format!("seccomp: {error}"))
+}
+
+fn apply_seccomp(network: bool) -> Result<(), String> {
+    let program = seccomp_program(network)?;
+    seccompiler::apply_filter(&program).map_err(|error| format!("seccomp: {error}"))
+}
+
+/// Find what the host supports by trying each layer in a throw-away child process.
+fn probe() -> HostSupport {
+    let running_as_root = nix::unistd::geteuid().is_root();
+    let mut notes = Vec::new();
+    let mut check = |name: &str, test: fn() -> i32| -> Option<i32> {
+        let outcome = in_child(test);
+        if outcome.is_none() {
+            notes.push(format!("{name}: not available on this host"));
+        }
+        outcome
+    };
+    let namespaces = check("namespaces", || {
+        let flags = CloneFlags::CLONE_NEWPID
+            | CloneFlags::CLONE_NEWNS
+            | CloneFlags::CLONE_NEWIPC
+            | CloneFlags::CLONE_NEWUTS
+            | CloneFlags::CLONE_NEWNET;
+        i32::from(nix::sched::unshare(flags).is_err())
+    })
+    .is_some();
+    let uid_drop = running_as_root
+        && check("uid drop", || {
+            i32::from(drop_privileges(super::SANDBOX_UID, super::SANDBOX_GID).is_err())
+        })
+        .is_some();
+    let landlock_abi = check("landlock", || {
+        let Ok(ruleset) = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_all(LANDLOCK_ABI))
+            .and_then(|ruleset| ruleset.create())
+        else {
+            return 1;
+        };
+        match ruleset.restrict_self() {
+            Ok(status) => match status.landlock {
+                LandlockStatus::Available {
+                    effective_abi,
+                    kernel_abi,
+                } => {
+                    // Exit codes carry the ABI version (offset to keep 0 and 1 for errors).
+                    10 + kernel_abi.unwrap_or(effective_abi as i32)
+                }
+                _ => 1,
+            },
+            Err(_) => 1,
+        }
+    })
+    .map(|code| code - 10);
+    let seccomp = check("seccomp", || {
+        if nix::sys::prctl::set_no_new_privs().is_err() {
+            return 1;
+        }
+        i32::from(apply_seccomp(false).is_err())
+    })
+    .is_some();
+    HostSupport {
+        running_as_root,
+        uid_drop,
+        namespaces,
+        landlock_abi,
+        seccomp,
+        notes,
+    }
+}
+
+/// Run `test` in a forked child; `Some(code)` when it exited with 0 or a code of 10 or more.
+fn in_child(test: fn() -> i32) -> Option<i32> {
+    // SAFETY: the helper is single-threaded when probing, so the child may run arbitrary code.
+    match unsafe { nix::unistd::fork() } {
+        Ok(ForkResult::Child) => std::process::exit(test()),
+        Ok(ForkResult::Parent { child }) => match waitpid(child, None) {
+            Ok(WaitStatus::Exited(_, code)) if code == 0 || code >= 10 => Some(code),
+            _ => None,
+        },
+        Err(_) => None,
+    }
+}

@@ -1,0 +1,387 @@
+//! Warm workers: long-lived, sandboxed node and python processes that keep handler modules
+//! loaded, so a tool call costs a round trip over a pipe instead of an interpreter start.
+//!
+//! One worker serves one skill in one language, one call at a time. Each call gets its own
+//! `__workDir` inside the worker's workspace. A call past its timeout kills the worker (it is
+//! replaced on the next call); a crashed worker is replaced likewise; a worker is retired after
+//! `max_calls_per_worker` calls; at most `max_workers` live at once (idle ones are evicted,
+//! oldest first).
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::{Mutex, Semaphore};
+
+use crate::error::ErrorType;
+use crate::interpreter::Language;
+use crate::process::{Invocation, SandboxRuntime, kill_tree};
+
+/// Default most workers alive at once.
+pub const DEFAULT_MAX_WORKERS: usize = 4;
+/// Default calls a worker serves before it is replaced.
+pub const DEFAULT_MAX_CALLS_PER_WORKER: u64 = 1_000;
+/// Bytes of a worker's stderr kept for error messages.
+const STDERR_TAIL_BYTES: usize = 4 * 1024;
+
+/// Warm worker settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerPoolConfig {
+    /// Use warm workers for JavaScript and Python handlers (otherwise spawn per call).
+    pub enabled: bool,
+    /// Most workers alive at once.
+    pub max_workers: usize,
+    /// Calls a worker serves before it is replaced.
+    pub max_calls_per_worker: u64,
+}
+
+impl Default for WorkerPoolConfig {
+    fn default() -> Self {
+        WorkerPoolConfig {
+            enabled: true,
+            max_workers: DEFAULT_MAX_WORKERS,
+            max_calls_per_worker: DEFAULT_MAX_CALLS_PER_WORKER,
+        }
+    }
+}
+
+/// Which worker serves a call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WorkerKey {
+    /// Handler language.
+    pub language: Language,
+    /// The skill folder (handlers of one skill share a worker).
+    pub skill_directory: PathBuf,
+}
+
+/// How to start a worker for a key.
+pub struct WorkerSpawn<'a> {
+    /// The sandbox to start it in.
+    pub sandbox: &'a SandboxRuntime,
+    /// Interpreter.
+    pub program: PathBuf,
+    /// Bootstrap script and its `serve` argument.
+    pub args: Vec<OsString>,
+    /// The environment for a worker whose workspace is the given folder.
+    pub env_for: &'a dyn Fn(&Path) -> Vec<(String, String)>,
+    /// Read-only paths (skill folder, bootstrap folder).
+    pub readable: Vec<PathBuf>,
+    /// Network allowed.
+    pub network: bool,
+    /// Where the worker's workspace goes.
+    pub workspace_root: &'a Path,
+}
+
+struct Worker {
+    _child: tokio::process::Child,
+    process_id: Option<Pid>,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+    stderr_tail: Arc<std::sync::Mutex<Vec<u8>>>,
+    workspace: PathBuf,
+    calls: u64,
+    last_used: Instant,
+    sandbox_uid_drop: bool,
+}
+
+impl Worker {
+    fn stderr_tail(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .map(|tail| String::from_utf8_lossy(&tail).trim().to_owned())
+            .unwrap_or_default()
+    }
+
+    fn retire(self) {
+        kill_tree(self.process_id);
+        let _ = std::fs::remove_dir_all(&self.workspace);
+    }
+}
+
+/// The pool.
+pub struct WorkerPool {
+    config: WorkerPoolConfig,
+    idle: Mutex<HashMap<WorkerKey, Vec<Worker>>>,
+    live: std::sync::atomic::AtomicUsize,
+    permits: Semaphore,
+}
+
+impl std::fmt::Debug for WorkerPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerPool")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WorkerPool {
+    /// An empty pool.
+    #[must_use]
+    pub fn new(config: WorkerPoolConfig) -> Self {
+        let permits = Semaphore::new(config.max_workers.max(1));
+        WorkerPool {
+            config,
+            idle: Mutex::new(HashMap::new()),
+            live: std::sync::atomic::AtomicUsize::new(0),
+            permits,
+        }
+    }
+
+    /// Workers currently alive.
+    #[must_use]
+    pub fn live_workers(&self) -> usize {
+        self.live.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Call a handler on a warm worker, starting one if needed.
+    pub async fn call(
+        &self,
+        key: &WorkerKey,
+        spawn: &WorkerSpawn<'_>,
+        handler: &Path,
+        arguments: Value,
+        timeout: Duration,
+    ) -> (Value, Option<ErrorType>) {
+        let Ok(_permit) = self.permits.acquire().await else {
+            return (
+                json!({ "error": "the worker pool is shut down" }),
+                Some(ErrorType::ExecutionFailed),
+            );
+        };
+        let worker = match self.checkout(key, spawn).await {
+            Ok(worker) => worker,
+            Err(message) => {
+                return (
+                    json!({ "error": message }),
+                    Some(ErrorType::SandboxUnavailable),
+                );
+            }
+        };
+        let (outcome, worker) = self.round_trip(worker, handler, arguments, timeout).await;
+        if let Some(mut worker) = worker {
+            worker.calls += 1;
+            worker.last_used = Instant::now();
+            if worker.calls >= self.config.max_calls_per_worker {
+                self.forget(worker);
+            } else {
+                self.idle
+                    .lock()
+                    .await
+                    .entry(key.clone())
+                    .or_default()
+                    .push(worker);
+            }
+        }
+        outcome
+    }
+
+    fn forget(&self, worker: Worker) {
+        worker.retire();
+        self.live.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    async fn checkout(&self, key: &WorkerKey, spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
+        {
+            let mut idle = self.idle.lock().await;
+            if let Some(worker) = idle.get_mut(key).and_then(Vec::pop) {
+                return Ok(worker);
+            }
+            if self.live_workers() >= self.config.max_workers {
+                // Evict the idle worker used longest ago (there is one: we hold a permit).
+                let oldest = idle
+                    .iter()
+                    .flat_map(|(key, workers)| {
+                        workers
+                            .iter()
+                            .enumerate()
+                            .map(move |(index, worker)| (worker.last_used, key.clone(), index))
+                    })
+                    .min_by_key(|(last_used, _, _)| *last_used);
+                if let Some((_, oldest_key, index)) = oldest
+                    && let Some(workers) = idle.get_mut(&oldest_key)
+                {
+                    let worker = workers.swap_remove(index);
+                    self.forget(worker);
+                }
+            }
+        }
+        let worker = start_worker(spawn).await?;
+        self.live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(worker)
+    }
+
+    async fn round_trip(
+        &self,
+        mut worker: Worker,
+        handler: &Path,
+        mut arguments: Value,
+        timeout: Duration,
+    ) -> ((Value, Option<ErrorType>), Option<Worker>) {
+        let call_id = worker.calls;
+        let work_directory = worker.workspace.join(format!("call-{call_id}"));
+        if let Err(error) = prepare_directory(&work_directory, worker.sandbox_uid_drop) {
+            return (
+                (
+                    json!({ "error": format!("cannot create the call's work folder: {error}") }),
+                    Some(ErrorType::ExecutionFailed),
+                ),
+                Some(worker),
+            );
+        }
+        if let Value::Object(map) = &mut arguments {
+            map.insert(
+                "__workDir".to_owned(),
+                Value::String(work_directory.display().to_string()),
+            );
+        }
+        let request = json!({ "id": call_id, "handler": handler, "args": arguments });
+        let mut line = serde_json::to_vec(&request).unwrap_or_default();
+        line.push(b'\n');
+        let exchange = async {
+            worker.stdin.write_all(&line).await?;
+            worker.stdin.flush().await?;
+            worker.stdout.next_line().await
+        };
+        let answer = tokio::time::timeout(timeout, exchange).await;
+        let _ = std::fs::remove_dir_all(&work_directory);
+        match answer {
+            Err(_) => {
+                self.forget(worker);
+                (
+                    (
+                        json!({ "error": format!("the handler ran longer than {} ms and was stopped", timeout.as_millis()) }),
+                        Some(ErrorType::ExecutionTimeout),
+                    ),
+                    None,
+                )
+            }
+            Ok(Ok(Some(text))) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(mut answer)) => {
+                    let outcome = match (answer.remove("ok"), answer.remove("error")) {
+                        (_, Some(error)) => {
+                            (json!({ "error": error }), Some(ErrorType::ExecutionFailed))
+                        }
+                        (Some(value), None) => (value, None),
+                        (None, None) => (Value::Null, None),
+                    };
+                    (outcome, Some(worker))
+                }
+                _ => {
+                    let message = format!(
+                        "the worker answered with something that is not JSON: {}",
+                        text.chars().take(200).collect::<String>()
+                    );
+                    self.forget(worker);
+                    (
+                        (
+                            json!({ "error": message }),
+                            Some(ErrorType::ExecutionFailed),
+                        ),
+                        None,
+                    )
+                }
+            },
+            Ok(_) => {
+                // The worker died mid-call (a crash, exit(), or a limit).
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let tail = worker.stderr_tail();
+                self.forget(worker);
+                let message = if tail.is_empty() {
+                    "the handler's worker process ended without answering".to_owned()
+                } else {
+                    format!("the handler's worker process ended without answering: {tail}")
+                };
+                (
+                    (
+                        json!({ "error": message }),
+                        Some(ErrorType::ExecutionFailed),
+                    ),
+                    None,
+                )
+            }
+        }
+    }
+}
+
+fn prepare_directory(path: &Path, chown_to_sandbox: bool) -> std::io::Result<()> {
+    fs_err::create_dir_all(path)?;
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
+    if chown_to_sandbox {
+        nix::unistd::chown(
+            path,
+            Some(nix::unistd::Uid::from_raw(crate::sandbox::SANDBOX_UID)),
+            Some(nix::unistd::Gid::from_raw(crate::sandbox::SANDBOX_GID)),
+        )
+        .map_err(std::io::Error::from)?;
+    }
+    Ok(())
+}
+
+async fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
+    let workspace = spawn
+        .workspace_root
+        .join(format!("worker-{}", uuid::Uuid::new_v4()));
+    let uid_drop = spawn.sandbox.layers.uid_drop;
+    prepare_directory(&workspace, uid_drop)
+        .map_err(|error| format!("cannot create a worker workspace: {error}"))?;
+    prepare_directory(&workspace.join("tmp"), uid_drop)
+        .map_err(|error| format!("cannot create a worker workspace: {error}"))?;
+    let invocation = Invocation {
+        program: spawn.program.clone(),
+        args: spawn.args.clone(),
+        env: (spawn.env_for)(&workspace),
+        workspace: workspace.clone(),
+        readable: spawn.readable.clone(),
+        network: spawn.network,
+        stdin: Some(Vec::new()),
+        timeout: Duration::MAX,
+        max_output_bytes: 0,
+    };
+    let mut child = spawn
+        .sandbox
+        .command(&invocation)
+        .spawn()
+        .map_err(|error| format!("cannot start a worker: {error}"))?;
+    let process_id = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(Pid::from_raw);
+    let (Some(stdin), Some(stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err("a worker started without its pipes".to_owned());
+    };
+    let stderr_tail = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tail = Arc::clone(&stderr_tail);
+    tokio::spawn(async move {
+        let mut buffer = vec![0u8; 8 * 1024];
+        while let Ok(read) = stderr.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+            if let Ok(mut tail) = tail.lock() {
+                tail.extend_from_slice(&buffer[..read]);
+                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                tail.drain(..excess);
+            }
+        }
+    });
+    Ok(Worker {
+        _child: child,
+        process_id,
+        stdin,
+        stdout: BufReader::new(stdout).lines(),
+        stderr_tail,
+        workspace,
+        calls: 0,
+        last_used: Instant::now(),
+        sandbox_uid_drop: uid_drop,
+    })
+}
