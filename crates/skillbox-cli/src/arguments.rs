@@ -26,6 +26,53 @@ pub struct GlobalOptions {
     /// More log output on stderr (-v info, -vv debug). `SKILLBOX_LOG` sets a filter directly.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// Execution options (used by commands that run code).
+    #[command(flatten)]
+    pub execution: ExecutionOptions,
+}
+
+/// How commands that run skill code run it.
+#[derive(Debug, Args)]
+pub struct ExecutionOptions {
+    /// Sandbox mode: `required` refuses to run without every layer, `best-effort` uses what
+    /// the host has (with a warning), `off` runs with the runtime's privileges.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "best-effort",
+        env = "SKILLBOX_SANDBOX",
+        global = true
+    )]
+    pub sandbox: SandboxModeArgument,
+    /// Let scripts use the network (off by default).
+    #[arg(long, global = true)]
+    pub allow_network: bool,
+    /// Append one JSON line per execution to this file.
+    #[arg(long, value_name = "FILE", env = "SKILLBOX_AUDIT_LOG", global = true)]
+    pub audit_log: Option<PathBuf>,
+    /// Pass this environment variable to skills that declare it as a secret (repeatable).
+    #[arg(long = "secret", value_name = "NAME", global = true)]
+    pub secrets: Vec<String>,
+    /// Pass this environment variable through to every script (repeatable).
+    #[arg(long = "pass-env", value_name = "NAME", global = true)]
+    pub pass_env: Vec<String>,
+    /// Run every script in this folder instead of a fresh workspace.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub workdir: Option<PathBuf>,
+    /// Spawn tool handlers per call instead of keeping warm workers.
+    #[arg(long, global = true)]
+    pub no_warm_workers: bool,
+}
+
+/// `--sandbox` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SandboxModeArgument {
+    /// Refuse to run without every layer.
+    Required,
+    /// Use what the host has.
+    BestEffort,
+    /// No sandbox.
+    Off,
 }
 
 /// The commands.
@@ -37,6 +84,51 @@ pub enum Command {
     Validate(ValidateArguments),
     /// Show one skill: metadata, tools, resources, diagnostics and body.
     Show(ShowArguments),
+    /// Run a script of a skill in the sandbox.
+    Run(RunArguments),
+    /// Call a tool and print what the model would receive.
+    Call(CallArguments),
+    /// Report what the sandbox can do on this host.
+    Doctor(DoctorArguments),
+}
+
+/// `skillbox run`.
+#[derive(Debug, Args)]
+pub struct RunArguments {
+    /// The skill.
+    pub skill: String,
+    /// The script: a path inside the skill, or a file name at its root or in `scripts/`.
+    pub script: String,
+    /// Arguments passed to the script as they are (after `--`).
+    #[arg(last = true, value_name = "ARG")]
+    pub args: Vec<String>,
+    /// Print the result object as JSON instead of streaming the output.
+    #[arg(long)]
+    pub json: bool,
+    /// Time limit in milliseconds (default 30000).
+    #[arg(long, value_name = "N")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `skillbox call`.
+#[derive(Debug, Args)]
+pub struct CallArguments {
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments as a JSON object.
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    pub args: String,
+    /// Time limit in milliseconds (default 30000).
+    #[arg(long, value_name = "N")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `skillbox doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArguments {
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `skillbox list`.

@@ -22,7 +22,15 @@ pub const EXIT_PROBLEMS: u8 = 1;
 /// Exit code for usage errors and I/O failures.
 pub const EXIT_USAGE: u8 = 2;
 
+/// The hidden first argument that makes this binary act as its own sandbox helper.
+pub const SANDBOX_HELPER_ARGUMENT: &str = "__sandbox";
+
 fn main() -> ExitCode {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if raw.get(1).is_some_and(|arg| arg == SANDBOX_HELPER_ARGUMENT) {
+        let code = skillbox_exec::sandbox::helper::run(&raw[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX));
+    }
     let arguments = match Arguments::try_parse() {
         Ok(arguments) => arguments,
         Err(error) => {
@@ -36,6 +44,9 @@ fn main() -> ExitCode {
         Command::List(list) => commands::list::run(&arguments.global, list),
         Command::Validate(validate) => commands::validate::run(&arguments.global, validate),
         Command::Show(show) => commands::show::run(&arguments.global, show),
+        Command::Run(run) => commands::execute::run(&arguments.global, run),
+        Command::Call(call) => commands::execute::call(&arguments.global, call),
+        Command::Doctor(doctor) => commands::execute::doctor(&arguments.global, doctor),
     };
     match result {
         Ok(code) => code,

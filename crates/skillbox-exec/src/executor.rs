@@ -85,10 +85,12 @@ impl Default for ExecutorConfig {
 }
 
 /// Per-call options.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// Overrides the executor's timeout.
     pub timeout: Option<Duration>,
+    /// Forward the script's output here as it arrives (the result still holds the capped copy).
+    pub live_output: Option<crate::output::OutputSender>,
 }
 
 /// The result of running a script (seed 002's `SkillExecutionResult`).
@@ -229,6 +231,7 @@ impl Executor {
             support,
             policy: config.policy.clone(),
             layers,
+            uids: crate::sandbox::UidPool::global(),
         };
         let workers = WorkerPool::new(config.workers.clone());
         Ok(Executor {
@@ -319,6 +322,8 @@ impl Executor {
             stdin: None,
             timeout,
             max_output_bytes: self.config.max_output_bytes,
+            live_output: options.live_output.clone(),
+            uid: workspace.uid(),
         };
         let completed = self.sandbox.execute(invocation).await;
         let result = self.script_result(&completed, timeout, script);
@@ -529,6 +534,8 @@ impl Executor {
             stdin: Some(stdin),
             timeout,
             max_output_bytes: self.config.max_output_bytes.max(1024 * 1024),
+            live_output: None,
+            uid: workspace.uid(),
         };
         let completed = self.sandbox.execute(invocation).await;
         let (value, error_type) = tool_value(&completed, timeout, &tool.name, bootstrap.is_some());
@@ -739,12 +746,24 @@ impl Executor {
         Ok(directory)
     }
 
-    /// A fresh workspace (or the configured working directory).
+    /// A fresh workspace (or the configured working directory), with the uid the execution
+    /// runs as leased for as long as the workspace lives.
     fn workspace(&self) -> Result<Workspace, ExecError> {
+        let lease = if self.sandbox.layers.uid_drop {
+            Some(
+                self.sandbox
+                    .uids
+                    .lease()
+                    .map_err(|message| ExecError::new(ErrorType::SandboxUnavailable, message))?,
+            )
+        } else {
+            None
+        };
         if let Some(directory) = &self.config.working_directory {
             return Ok(Workspace {
                 path: directory.clone(),
                 remove: false,
+                lease,
             });
         }
         let path = self
@@ -757,21 +776,14 @@ impl Executor {
                 format!("cannot create a workspace: {error}"),
             )
         };
-        fs_err::create_dir(&path).map_err(io)?;
-        fs_err::create_dir(path.join("tmp")).map_err(io)?;
-        for directory in [path.join("tmp"), path.clone()] {
-            fs_err::set_permissions(&directory, std::fs::Permissions::from_mode(0o700))
-                .map_err(io)?;
-            if self.sandbox.layers.uid_drop {
-                nix::unistd::chown(
-                    &directory,
-                    Some(nix::unistd::Uid::from_raw(crate::sandbox::SANDBOX_UID)),
-                    Some(nix::unistd::Gid::from_raw(crate::sandbox::SANDBOX_GID)),
-                )
-                .map_err(|error| io(std::io::Error::from(error)))?;
-            }
-        }
-        Ok(Workspace { path, remove: true })
+        let owner = lease.as_ref().map(|lease| lease.uid);
+        crate::workers::prepare_directory(&path, owner).map_err(io)?;
+        crate::workers::prepare_directory(&path.join("tmp"), owner).map_err(io)?;
+        Ok(Workspace {
+            path,
+            remove: true,
+            lease,
+        })
     }
 
     /// The environment of one execution: a minimal base, the allowlist, declared secrets.
@@ -853,11 +865,18 @@ struct PreparedScript {
 struct Workspace {
     path: PathBuf,
     remove: bool,
+    lease: Option<crate::sandbox::UidLease>,
 }
 
 impl Workspace {
     fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn uid(&self) -> u32 {
+        self.lease
+            .as_ref()
+            .map_or(crate::sandbox::SANDBOX_UID, |lease| lease.uid)
     }
 }
 

@@ -36,8 +36,24 @@ impl CapturedOutput {
     }
 }
 
-/// Read a stream to its end, keeping at most `cap` bytes.
-pub async fn capture<R: AsyncRead + Unpin>(mut reader: R, cap: usize) -> CapturedOutput {
+/// Which output stream a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// Where live output chunks go (for a person watching), besides the capped capture.
+pub type OutputSender = tokio::sync::mpsc::UnboundedSender<(StreamKind, Vec<u8>)>;
+
+/// Read a stream to its end, keeping at most `cap` bytes and forwarding every chunk to `live`.
+pub async fn capture<R: AsyncRead + Unpin>(
+    mut reader: R,
+    cap: usize,
+    live: Option<(StreamKind, OutputSender)>,
+) -> CapturedOutput {
     let mut captured = CapturedOutput {
         bytes: Vec::with_capacity(cap.min(64 * 1024)),
         total_bytes: 0,
@@ -47,6 +63,9 @@ pub async fn capture<R: AsyncRead + Unpin>(mut reader: R, cap: usize) -> Capture
         match reader.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(read) => {
+                if let Some((kind, sender)) = &live {
+                    let _ = sender.send((*kind, buffer[..read].to_vec()));
+                }
                 captured.total_bytes += read as u64;
                 let room = cap.saturating_sub(captured.bytes.len());
                 captured.bytes.extend_from_slice(&buffer[..read.min(room)]);
@@ -63,7 +82,7 @@ mod tests {
     #[tokio::test]
     async fn keeps_the_head_and_counts_the_rest() {
         let data = vec![b'x'; 100_000];
-        let captured = capture(&data[..], 1000).await;
+        let captured = capture(&data[..], 1000, None).await;
         assert_eq!(captured.bytes.len(), 1000);
         assert_eq!(captured.total_bytes, 100_000);
         assert!(captured.text().ends_with("\n[output truncated]"));
@@ -71,7 +90,7 @@ mod tests {
 
     #[tokio::test]
     async fn replaces_invalid_utf8() {
-        let captured = capture(&b"ok \xff\xfe end"[..], 1000).await;
+        let captured = capture(&b"ok \xff\xfe end"[..], 1000, None).await;
         assert_eq!(captured.text(), "ok \u{fffd}\u{fffd} end");
     }
 }

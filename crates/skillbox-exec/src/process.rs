@@ -10,10 +10,10 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncWriteExt;
 
-use crate::output::{CapturedOutput, capture};
+use crate::output::{CapturedOutput, OutputSender, StreamKind, capture};
 use crate::sandbox::{
-    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HelperCommand, HostSupport, SANDBOX_GID, SANDBOX_UID,
-    SandboxLayers, SandboxPlan, SandboxPolicy,
+    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HelperCommand, HostSupport, SandboxLayers,
+    SandboxPlan, SandboxPolicy, UidPool,
 };
 
 /// How long output readers may go on after the process ended before they are abandoned.
@@ -30,6 +30,8 @@ pub struct SandboxRuntime {
     pub policy: SandboxPolicy,
     /// The layers every execution gets.
     pub layers: SandboxLayers,
+    /// Per-execution uids (used when the uid drop is on).
+    pub uids: std::sync::Arc<UidPool>,
 }
 
 /// One process to run.
@@ -53,6 +55,10 @@ pub struct Invocation {
     pub timeout: Duration,
     /// Bytes kept per output stream.
     pub max_output_bytes: usize,
+    /// Forward output chunks here as they arrive.
+    pub live_output: Option<OutputSender>,
+    /// The uid (and gid) the execution runs as when the uid drop is on.
+    pub uid: u32,
 }
 
 /// What happened.
@@ -82,8 +88,8 @@ impl SandboxRuntime {
             readable: invocation.readable.clone(),
             writable: Vec::new(),
             limits: self.policy.limits,
-            uid: SANDBOX_UID,
-            gid: SANDBOX_GID,
+            uid: invocation.uid,
+            gid: invocation.uid,
         }
     }
 
@@ -160,14 +166,17 @@ impl SandboxRuntime {
             });
         }
         let cap = invocation.max_output_bytes;
+        let live = |kind| invocation.live_output.clone().map(|sender| (kind, sender));
+        let stdout_live = live(StreamKind::Stdout);
+        let stderr_live = live(StreamKind::Stderr);
         let stdout_task = child
             .stdout
             .take()
-            .map(|stream| tokio::spawn(capture(stream, cap)));
+            .map(|stream| tokio::spawn(capture(stream, cap, stdout_live)));
         let stderr_task = child
             .stderr
             .take()
-            .map(|stream| tokio::spawn(capture(stream, cap)));
+            .map(|stream| tokio::spawn(capture(stream, cap, stderr_live)));
         let (status, timed_out) = match tokio::time::timeout(invocation.timeout, child.wait()).await
         {
             Ok(status) => (status.ok(), false),

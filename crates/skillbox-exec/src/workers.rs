@@ -88,7 +88,7 @@ struct Worker {
     workspace: PathBuf,
     calls: u64,
     last_used: Instant,
-    sandbox_uid_drop: bool,
+    lease: Option<crate::sandbox::UidLease>,
 }
 
 impl Worker {
@@ -226,7 +226,8 @@ impl WorkerPool {
     ) -> ((Value, Option<ErrorType>), Option<Worker>) {
         let call_id = worker.calls;
         let work_directory = worker.workspace.join(format!("call-{call_id}"));
-        if let Err(error) = prepare_directory(&work_directory, worker.sandbox_uid_drop) {
+        let owner = worker.lease.as_ref().map(|lease| lease.uid);
+        if let Err(error) = prepare_directory(&work_directory, owner) {
             return (
                 (
                     json!({ "error": format!("cannot create the call's work folder: {error}") }),
@@ -310,14 +311,15 @@ impl WorkerPool {
     }
 }
 
-fn prepare_directory(path: &Path, chown_to_sandbox: bool) -> std::io::Result<()> {
+/// Create a private folder (0700), owned by `owner` (uid and gid) when given.
+pub(crate) fn prepare_directory(path: &Path, owner: Option<u32>) -> std::io::Result<()> {
     fs_err::create_dir_all(path)?;
     fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
-    if chown_to_sandbox {
+    if let Some(owner) = owner {
         nix::unistd::chown(
             path,
-            Some(nix::unistd::Uid::from_raw(crate::sandbox::SANDBOX_UID)),
-            Some(nix::unistd::Gid::from_raw(crate::sandbox::SANDBOX_GID)),
+            Some(nix::unistd::Uid::from_raw(owner)),
+            Some(nix::unistd::Gid::from_raw(owner)),
         )
         .map_err(std::io::Error::from)?;
     }
@@ -328,10 +330,15 @@ async fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
     let workspace = spawn
         .workspace_root
         .join(format!("worker-{}", uuid::Uuid::new_v4()));
-    let uid_drop = spawn.sandbox.layers.uid_drop;
-    prepare_directory(&workspace, uid_drop)
+    let lease = if spawn.sandbox.layers.uid_drop {
+        Some(spawn.sandbox.uids.lease()?)
+    } else {
+        None
+    };
+    let owner = lease.as_ref().map(|lease| lease.uid);
+    prepare_directory(&workspace, owner)
         .map_err(|error| format!("cannot create a worker workspace: {error}"))?;
-    prepare_directory(&workspace.join("tmp"), uid_drop)
+    prepare_directory(&workspace.join("tmp"), owner)
         .map_err(|error| format!("cannot create a worker workspace: {error}"))?;
     let invocation = Invocation {
         program: spawn.program.clone(),
@@ -343,6 +350,8 @@ async fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
         stdin: Some(Vec::new()),
         timeout: Duration::MAX,
         max_output_bytes: 0,
+        live_output: None,
+        uid: owner.unwrap_or(crate::sandbox::SANDBOX_UID),
     };
     let mut child = spawn
         .sandbox
@@ -382,6 +391,6 @@ async fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
         workspace,
         calls: 0,
         last_used: Instant::now(),
-        sandbox_uid_drop: uid_drop,
+        lease,
     })
 }

@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod execute;
 pub mod list;
 pub mod show;
 pub mod validate;

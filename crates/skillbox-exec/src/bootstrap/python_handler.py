@@ -3,6 +3,7 @@
 # Mode "serve": answer one JSON request per stdin line, one JSON answer per stdout line.
 # A module with `handler(args)` is imported once and called; a module without one is run as a
 # script with the JSON arguments on stdin, and its stdout is read as the result.
+import ast
 import importlib.util
 import io
 import json
@@ -15,13 +16,27 @@ sys.stdout = sys.stderr
 modules = {}
 
 
+def defines_handler(path):
+    with open(path, "rb") as source:
+        tree = ast.parse(source.read(), filename=path)
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "handler"
+        for node in tree.body
+    )
+
+
 def load(path):
     module = modules.get(path)
     if module is None:
         spec = importlib.util.spec_from_file_location("skillbox_handler_%d" % len(modules), path)
         module = importlib.util.module_from_spec(spec)
         sys.path.insert(0, path.rsplit("/", 1)[0])
-        spec.loader.exec_module(module)
+        saved_stdin = sys.stdin
+        sys.stdin = io.StringIO("")  # module code must not read the request pipe
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.stdin = saved_stdin
         modules[path] = module
     return module
 
@@ -47,11 +62,12 @@ def run_as_script(path, args):
 def call(request):
     try:
         path = request["handler"]
-        module = load(path)
-        handler = getattr(module, "handler", None)
-        if callable(handler):
-            return {"ok": handler(request["args"])}
-        return {"ok": run_as_script(path, request["args"])}
+        if not defines_handler(path):
+            return {"ok": run_as_script(path, request["args"])}
+        handler = getattr(load(path), "handler", None)
+        if not callable(handler):
+            return {"error": "the handler module's `handler` is not callable"}
+        return {"ok": handler(request["args"])}
     except Exception as error:  # the handler's failure becomes the tool's error
         traceback.print_exc(file=sys.stderr)
         message = str(error) or type(error).__name__

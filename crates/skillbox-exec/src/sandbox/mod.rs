@@ -21,10 +21,81 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-/// User and group id a sandboxed process runs as when the runtime is root (`nobody`).
+/// User and group id the probe drops to (`nobody`).
 pub const SANDBOX_UID: u32 = 65534;
 /// See [`SANDBOX_UID`].
 pub const SANDBOX_GID: u32 = 65534;
+/// First uid of the pool sandboxed executions run as when the runtime is root. Each live
+/// execution gets its own uid (and gid), so `RLIMIT_NPROC` limits each run separately: a fork
+/// bomb in one sandbox cannot starve another.
+pub const SANDBOX_UID_POOL_START: u32 = 2_000_000;
+/// Size of that pool (most executions alive at once).
+pub const SANDBOX_UID_POOL_SIZE: u32 = 4_096;
+
+/// Hands out uids from the sandbox pool, one per live execution.
+#[derive(Debug, Default)]
+pub struct UidPool {
+    in_use: std::sync::Mutex<std::collections::BTreeSet<u32>>,
+    next: std::sync::atomic::AtomicU32,
+}
+
+impl UidPool {
+    /// The process-wide pool. It starts at an offset derived from the process id, so that two
+    /// runtimes on one host rarely hand out the same uids.
+    #[must_use]
+    pub fn global() -> std::sync::Arc<Self> {
+        static POOL: OnceLock<std::sync::Arc<UidPool>> = OnceLock::new();
+        std::sync::Arc::clone(POOL.get_or_init(|| {
+            std::sync::Arc::new(UidPool {
+                in_use: std::sync::Mutex::default(),
+                next: std::sync::atomic::AtomicU32::new(
+                    std::process::id().wrapping_mul(7_919) % SANDBOX_UID_POOL_SIZE,
+                ),
+            })
+        }))
+    }
+
+    /// Lease a uid not used by any other live execution.
+    ///
+    /// # Errors
+    /// When every uid of the pool is in use.
+    pub fn lease(self: &std::sync::Arc<Self>) -> Result<UidLease, String> {
+        let mut in_use = self
+            .in_use
+            .lock()
+            .map_err(|_| "the uid pool is poisoned".to_owned())?;
+        for _ in 0..SANDBOX_UID_POOL_SIZE {
+            let offset = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                % SANDBOX_UID_POOL_SIZE;
+            let uid = SANDBOX_UID_POOL_START + offset;
+            if in_use.insert(uid) {
+                return Ok(UidLease {
+                    uid,
+                    pool: std::sync::Arc::clone(self),
+                });
+            }
+        }
+        Err(format!(
+            "all {SANDBOX_UID_POOL_SIZE} sandbox uids are in use"
+        ))
+    }
+}
+
+/// A uid leased for one execution; returned to the pool when dropped.
+#[derive(Debug)]
+pub struct UidLease {
+    /// The uid (also used as the gid).
+    pub uid: u32,
+    pool: std::sync::Arc<UidPool>,
+}
+
+impl Drop for UidLease {
+    fn drop(&mut self) {
+        if let Ok(mut in_use) = self.pool.in_use.lock() {
+            in_use.remove(&self.uid);
+        }
+    }
+}
 /// Default CPU time per execution, in seconds.
 pub const DEFAULT_CPU_SECONDS: u64 = 60;
 /// Default address-space limit per process, in bytes.

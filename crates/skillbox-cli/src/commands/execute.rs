@@ -1,0 +1,361 @@
+//! `skillbox run`, `skillbox call` and `skillbox doctor`: the commands that run skill code,
+//! all through one `Executor`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::Value;
+use skillbox_core::{Skill, SkillCatalog, ToolDefinition, ValidationMode};
+use skillbox_exec::output::StreamKind;
+use skillbox_exec::sandbox::SandboxLayers;
+use skillbox_exec::{
+    Executor, ExecutorConfig, HelperCommand, RunOptions, SandboxMode, SandboxPolicy,
+    WorkerPoolConfig,
+};
+
+use crate::arguments::{
+    CallArguments, DoctorArguments, ExecutionOptions, GlobalOptions, RunArguments,
+    SandboxModeArgument,
+};
+use crate::output::print_json;
+use crate::{EXIT_PROBLEMS, EXIT_USAGE, SANDBOX_HELPER_ARGUMENT};
+
+/// The executor configuration the command-line options describe; this binary is its own
+/// sandbox helper.
+pub fn executor_config(options: &ExecutionOptions) -> anyhow::Result<ExecutorConfig> {
+    let program = std::env::current_exe().context("cannot locate the skillbox executable")?;
+    let mut secrets = BTreeMap::new();
+    for name in &options.secrets {
+        match std::env::var(name) {
+            Ok(value) => {
+                secrets.insert(name.clone(), value);
+            }
+            Err(_) => {
+                tracing::warn!(secret = %name, "`--secret {name}` names a variable that is not set")
+            }
+        }
+    }
+    Ok(ExecutorConfig {
+        helper: Some(HelperCommand {
+            program,
+            leading_args: vec![SANDBOX_HELPER_ARGUMENT.to_owned()],
+        }),
+        policy: SandboxPolicy {
+            mode: match options.sandbox {
+                SandboxModeArgument::Required => SandboxMode::Required,
+                SandboxModeArgument::BestEffort => SandboxMode::BestEffort,
+                SandboxModeArgument::Off => SandboxMode::Off,
+            },
+            network: options.allow_network,
+            ..SandboxPolicy::default()
+        },
+        audit_log: options.audit_log.clone(),
+        secrets,
+        environment_allowlist: options.pass_env.clone(),
+        working_directory: options.workdir.clone(),
+        workers: WorkerPoolConfig {
+            enabled: !options.no_warm_workers,
+            ..WorkerPoolConfig::default()
+        },
+        ..ExecutorConfig::default()
+    })
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn executor(global: &GlobalOptions) -> anyhow::Result<Executor> {
+    Executor::new(executor_config(&global.execution)?).map_err(|error| anyhow::anyhow!("{error}"))
+}
+
+/// `skillbox run`.
+pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<ExitCode> {
+    let catalog = super::load_catalog(
+        super::roots(global, &[])?,
+        &[],
+        &[],
+        ValidationMode::Lenient,
+    )?;
+    let executor = executor(global)?;
+    let runtime = runtime()?;
+    let timeout = arguments.timeout_ms.map(Duration::from_millis);
+    if arguments.json {
+        let result = runtime.block_on(executor.run(
+            &catalog,
+            &arguments.skill,
+            &arguments.script,
+            &arguments.args,
+            RunOptions {
+                timeout,
+                live_output: None,
+            },
+        ));
+        print_json(&result)?;
+        return Ok(if result.success {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_PROBLEMS)
+        });
+    }
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<(StreamKind, Vec<u8>)>();
+    let result = runtime.block_on(async {
+        let printer = tokio::spawn(async move {
+            while let Some((kind, chunk)) = receiver.recv().await {
+                let written = match kind {
+                    StreamKind::Stdout => std::io::stdout()
+                        .lock()
+                        .write_all(&chunk)
+                        .and_then(|()| std::io::stdout().flush()),
+                    StreamKind::Stderr => std::io::stderr().lock().write_all(&chunk),
+                };
+                if written.is_err() {
+                    break;
+                }
+            }
+        });
+        let result = executor
+            .run(
+                &catalog,
+                &arguments.skill,
+                &arguments.script,
+                &arguments.args,
+                RunOptions {
+                    timeout,
+                    live_output: Some(sender),
+                },
+            )
+            .await;
+        let _ = printer.await;
+        result
+    });
+    // A script that exited non-zero has said why on stderr already; anything else is ours to say.
+    if let (Some(error), Some(error_type)) = (&result.error, result.error_type)
+        && (result.exit_code.is_none() || error_type != skillbox_exec::ErrorType::ExecutionFailed)
+    {
+        eprintln!("error[{error_type}]: {error}");
+    }
+    let code = match (result.exit_code, result.error_type) {
+        (Some(code), _) => u8::try_from(code).unwrap_or(u8::MAX),
+        (None, Some(skillbox_exec::ErrorType::InvalidArgs)) => EXIT_USAGE,
+        (None, _) => EXIT_PROBLEMS,
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// Each tool name with the skill that provides it.
+pub type ToolIndex = BTreeMap<String, (Arc<Skill>, ToolDefinition)>;
+
+/// Every `tools.json` tool in the catalog by name; when two skills declare one name, the skill
+/// from the later root wins and the others are reported.
+pub fn tools_by_name(catalog: &SkillCatalog) -> (ToolIndex, Vec<String>) {
+    let mut skills: Vec<&Arc<Skill>> = catalog.latest().collect();
+    skills.sort_by_key(|skill| skill.root_index);
+    let mut tools = ToolIndex::new();
+    let mut warnings = Vec::new();
+    for skill in skills {
+        for tool in &skill.tools {
+            if let Some((previous, _)) =
+                tools.insert(tool.name.clone(), (Arc::clone(skill), tool.clone()))
+            {
+                warnings.push(format!(
+                    "tool `{}` of skill `{}` is replaced by the one of skill `{}` (later roots win)",
+                    tool.name,
+                    previous.name(),
+                    skill.name()
+                ));
+            }
+        }
+    }
+    (tools, warnings)
+}
+
+/// `skillbox call`.
+pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result<ExitCode> {
+    let catalog = super::load_catalog(
+        super::roots(global, &[])?,
+        &[],
+        &[],
+        ValidationMode::Lenient,
+    )?;
+    let (tools, warnings) = tools_by_name(&catalog);
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    let Some((skill, tool)) = tools.get(&arguments.tool) else {
+        let known: Vec<&str> = tools.keys().map(String::as_str).collect();
+        print_json(&serde_json::json!({
+            "error": format!(
+                "no tool named `{}`; known tools: {}",
+                arguments.tool,
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            )
+        }))?;
+        return Ok(ExitCode::from(EXIT_PROBLEMS));
+    };
+    let parsed: Value = match serde_json::from_str(&arguments.args) {
+        Ok(value) => value,
+        Err(error) => {
+            print_json(&serde_json::json!({
+                "error": format!("`--args` is not valid JSON ({error}); pass an object such as '{{\"text\": \"hello\"}}'")
+            }))?;
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let executor = executor(global)?;
+    let runtime = runtime()?;
+    let timeout = arguments.timeout_ms.map(Duration::from_millis);
+    let result = runtime.block_on(executor.call_tool(
+        skill,
+        tool,
+        parsed,
+        RunOptions {
+            timeout,
+            live_output: None,
+        },
+    ));
+    print_json(&result.value)?;
+    Ok(if result.error_type.is_some() {
+        ExitCode::from(EXIT_PROBLEMS)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[derive(Serialize)]
+struct LayerStatus {
+    layer: &'static str,
+    available: bool,
+    used: bool,
+    detail: String,
+}
+
+#[derive(Serialize)]
+struct DoctorReport {
+    level: skillbox_exec::SandboxLevel,
+    mode: SandboxMode,
+    layers: Vec<LayerStatus>,
+    interpreters: Vec<skillbox_exec::interpreter::Interpreter>,
+    notes: Vec<String>,
+}
+
+/// `skillbox doctor`.
+pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Result<ExitCode> {
+    let config = executor_config(&global.execution)?;
+    let mode = config.policy.mode;
+    let support = match &config.helper {
+        Some(helper) => helper.probe().clone(),
+        None => skillbox_exec::HostSupport::default(),
+    };
+    let available = SandboxLayers::available(&support);
+    let (used, level, refusal) = match Executor::new(config) {
+        Ok(executor) => (executor.layers(), executor.sandbox_level(), None),
+        Err(error) => (
+            SandboxLayers::none(),
+            skillbox_exec::SandboxLevel::None,
+            Some(error.to_string()),
+        ),
+    };
+    let layer = |layer, available, used, detail: String| LayerStatus {
+        layer,
+        available,
+        used,
+        detail,
+    };
+    let report = DoctorReport {
+        level,
+        mode,
+        layers: vec![
+            layer(
+                "namespaces",
+                available.namespaces,
+                used.namespaces,
+                "own PID, network, mount, IPC and UTS namespaces: no network, no escapees"
+                    .to_owned(),
+            ),
+            layer(
+                "uid-drop",
+                available.uid_drop || !support.running_as_root,
+                used.uid_drop || !support.running_as_root,
+                if support.running_as_root {
+                    "runtime is root: scripts run as uid 65534 with no capabilities".to_owned()
+                } else {
+                    "runtime is not root: scripts run as the runtime's user, with no_new_privs"
+                        .to_owned()
+                },
+            ),
+            layer(
+                "landlock",
+                available.landlock,
+                used.landlock,
+                support.landlock_abi.map_or_else(
+                    || "not available".to_owned(),
+                    |abi| {
+                        format!("ABI {abi}: read-only system and skill, writable workspace, no TCP")
+                    },
+                ),
+            ),
+            layer(
+                "seccomp",
+                available.seccomp,
+                used.seccomp,
+                "no non-Unix sockets, ptrace, io_uring, bpf, mount, keyrings".to_owned(),
+            ),
+            layer(
+                "rlimits",
+                true,
+                true,
+                "processes, CPU time, memory, file size, open files, no core dumps".to_owned(),
+            ),
+        ],
+        interpreters: skillbox_exec::interpreter::interpreters().to_vec(),
+        notes: support.notes.iter().cloned().chain(refusal).collect(),
+    };
+    if arguments.json {
+        print_json(&report)?;
+    } else {
+        let mut text = format!(
+            "sandbox level: {:?} (mode {:?})\n\n",
+            report.level, report.mode
+        )
+        .to_lowercase();
+        for status in &report.layers {
+            let state = match (status.available, status.used) {
+                (_, true) => "on",
+                (true, false) => "off",
+                (false, false) => "unavailable",
+            };
+            text.push_str(&format!(
+                "  {:<11} {:<12} {}\n",
+                status.layer, state, status.detail
+            ));
+        }
+        text.push_str("\ninterpreters:\n");
+        for interpreter in &report.interpreters {
+            text.push_str(&format!(
+                "  {:<7} {}{}\n",
+                interpreter.language.command_name(),
+                interpreter.program.display(),
+                if interpreter.usable_in_sandbox {
+                    ""
+                } else {
+                    "  (not usable by the sandbox user)"
+                }
+            ));
+        }
+        for note in &report.notes {
+            text.push_str(&format!("\nnote: {note}\n"));
+        }
+        crate::output::print_text(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

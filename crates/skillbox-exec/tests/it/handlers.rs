@@ -1,0 +1,209 @@
+//! `call_tool`: schema validation, JavaScript and Python handlers, stubs, errors, warm workers.
+
+use std::time::Duration;
+
+use serde_json::json;
+use skillbox_exec::{ErrorType, Executor, RunOptions, WorkerPoolConfig};
+
+use super::support::{Fixture, runtime};
+
+const TOOLS: &str = r#"[
+  {"name": "count_words", "description": "Count words", "script": "scripts/count.mjs",
+   "parameters": {"text": {"type": "string", "description": "Text"}}},
+  {"name": "shout", "description": "Upper-case", "script": "scripts/shout.py",
+   "parameters": {"text": {"type": "string", "description": "Text"},
+                  "mode": {"type": "string", "description": "Mode", "enum": ["loud", "quiet"], "optional": true}}},
+  {"name": "legacy", "description": "Script-style Python", "script": "scripts/legacy.py",
+   "parameters": {"n": {"type": "number", "description": "A number"}}},
+  {"name": "shell_tool", "description": "Shell handler", "script": "scripts/shell.sh",
+   "parameters": {"name": {"type": "string", "description": "Name"}}},
+  {"name": "explode", "description": "Throws", "script": "scripts/explode.mjs"},
+  {"name": "crash", "description": "Exits the worker", "script": "scripts/crash.py"},
+  {"name": "hang", "description": "Never answers", "script": "scripts/hang.py"},
+  {"name": "counter", "description": "Counts calls in its worker", "script": "scripts/counter.py"},
+  {"name": "instructions_only", "description": "No handler"}
+]"#;
+
+fn fixture() -> Fixture {
+    let fixture = Fixture::new();
+    fixture.skill("tooling");
+    fixture.file("tooling/tools.json", TOOLS);
+    fixture.file(
+        "tooling/scripts/count.mjs",
+        "export default async function handler(args) {\n  console.log('noise that must not corrupt the answer');\n  return { count: args.text.split(/\\s+/).filter(Boolean).length, workDir: args.__workDir };\n}\n",
+    );
+    fixture.file("tooling/scripts/shout.py", "def handler(args):\n    print('noise')\n    text = args['text'].upper()\n    return {'text': text + ('!' if args.get('mode') == 'loud' else '')}\n");
+    fixture.file("tooling/scripts/legacy.py", "import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps({'double': args['n'] * 2}))\n");
+    fixture.file(
+        "tooling/scripts/shell.sh",
+        "#!/bin/bash\nread -r line\necho \"{\\\"got\\\": $line}\"\n",
+    );
+    fixture.file(
+        "tooling/scripts/explode.mjs",
+        "export default async function () { throw new Error('kaboom'); }\n",
+    );
+    fixture.file(
+        "tooling/scripts/crash.py",
+        "import os\ndef handler(args):\n    os._exit(9)\n",
+    );
+    fixture.file(
+        "tooling/scripts/hang.py",
+        "import time\ndef handler(args):\n    time.sleep(60)\n",
+    );
+    fixture.file("tooling/scripts/counter.py", "import os\ncalls = 0\ndef handler(args):\n    global calls\n    calls += 1\n    return {'calls': calls, 'pid': os.getpid()}\n");
+    fixture
+}
+
+fn call(
+    executor: &Executor,
+    fixture_catalog: &skillbox_core::SkillCatalog,
+    tool: &str,
+    args: serde_json::Value,
+) -> skillbox_exec::ToolCallResult {
+    let skill = fixture_catalog.get("tooling").unwrap();
+    let definition = skill.tools.iter().find(|t| t.name == tool).unwrap();
+    runtime().block_on(executor.call_tool(
+        skill,
+        definition,
+        args,
+        RunOptions {
+            timeout: Some(Duration::from_secs(5)),
+            live_output: None,
+        },
+    ))
+}
+
+fn both_modes(check: impl Fn(&Executor, &skillbox_core::SkillCatalog)) {
+    let fixture = fixture();
+    let catalog = fixture.catalog();
+    for warm in [true, false] {
+        let mut config = fixture.config();
+        config.workers = WorkerPoolConfig {
+            enabled: warm,
+            ..WorkerPoolConfig::default()
+        };
+        let executor = Executor::new(config).unwrap();
+        check(&executor, &catalog);
+    }
+}
+
+#[test]
+fn javascript_and_python_handlers_answer_in_both_modes() {
+    both_modes(|executor, catalog| {
+        let result = call(
+            executor,
+            catalog,
+            "count_words",
+            json!({"text": "one two  three"}),
+        );
+        assert_eq!(result.value["count"], 3, "{result:?}");
+        assert!(result.value["workDir"].as_str().unwrap().starts_with('/'));
+        let result = call(
+            executor,
+            catalog,
+            "shout",
+            json!({"text": "hi", "mode": "loud"}),
+        );
+        assert_eq!(result.value, json!({"text": "HI!"}));
+        let result = call(executor, catalog, "legacy", json!({"n": 21}));
+        assert_eq!(result.value, json!({"double": 42}), "{result:?}");
+    });
+}
+
+#[test]
+fn other_handlers_get_json_on_stdin() {
+    let fixture = fixture();
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let result = call(&executor, &catalog, "shell_tool", json!({"name": "x"}));
+    assert_eq!(result.value["got"]["name"], "x", "{result:?}");
+    assert!(result.value["got"]["__workDir"].is_string());
+}
+
+#[test]
+fn arguments_are_validated_before_anything_runs_naming_the_parameter() {
+    let fixture = fixture();
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let cases = [
+        (json!({}), "\"text\" is a required property"),
+        (json!({"text": 5}), "parameter `text`"),
+        (json!({"text": "a", "mode": "whisper"}), "parameter `mode`"),
+        (json!({"text": "a", "extra": 1}), "extra"),
+        (json!(["not", "an", "object"]), "must be a JSON object"),
+    ];
+    for (args, expected) in cases {
+        let result = call(&executor, &catalog, "shout", args.clone());
+        assert_eq!(result.error_type, Some(ErrorType::InvalidArgs), "{args}");
+        let message = result.value["error"].as_str().unwrap();
+        assert!(message.contains(expected), "{args}: {message}");
+    }
+}
+
+#[test]
+fn thrown_errors_become_error_objects_and_stubs_point_to_load_skill() {
+    both_modes(|executor, catalog| {
+        let result = call(executor, catalog, "explode", json!({}));
+        assert_eq!(result.value, json!({"error": "kaboom"}));
+        assert_eq!(result.error_type, Some(ErrorType::ExecutionFailed));
+    });
+    let fixture = fixture();
+    let catalog = fixture.catalog();
+    let result = call(
+        &fixture.executor(),
+        &catalog,
+        "instructions_only",
+        json!({}),
+    );
+    assert!(
+        result.value["message"]
+            .as_str()
+            .unwrap()
+            .contains("load_skill"),
+        "{result:?}"
+    );
+    assert_eq!(result.error_type, None);
+}
+
+#[test]
+fn warm_workers_are_reused_and_replaced_after_a_crash_or_timeout() {
+    let fixture = fixture();
+    let catalog = fixture.catalog();
+    let mut config = fixture.config();
+    config.workers = WorkerPoolConfig {
+        enabled: true,
+        max_workers: 2,
+        max_calls_per_worker: 3,
+    };
+    let executor = Executor::new(config).unwrap();
+    let first = call(&executor, &catalog, "counter", json!({}));
+    let second = call(&executor, &catalog, "counter", json!({}));
+    assert_eq!(
+        (first.value["calls"].clone(), second.value["calls"].clone()),
+        (json!(1), json!(2)),
+        "{first:?} {second:?}"
+    );
+    assert!(second.warm);
+    let crash = call(&executor, &catalog, "crash", json!({}));
+    assert_eq!(
+        crash.error_type,
+        Some(ErrorType::ExecutionFailed),
+        "{crash:?}"
+    );
+    // The crashed worker is gone; the next call starts a fresh one.
+    let after_crash = call(&executor, &catalog, "counter", json!({}));
+    assert_eq!(after_crash.value["calls"], 1, "{after_crash:?}");
+    let hang = call(&executor, &catalog, "hang", json!({}));
+    assert_eq!(
+        hang.error_type,
+        Some(ErrorType::ExecutionTimeout),
+        "{hang:?}"
+    );
+    let after_hang = call(&executor, &catalog, "counter", json!({}));
+    assert_eq!(after_hang.value["calls"], 1, "{after_hang:?}");
+    // Recycled after three calls.
+    call(&executor, &catalog, "counter", json!({}));
+    call(&executor, &catalog, "counter", json!({}));
+    let recycled = call(&executor, &catalog, "counter", json!({}));
+    assert_eq!(recycled.value["calls"], 1, "{recycled:?}");
+}
