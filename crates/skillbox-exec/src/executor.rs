@@ -1028,6 +1028,23 @@ fn tail(text: &str, max_chars: usize) -> String {
 
 /// A schema violation in words that name the parameter.
 fn describe_schema_error(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind;
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            return format!("missing required parameter `{name}`");
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let names: Vec<String> = unexpected.iter().map(|name| format!("`{name}`")).collect();
+            return format!(
+                "unknown parameter {} (the tool does not declare it)",
+                names.join(", ")
+            );
+        }
+        _ => {}
+    }
     let path = error.instance_path().to_string();
     let parameter = path.trim_start_matches('/').replace('/', ".");
     if parameter.is_empty() {

@@ -66,7 +66,9 @@ fn exec(args: &[OsString]) -> i32 {
         Ok(parsed) => parsed,
         Err(message) => return fail(&message),
     };
-    // Own session and process group, so the runtime can kill the whole tree.
+    // Die with the runtime thread that started us, and lead our own session and process group
+    // so the runtime can kill the whole tree.
+    let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
     let _ = nix::unistd::setsid();
     if plan.layers.namespaces {
         let mut flags = CloneFlags::CLONE_NEWPID

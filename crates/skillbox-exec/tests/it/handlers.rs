@@ -126,10 +126,13 @@ fn arguments_are_validated_before_anything_runs_naming_the_parameter() {
     let catalog = fixture.catalog();
     let executor = fixture.executor();
     let cases = [
-        (json!({}), "\"text\" is a required property"),
+        (json!({}), "missing required parameter `text`"),
         (json!({"text": 5}), "parameter `text`"),
         (json!({"text": "a", "mode": "whisper"}), "parameter `mode`"),
-        (json!({"text": "a", "extra": 1}), "extra"),
+        (
+            json!({"text": "a", "extra": 1}),
+            "unknown parameter `extra`",
+        ),
         (json!(["not", "an", "object"]), "must be a JSON object"),
     ];
     for (args, expected) in cases {
