@@ -61,6 +61,23 @@ pub fn split(text: &str) -> Result<FrontmatterBlock<'_>, FrontmatterSplitError> 
     Err(FrontmatterSplitError::Unclosed)
 }
 
+/// Whether `head` (the first bytes of a file) already holds a closing `---` line, so reading
+/// more is not needed to parse the frontmatter.
+#[must_use]
+pub fn head_is_complete(head: &[u8]) -> bool {
+    let mut lines = head.split(|byte| *byte == b'\n');
+    // The opening line, then any complete line that is the delimiter (a last line without a
+    // newline may still be growing).
+    if lines.next().is_none() {
+        return false;
+    }
+    let complete_lines = head.iter().filter(|byte| **byte == b'\n').count();
+    lines.take(complete_lines.saturating_sub(1)).any(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        line.trim_ascii_end() == b"---"
+    })
+}
+
 fn is_delimiter(line: &str) -> bool {
     line.trim_end() == "---"
 }
@@ -253,6 +270,16 @@ mod tests {
             split("----\nname: a\n---\n"),
             Err(FrontmatterSplitError::Missing)
         );
+    }
+
+    #[test]
+    fn head_completeness() {
+        assert!(head_is_complete(b"---\nname: a\n---\n"));
+        assert!(head_is_complete(b"---\r\nname: a\r\n---\r\nbody"));
+        assert!(!head_is_complete(b"---\nname: a\n---"));
+        assert!(!head_is_complete(b"---\nname: a\n"));
+        assert!(!head_is_complete(b"---\n"));
+        assert!(!head_is_complete(b""));
     }
 
     #[test]

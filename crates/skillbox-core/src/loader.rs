@@ -107,10 +107,11 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
         ]);
     };
     let skill_md_path = request.directory.join(&skill_md_name);
-    let parsed = match request
-        .source
-        .read_file(&skill_md_name, request.limits.max_frontmatter_bytes)
-    {
+    let parsed = match request.source.read_head(
+        &skill_md_name,
+        request.limits.max_frontmatter_bytes,
+        frontmatter::head_is_complete,
+    ) {
         Ok((head, truncated)) => {
             frontmatter::parse_head(&head, truncated, request.limits.max_frontmatter_bytes)
         }

@@ -109,6 +109,56 @@ impl SkillSource {
         }
     }
 
+    /// Read the head of a file in small chunks until `is_complete` says enough was read or
+    /// `max_bytes` is reached; the flag says whether the file may go on past what was read.
+    /// Discovery uses it to read a `SKILL.md` only as far as its frontmatter.
+    ///
+    /// # Errors
+    /// As [`SkillSource::read_file`].
+    pub fn read_head(
+        &self,
+        relative: &str,
+        max_bytes: u64,
+        is_complete: impl Fn(&[u8]) -> bool,
+    ) -> Result<(Vec<u8>, bool), CatalogError> {
+        const CHUNK_BYTES: usize = 4 * 1024;
+        let SkillSource::Directory(directory) = self else {
+            let (bytes, truncated) = self.read_file(relative, max_bytes)?;
+            return Ok((bytes, truncated));
+        };
+        let relative = contained_relative_path(relative)?;
+        let mut file = match open_top_level_file(directory, &relative) {
+            Some(file) => file,
+            None => {
+                let (path, _) = self.resolve_in_directory(directory, &relative)?;
+                fs_err::File::open(&path).map_err(CatalogError::io)?
+            }
+        };
+        let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        let mut bytes = vec![0u8; CHUNK_BYTES.min(limit.saturating_add(1))];
+        let mut filled = 0;
+        loop {
+            if filled == bytes.len() {
+                if filled > limit {
+                    bytes.truncate(limit);
+                    return Ok((bytes, true));
+                }
+                let grown = (bytes.len() * 2).min(limit.saturating_add(1));
+                bytes.resize(grown, 0);
+            }
+            let read = file.read(&mut bytes[filled..]).map_err(CatalogError::io)?;
+            if read == 0 {
+                bytes.truncate(filled);
+                return Ok((bytes, false));
+            }
+            filled += read;
+            if is_complete(&bytes[..filled]) {
+                bytes.truncate(filled);
+                return Ok((bytes, true));
+            }
+        }
+    }
+
     /// Read a file from a byte offset (used to read a body after the frontmatter).
     ///
     /// # Errors
