@@ -17,6 +17,96 @@ fn quick() -> RunOptions {
 }
 
 #[test]
+fn argument_injection_reaches_the_script_literally() {
+    let fixture = Fixture::new();
+    fixture.skill("argv");
+    fixture.file(
+        "argv/scripts/argv.py",
+        "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let args: Vec<String> = [
+        "; rm -rf /",
+        "$(id)",
+        "`whoami`",
+        "--help",
+        "-c",
+        "import os",
+        "| cat /etc/passwd",
+        "&& echo owned",
+        "\n",
+        "*",
+    ]
+    .map(String::from)
+    .to_vec();
+    let result = runtime().block_on(executor.run(&catalog, "argv", "argv.py", &args, quick()));
+    let received: Vec<String> = serde_json::from_str(result.stdout.trim()).unwrap();
+    assert_eq!(received, args, "{result:?}");
+}
+
+#[test]
+fn reading_stdin_gets_end_of_file_at_once() {
+    let fixture = Fixture::new();
+    fixture.skill("stdin");
+    fixture.file(
+        "stdin/scripts/read.py",
+        "import sys\ndata = sys.stdin.read()\nprint(len(data))\n",
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let result = runtime().block_on(executor.run(
+        &catalog,
+        "stdin",
+        "read.py",
+        &[],
+        RunOptions {
+            timeout: Some(Duration::from_secs(5)),
+            live_output: None,
+        },
+    ));
+    assert_eq!(result.stdout, "0\n", "{result:?}");
+}
+
+#[test]
+fn invalid_utf8_output_is_replaced_not_fatal() {
+    let fixture = Fixture::new();
+    fixture.skill("bytes");
+    fixture.file("bytes/scripts/bytes.py", "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end')\nsys.stderr.buffer.write(b'\\xc3')\n");
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let result = runtime().block_on(executor.run(&catalog, "bytes", "bytes.py", &[], quick()));
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.stdout, "ok \u{fffd}\u{fffd} end");
+    assert_eq!(result.stderr, "\u{fffd}");
+}
+
+#[test]
+fn another_skills_scripts_cannot_be_run() {
+    let fixture = Fixture::new();
+    fixture.skill("mine").skill("theirs");
+    fixture.file("theirs/scripts/private.sh", "#!/bin/bash\necho private\n");
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let runtime = runtime();
+    for script in [
+        "../theirs/scripts/private.sh",
+        "private.sh",
+        "theirs/scripts/private.sh",
+    ] {
+        let result = runtime.block_on(executor.run(&catalog, "mine", script, &[], quick()));
+        assert!(
+            matches!(
+                result.error_type,
+                Some(ErrorType::ScriptNotAllowed | ErrorType::ScriptNotFound)
+            ),
+            "{script}: {result:?}"
+        );
+        assert!(!result.stdout.contains("private"));
+    }
+}
+
+#[test]
 fn dot_dot_and_absolute_scripts_are_refused() {
     let fixture = Fixture::new();
     fixture.skill("victim").skill("other");

@@ -114,37 +114,6 @@ fn timeout_is_per_call_overridable_and_reported() {
 }
 
 #[test]
-fn stdin_is_empty_and_invalid_utf8_is_replaced() {
-    let fixture = Fixture::new();
-    fixture.skill("io");
-    fixture.file(
-        "io/scripts/read.py",
-        "import sys\ndata = sys.stdin.read()\nprint(len(data))\n",
-    );
-    fixture.file(
-        "io/scripts/bytes.py",
-        "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end')\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let runtime = runtime();
-    let result = runtime.block_on(executor.run(
-        &catalog,
-        "io",
-        "read.py",
-        &[],
-        RunOptions {
-            timeout: Some(std::time::Duration::from_secs(5)),
-            live_output: None,
-        },
-    ));
-    assert_eq!(result.stdout, "0\n", "{result:?}");
-    let result =
-        runtime.block_on(executor.run(&catalog, "io", "bytes.py", &[], RunOptions::default()));
-    assert_eq!(result.stdout, "ok \u{fffd}\u{fffd} end");
-}
-
-#[test]
 fn environment_is_minimal_and_only_declared_provided_secrets_pass() {
     let fixture = Fixture::new();
     fixture.file(
