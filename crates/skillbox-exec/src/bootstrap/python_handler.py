@@ -7,6 +7,7 @@ import ast
 import importlib.util
 import io
 import json
+import os
 import runpy
 import sys
 import traceback
@@ -16,13 +17,23 @@ sys.stdout = sys.stderr
 modules = {}
 
 
+handler_checks = {}
+
+
 def defines_handler(path):
-    with open(path, "rb") as source:
-        tree = ast.parse(source.read(), filename=path)
-    return any(
-        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "handler"
-        for node in tree.body
-    )
+    # Parsed once per file version: a warm call must not re-read and re-parse the handler.
+    status = os.stat(path)
+    key = (path, status.st_mtime_ns, status.st_size)
+    known = handler_checks.get(key)
+    if known is None:
+        with open(path, "rb") as source:
+            tree = ast.parse(source.read(), filename=path)
+        known = any(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "handler"
+            for node in tree.body
+        )
+        handler_checks[key] = known
+    return known
 
 
 def load(path):
