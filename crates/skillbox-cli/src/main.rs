@@ -12,10 +12,12 @@ use clap::Parser;
 
 use crate::arguments::{Arguments, Command};
 
-// Loading a catalog makes many small allocations on every core; mimalloc's per-thread heaps
-// avoid glibc's arena growth (mprotect and page-fault storms) there.
+// Loading a catalog makes many small allocations on every core. glibc grows per-thread arenas
+// with a storm of mprotect calls and page faults there, and mimalloc returns freed pages to the
+// kernel so eagerly that they fault back in (24% of the time in kernel page clearing, measured);
+// jemalloc does neither and keeps peak memory lowest (53 MiB vs 65-72 MiB for 10,000 skills).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Exit code for "the command ran and found problems" (invalid skills).
 pub const EXIT_PROBLEMS: u8 = 1;

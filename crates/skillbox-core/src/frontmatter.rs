@@ -65,17 +65,21 @@ pub fn split(text: &str) -> Result<FrontmatterBlock<'_>, FrontmatterSplitError> 
 /// more is not needed to parse the frontmatter.
 #[must_use]
 pub fn head_is_complete(head: &[u8]) -> bool {
-    let mut lines = head.split(|byte| *byte == b'\n');
-    // The opening line, then any complete line that is the delimiter (a last line without a
-    // newline may still be growing).
-    if lines.next().is_none() {
+    // Skip the opening line, then look at each complete line (one followed by a newline: a
+    // last line without one may still be growing) and stop at the first delimiter.
+    let Some(first_newline) = head.iter().position(|byte| *byte == b'\n') else {
         return false;
-    }
-    let complete_lines = head.iter().filter(|byte| **byte == b'\n').count();
-    lines.take(complete_lines.saturating_sub(1)).any(|line| {
+    };
+    let mut start = first_newline + 1;
+    while let Some(length) = head[start..].iter().position(|byte| *byte == b'\n') {
+        let line = &head[start..start + length];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        line.trim_ascii_end() == b"---"
-    })
+        if line.trim_ascii_end() == b"---" {
+            return true;
+        }
+        start += length + 1;
+    }
+    false
 }
 
 fn is_delimiter(line: &str) -> bool {
