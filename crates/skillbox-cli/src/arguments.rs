@@ -44,9 +44,12 @@ pub struct ExecutionOptions {
         global = true
     )]
     pub sandbox: SandboxModeArgument,
-    /// Let scripts use the network (off by default).
+    /// Let every skill's scripts use the network (off by default).
     #[arg(long, global = true)]
     pub allow_network: bool,
+    /// Let this skill's scripts use the network (repeatable).
+    #[arg(long, value_name = "SKILL", global = true)]
+    pub allow_network_for: Vec<String>,
     /// Append one JSON line per execution to this file.
     #[arg(long, value_name = "FILE", env = "SKILLBOX_AUDIT_LOG", global = true)]
     pub audit_log: Option<PathBuf>,

@@ -52,6 +52,7 @@ pub fn executor_config(options: &ExecutionOptions) -> anyhow::Result<ExecutorCon
                 SandboxModeArgument::Off => SandboxMode::Off,
             },
             network: options.allow_network,
+            network_skills: options.allow_network_for.clone(),
             ..SandboxPolicy::default()
         },
         audit_log: options.audit_log.clone(),

@@ -520,3 +520,28 @@ fn reading_the_home_folder_is_denied() {
     let mut unused = String::new();
     let _ = std::io::stdin().read_to_string(&mut unused);
 }
+
+#[test]
+fn the_operator_can_allow_the_network_for_one_skill() {
+    if !full_sandbox_or_skip("the_operator_can_allow_the_network_for_one_skill") {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let fixture = Fixture::new();
+    fixture.skill("online").skill("offline");
+    let script = "import socket, sys\ntry:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3).sendall(b'hi')\n    print('CONNECTED')\nexcept Exception as error:\n    print('blocked', type(error).__name__)\n";
+    fixture.file("online/scripts/tcp.py", script);
+    fixture.file("offline/scripts/tcp.py", script);
+    let catalog = fixture.catalog();
+    let mut config = fixture.config();
+    config.policy.network_skills = vec!["online".to_owned()];
+    let executor = skillbox_exec::Executor::new(config).unwrap();
+    let runtime = runtime();
+    let online =
+        runtime.block_on(executor.run(&catalog, "online", "tcp.py", &[port.to_string()], quick()));
+    assert_eq!(online.stdout, "CONNECTED\n", "{online:?}");
+    let offline =
+        runtime.block_on(executor.run(&catalog, "offline", "tcp.py", &[port.to_string()], quick()));
+    assert!(offline.stdout.starts_with("blocked"), "{offline:?}");
+}
