@@ -280,21 +280,12 @@ impl Skill {
             .source
             .read_file_from(&self.skill_md_name, self.body_offset, self.max_body_bytes)
             .map_err(|error| error.to_string())?;
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(error) if truncated && error.utf8_error().error_len().is_none() => {
-                let valid = error.utf8_error().valid_up_to();
-                let mut bytes = error.into_bytes();
-                bytes.truncate(valid);
-                String::from_utf8(bytes).map_err(|error| error.to_string())?
+        let text = decode_text(bytes, truncated).ok_or_else(|| {
+            CatalogError::NotText {
+                path: self.skill_md_path.clone(),
             }
-            Err(_) => {
-                return Err(CatalogError::NotText {
-                    path: self.skill_md_path.clone(),
-                }
-                .to_string());
-            }
-        };
+            .to_string()
+        })?;
         Ok(SkillBody {
             text: Arc::from(text.trim()),
             truncated,
@@ -352,18 +343,26 @@ impl Skill {
         max_bytes: u64,
     ) -> Result<(String, bool), CatalogError> {
         let (bytes, truncated) = self.source.read_file(relative_path, max_bytes)?;
-        match String::from_utf8(bytes) {
-            Ok(text) => Ok((text, truncated)),
-            Err(error) if truncated && error.utf8_error().error_len().is_none() => {
-                let valid = error.utf8_error().valid_up_to();
-                let mut bytes = error.into_bytes();
-                bytes.truncate(valid);
-                Ok((String::from_utf8_lossy(&bytes).into_owned(), true))
-            }
-            Err(_) => Err(CatalogError::NotText {
+        decode_text(bytes, truncated)
+            .map(|text| (text, truncated))
+            .ok_or_else(|| CatalogError::NotText {
                 path: self.directory.join(relative_path),
-            }),
+            })
+    }
+}
+
+/// Bytes as UTF-8 text; when the read was cut (`truncated`), a character split by the cut is
+/// dropped rather than making the text invalid. `None` for text that is not UTF-8.
+fn decode_text(bytes: Vec<u8>, truncated: bool) -> Option<String> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Some(text),
+        Err(error) if truncated && error.utf8_error().error_len().is_none() => {
+            let valid = error.utf8_error().valid_up_to();
+            let mut bytes = error.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).ok()
         }
+        Err(_) => None,
     }
 }
 

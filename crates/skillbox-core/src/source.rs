@@ -74,39 +74,7 @@ impl SkillSource {
         relative: &str,
         max_bytes: u64,
     ) -> Result<(Vec<u8>, bool), CatalogError> {
-        let relative = contained_relative_path(relative)?;
-        match self {
-            SkillSource::Directory(directory) => {
-                let file = match open_top_level_file(directory, &relative) {
-                    Some(file) => file,
-                    None => {
-                        let (path, _) = self.resolve_in_directory(directory, &relative)?;
-                        fs_err::File::open(&path).map_err(CatalogError::io)?
-                    }
-                };
-                let initial = max_bytes.min(16 * 1024).saturating_add(1);
-                let mut bytes = Vec::with_capacity(usize::try_from(initial).unwrap_or(0));
-                file.take(max_bytes + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(CatalogError::io)?;
-                let truncated = bytes.len() as u64 > max_bytes;
-                bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
-                Ok((bytes, truncated))
-            }
-            SkillSource::Archive(archive) => {
-                let bytes =
-                    archive
-                        .files
-                        .get(&relative)
-                        .ok_or_else(|| CatalogError::FileNotFound {
-                            path: archive.archive_path.join(&relative),
-                        })?;
-                let limit = usize::try_from(max_bytes)
-                    .unwrap_or(usize::MAX)
-                    .min(bytes.len());
-                Ok((bytes[..limit].to_vec(), bytes.len() > limit))
-            }
-        }
+        self.read_file_from(relative, 0, max_bytes)
     }
 
     /// Read the head of a file in small chunks until `is_complete` says enough was read or
@@ -127,13 +95,7 @@ impl SkillSource {
             return Ok((bytes, truncated));
         };
         let relative = contained_relative_path(relative)?;
-        let mut file = match open_top_level_file(directory, &relative) {
-            Some(file) => file,
-            None => {
-                let (path, _) = self.resolve_in_directory(directory, &relative)?;
-                fs_err::File::open(&path).map_err(CatalogError::io)?
-            }
-        };
+        let mut file = self.open_in_directory(directory, &relative)?;
         let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
         let mut bytes = vec![0u8; CHUNK_BYTES.min(limit.saturating_add(1))];
         let mut filled = 0;
@@ -159,7 +121,8 @@ impl SkillSource {
         }
     }
 
-    /// Read a file from a byte offset (used to read a body after the frontmatter).
+    /// Read a file from a byte offset (used to read a body after the frontmatter), at most
+    /// `max_bytes`; the flag says whether the file went on past that.
     ///
     /// # Errors
     /// As [`SkillSource::read_file`].
@@ -173,16 +136,13 @@ impl SkillSource {
         match self {
             SkillSource::Directory(directory) => {
                 use std::io::{Seek, SeekFrom};
-                let (path, metadata) = self.resolve_in_directory(directory, &relative)?;
-                let mut file = fs_err::File::open(&path).map_err(CatalogError::io)?;
-                file.seek(SeekFrom::Start(offset))
-                    .map_err(CatalogError::io)?;
-                let capacity = metadata
-                    .len()
-                    .saturating_sub(offset)
-                    .min(max_bytes)
-                    .saturating_add(1);
-                let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+                let mut file = self.open_in_directory(directory, &relative)?;
+                if offset > 0 {
+                    file.seek(SeekFrom::Start(offset))
+                        .map_err(CatalogError::io)?;
+                }
+                let initial = max_bytes.min(16 * 1024).saturating_add(1);
+                let mut bytes = Vec::with_capacity(usize::try_from(initial).unwrap_or(0));
                 file.take(max_bytes + 1)
                     .read_to_end(&mut bytes)
                     .map_err(CatalogError::io)?;
@@ -208,6 +168,20 @@ impl SkillSource {
                 Ok((rest[..limit].to_vec(), rest.len() > limit))
             }
         }
+    }
+
+    /// Open a file of a folder source: directly when it sits at the top of the skill and is not
+    /// a symlink, otherwise after the containment check.
+    fn open_in_directory(
+        &self,
+        directory: &Path,
+        relative: &str,
+    ) -> Result<fs_err::File, CatalogError> {
+        if let Some(file) = open_top_level_file(directory, relative) {
+            return Ok(file);
+        }
+        let (path, _) = self.resolve_in_directory(directory, relative)?;
+        fs_err::File::open(&path).map_err(CatalogError::io)
     }
 
     /// Whether a regular file exists at the relative path (inside the skill).

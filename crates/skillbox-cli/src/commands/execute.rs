@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
-use skillbox_core::{Skill, SkillCatalog, ToolDefinition, ValidationMode};
+use skillbox_core::{Skill, SkillCatalog, ToolDefinition};
 use skillbox_exec::output::StreamKind;
 use skillbox_exec::sandbox::SandboxLayers;
 use skillbox_exec::{
@@ -81,12 +81,7 @@ fn executor(global: &GlobalOptions) -> anyhow::Result<Executor> {
 
 /// `skillbox run`.
 pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<ExitCode> {
-    let catalog = super::load_catalog(
-        super::roots(global, &[])?,
-        &[],
-        &[],
-        ValidationMode::Lenient,
-    )?;
+    let catalog = super::default_catalog(global)?;
     let executor = executor(global)?;
     let runtime = runtime()?;
     let timeout = arguments.timeout_ms.map(Duration::from_millis);
@@ -182,12 +177,7 @@ pub fn tools_by_name(catalog: &SkillCatalog) -> (ToolIndex, Vec<String>) {
 
 /// `skillbox call`.
 pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result<ExitCode> {
-    let catalog = super::load_catalog(
-        super::roots(global, &[])?,
-        &[],
-        &[],
-        ValidationMode::Lenient,
-    )?;
+    let catalog = super::default_catalog(global)?;
     let (tools, warnings) = tools_by_name(&catalog);
     for warning in warnings {
         eprintln!("warning: {warning}");

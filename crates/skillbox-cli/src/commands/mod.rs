@@ -50,3 +50,9 @@ pub fn load_catalog(
     );
     Ok(catalog)
 }
+
+/// The catalog of the global roots (`--root`, `SKILLBOX_ROOTS` or the defaults), read leniently:
+/// what `show`, `run` and `call` look skills up in.
+pub fn default_catalog(global: &GlobalOptions) -> anyhow::Result<SkillCatalog> {
+    load_catalog(roots(global, &[])?, &[], &[], ValidationMode::Lenient)
+}

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
-use skillbox_core::{Diagnostic, Skill, ToolDefinition, ValidationMode};
+use skillbox_core::{Diagnostic, Skill, ToolDefinition};
 
 use crate::EXIT_USAGE;
 use crate::arguments::{GlobalOptions, ShowArguments};
@@ -47,8 +47,7 @@ mod indexmap_json {
 
 /// Run the command.
 pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<ExitCode> {
-    let roots = super::roots(global, &[])?;
-    let catalog = super::load_catalog(roots, &[], &[], ValidationMode::Lenient)?;
+    let catalog = super::default_catalog(global)?;
     let skill = match catalog.find(&arguments.name, arguments.version.as_deref()) {
         Ok(skill) => skill,
         Err(error) => {
