@@ -93,6 +93,35 @@ pub enum Command {
     Call(CallArguments),
     /// Report what the sandbox can do on this host.
     Doctor(DoctorArguments),
+    /// Print the system-prompt section that lists the skills for a model.
+    Prompt(PromptArguments),
+    /// Print the tool definitions in a provider's format.
+    Tools(ToolsArguments),
+}
+
+/// `skillbox prompt`.
+#[derive(Debug, Args)]
+pub struct PromptArguments {
+    /// `markdown`, `xml` (as skills-ref to-prompt) or `json`.
+    #[arg(long, default_value = "markdown", value_parser = ["markdown", "xml", "json"])]
+    pub format: String,
+    /// Keep the section within this many characters.
+    #[arg(long, value_name = "N")]
+    pub max_chars: Option<usize>,
+    /// Keep the section within about this many tokens (characters / 4).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<usize>,
+}
+
+/// `skillbox tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArguments {
+    /// `openai`, `responses`, `anthropic`, `gemini` or `mcp`.
+    #[arg(long, default_value = "openai", value_parser = ["openai", "responses", "anthropic", "gemini", "mcp"])]
+    pub format: String,
+    /// `skills` (load_skill, use_skill, read_skill_file and tools.json tools) or `protocol` (the 8 Skills Protocol tools).
+    #[arg(long, default_value = "skills", value_parser = ["skills", "protocol"])]
+    pub profile: String,
 }
 
 /// `skillbox run`.

@@ -49,6 +49,8 @@ fn main() -> ExitCode {
         Command::Run(run) => commands::execute::run(&arguments.global, run),
         Command::Call(call) => commands::execute::call(&arguments.global, call),
         Command::Doctor(doctor) => commands::execute::doctor(&arguments.global, doctor),
+        Command::Prompt(prompt) => commands::surface::prompt(&arguments.global, prompt),
+        Command::Tools(tools) => commands::surface::tools(&arguments.global, tools),
     };
     match result {
         Ok(code) => code,

@@ -4,13 +4,11 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
-use skillbox_core::{Skill, SkillCatalog, ToolDefinition};
 use skillbox_exec::output::StreamKind;
 use skillbox_exec::sandbox::SandboxLayers;
 use skillbox_exec::{
@@ -67,7 +65,7 @@ pub fn executor_config(options: &ExecutionOptions) -> anyhow::Result<ExecutorCon
     })
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -75,7 +73,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn executor(global: &GlobalOptions) -> anyhow::Result<Executor> {
+pub fn executor(global: &GlobalOptions) -> anyhow::Result<Executor> {
     Executor::new(executor_config(&global.execution)?).map_err(|error| anyhow::anyhow!("{error}"))
 }
 
@@ -148,51 +146,9 @@ pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<E
     Ok(ExitCode::from(code))
 }
 
-/// Each tool name with the skill that provides it.
-pub type ToolIndex = BTreeMap<String, (Arc<Skill>, ToolDefinition)>;
-
-/// Every `tools.json` tool in the catalog by name; when two skills declare one name, the skill
-/// from the later root wins and the others are reported.
-pub fn tools_by_name(catalog: &SkillCatalog) -> (ToolIndex, Vec<String>) {
-    let mut skills: Vec<&Arc<Skill>> = catalog.latest().collect();
-    skills.sort_by_key(|skill| skill.root_index);
-    let mut tools = ToolIndex::new();
-    let mut warnings = Vec::new();
-    for skill in skills {
-        for tool in &skill.tools {
-            if let Some((previous, _)) =
-                tools.insert(tool.name.clone(), (Arc::clone(skill), tool.clone()))
-            {
-                warnings.push(format!(
-                    "tool `{}` of skill `{}` is replaced by the one of skill `{}` (later roots win)",
-                    tool.name,
-                    previous.name(),
-                    skill.name()
-                ));
-            }
-        }
-    }
-    (tools, warnings)
-}
-
-/// `skillbox call`.
+/// `skillbox call`: every tool goes through the provider's `handle_tool_call`, so this prints
+/// exactly what a model would receive.
 pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result<ExitCode> {
-    let catalog = super::default_catalog(global)?;
-    let (tools, warnings) = tools_by_name(&catalog);
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
-    let Some((skill, tool)) = tools.get(&arguments.tool) else {
-        let known: Vec<&str> = tools.keys().map(String::as_str).collect();
-        print_json(&serde_json::json!({
-            "error": format!(
-                "no tool named `{}`; known tools: {}",
-                arguments.tool,
-                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-            )
-        }))?;
-        return Ok(ExitCode::from(EXIT_PROBLEMS));
-    };
     let parsed: Value = match serde_json::from_str(&arguments.args) {
         Ok(value) => value,
         Err(error) => {
@@ -202,20 +158,16 @@ pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    let executor = executor(global)?;
+    let provider = super::surface::provider(global)?;
+    for warning in provider.warnings() {
+        eprintln!("warning: {warning}");
+    }
     let runtime = runtime()?;
-    let timeout = arguments.timeout_ms.map(Duration::from_millis);
-    let result = runtime.block_on(executor.call_tool(
-        skill,
-        tool,
-        parsed,
-        RunOptions {
-            timeout,
-            live_output: None,
-        },
-    ));
-    print_json(&result.value)?;
-    Ok(if result.error_type.is_some() {
+    let outcome = runtime.block_on(provider.handle_tool_call(&arguments.tool, &parsed));
+    let mut text = outcome.text();
+    text.push('\n');
+    crate::output::print_text(&text)?;
+    Ok(if outcome.is_error {
         ExitCode::from(EXIT_PROBLEMS)
     } else {
         ExitCode::SUCCESS

@@ -3,6 +3,7 @@
 pub mod execute;
 pub mod list;
 pub mod show;
+pub mod surface;
 pub mod validate;
 
 use std::path::PathBuf;

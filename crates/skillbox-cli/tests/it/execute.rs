@@ -142,7 +142,7 @@ fn call_errors_name_the_problem() {
         (
             &["call", "no_such_tool"],
             1,
-            "no tool named `no_such_tool`; known tools: count_words, slugify",
+            "unknown tool `no_such_tool`; the tools are: load_skill, use_skill, read_skill_file, count_words, slugify",
         ),
     ];
     for (args, code, expected) in cases {
@@ -207,4 +207,77 @@ fn required_sandbox_mode_refuses_when_a_layer_is_missing_or_runs_fully() {
         assert_eq!(output.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&output.stderr).contains("requires every layer"));
     }
+}
+
+#[test]
+fn call_answers_the_built_in_tools_too() {
+    let output = skillbox()
+        .args([
+            "--root",
+            "examples/skills",
+            "call",
+            "load_skill",
+            "--args",
+            r#"{"skill": "commit-message", "arguments": "tidy the README"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("tidy the README") && text.contains("Skill directory: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn prompt_and_tools_commands() {
+    let output = skillbox()
+        .args(["--root", "examples/skills", "prompt", "--format", "xml"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.starts_with("<available_skills>\n<skill>\n<name>\napi-design-review\n</name>"),
+        "{text}"
+    );
+    let output = skillbox()
+        .args(["--root", "examples/skills", "prompt", "--max-chars", "300"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .trim_end()
+            .chars()
+            .count()
+            <= 300
+    );
+    let output = skillbox()
+        .args([
+            "--root",
+            "examples/skills",
+            "tools",
+            "--format",
+            "anthropic",
+            "--profile",
+            "protocol",
+        ])
+        .output()
+        .unwrap();
+    let tools = json_stdout(&output);
+    assert_eq!(tools.as_array().unwrap().len(), 8);
+    assert_eq!(tools[0]["name"], "list_skills");
+    assert!(tools[0]["input_schema"].is_object());
+    let output = skillbox()
+        .args(["tools", "--format", "cobol"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
 }

@@ -1,0 +1,61 @@
+//! `skillbox prompt` and `skillbox tools`: what a model is shown, from the same provider that
+//! answers `skillbox call`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use skillbox_llm::{
+    PromptBudget, PromptFormat, ProviderOptions, SkillsProvider, ToolFormat, ToolProfile,
+    render_tools,
+};
+
+use crate::arguments::{GlobalOptions, PromptArguments, ToolsArguments};
+use crate::output::{print_json, print_text};
+
+/// The provider over the global roots with the executor the options describe.
+pub fn provider(global: &GlobalOptions) -> anyhow::Result<SkillsProvider> {
+    provider_with(global, ProviderOptions::default())
+}
+
+fn provider_with(
+    global: &GlobalOptions,
+    options: ProviderOptions,
+) -> anyhow::Result<SkillsProvider> {
+    let catalog = Arc::new(super::default_catalog(global)?);
+    let executor = Arc::new(super::execute::executor(global)?);
+    Ok(SkillsProvider::new(catalog, executor, options))
+}
+
+/// `skillbox prompt`.
+pub fn prompt(global: &GlobalOptions, arguments: &PromptArguments) -> anyhow::Result<ExitCode> {
+    let format = PromptFormat::parse(&arguments.format)
+        .ok_or_else(|| anyhow::anyhow!("unknown prompt format `{}`", arguments.format))?;
+    let provider = provider_with(
+        global,
+        ProviderOptions {
+            prompt_budget: PromptBudget {
+                max_chars: arguments.max_chars,
+                max_tokens: arguments.max_tokens,
+            },
+            ..ProviderOptions::default()
+        },
+    )?;
+    let mut text = provider.system_prompt(format);
+    text.push('\n');
+    print_text(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skillbox tools`.
+pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Result<ExitCode> {
+    let format = ToolFormat::parse(&arguments.format)
+        .ok_or_else(|| anyhow::anyhow!("unknown tool format `{}`", arguments.format))?;
+    let profile = ToolProfile::parse(&arguments.profile)
+        .ok_or_else(|| anyhow::anyhow!("unknown profile `{}`", arguments.profile))?;
+    let provider = provider(global)?;
+    for warning in provider.warnings() {
+        eprintln!("warning: {warning}");
+    }
+    print_json(&render_tools(&provider.tools(profile), format))?;
+    Ok(ExitCode::SUCCESS)
+}

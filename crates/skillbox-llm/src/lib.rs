@@ -1,0 +1,13 @@
+//! skillbox-llm: what a model sees of skills. A [`SkillsProvider`] renders the system-prompt
+//! section ([`PromptFormat`]) and the tool definitions ([`ToolFormat`], [`ToolProfile`]) from one
+//! source per schema, and answers every tool call through `handle_tool_call`.
+
+pub mod builtin_tools;
+pub mod prompt;
+pub mod provider;
+pub mod substitution;
+pub mod tool_spec;
+
+pub use prompt::{PromptBudget, PromptFormat, render_prompt};
+pub use provider::{ProviderOptions, SkillsProvider, ToolOutcome, ToolProfile};
+pub use tool_spec::{ToolFormat, ToolSpec, render_tools};

@@ -1,0 +1,274 @@
+//! The system-prompt section that tells a model which skills exist: markdown (seed 002's
+//! "Available Skills"), XML (byte-identical to `skills-ref to-prompt`), or JSON. A budget in
+//! characters is honoured exactly: descriptions are shortened first, then skills left out, and
+//! the prompt then says that more exist and how to list them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::json;
+use skillbox_core::{Skill, SkillFormat};
+
+/// Prompt formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptFormat {
+    /// Seed 002's markdown section.
+    Markdown,
+    /// `<available_skills>` as skills-ref renders it.
+    Xml,
+    /// A JSON object.
+    Json,
+}
+
+impl PromptFormat {
+    /// Parse a format name as used on the command line.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "markdown" | "md" => Some(PromptFormat::Markdown),
+            "xml" => Some(PromptFormat::Xml),
+            "json" => Some(PromptFormat::Json),
+            _ => None,
+        }
+    }
+}
+
+/// A size limit for the prompt section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PromptBudget {
+    /// Most characters (Unicode scalar values).
+    pub max_chars: Option<usize>,
+    /// Most tokens, approximated as characters / 4 (rounded up).
+    pub max_tokens: Option<usize>,
+}
+
+impl PromptBudget {
+    /// The character limit the budget amounts to.
+    #[must_use]
+    pub fn char_limit(&self) -> Option<usize> {
+        let from_tokens = self.max_tokens.map(|tokens| tokens.saturating_mul(4));
+        match (self.max_chars, from_tokens) {
+            (Some(chars), Some(tokens)) => Some(chars.min(tokens)),
+            (chars, tokens) => chars.or(tokens),
+        }
+    }
+}
+
+/// Approximate tokens of a text (characters / 4, rounded up).
+#[must_use]
+pub fn approximate_tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// What one skill contributes to the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    name: String,
+    description: String,
+    location: PathBuf,
+    argument_hint: Option<String>,
+}
+
+impl Entry {
+    fn from_skill(skill: &Skill) -> Self {
+        // skills-ref prints the frontmatter name as written (trimmed), not normalised.
+        let name = match skill.format {
+            SkillFormat::AgentSkill => skill
+                .properties
+                .name
+                .clone()
+                .unwrap_or_else(|| skill.id.name.clone()),
+            SkillFormat::SkillsProtocol => skill.id.name.clone(),
+        };
+        let location = std::fs::canonicalize(&skill.skill_md_path)
+            .unwrap_or_else(|_| skill.skill_md_path.clone());
+        Entry {
+            name,
+            description: skill.description.clone(),
+            location,
+            argument_hint: skill.properties.argument_hint.clone(),
+        }
+    }
+}
+
+/// Render the prompt for the skills a model may invoke (callers pass only those).
+#[must_use]
+pub fn render_prompt(skills: &[Arc<Skill>], format: PromptFormat, budget: PromptBudget) -> String {
+    let entries: Vec<Entry> = skills
+        .iter()
+        .map(|skill| Entry::from_skill(skill))
+        .collect();
+    let full = render(&entries, format, 0, None);
+    let Some(limit) = budget.char_limit() else {
+        return full;
+    };
+    if full.chars().count() <= limit {
+        return full;
+    }
+    // Shorten descriptions: the longest cap that fits, found by bisection.
+    let longest = entries
+        .iter()
+        .map(|entry| entry.description.chars().count())
+        .max()
+        .unwrap_or(0);
+    let fits = |cap: usize, shown: usize| {
+        render(&entries[..shown], format, entries.len() - shown, Some(cap))
+            .chars()
+            .count()
+            <= limit
+    };
+    const SHORTEST_DESCRIPTION: usize = 40;
+    if fits(SHORTEST_DESCRIPTION.min(longest), entries.len()) {
+        let (mut low, mut high) = (SHORTEST_DESCRIPTION.min(longest), longest);
+        while low < high {
+            let middle = (low + high).div_ceil(2);
+            if fits(middle, entries.len()) {
+                low = middle;
+            } else {
+                high = middle - 1;
+            }
+        }
+        return render(&entries, format, 0, Some(low));
+    }
+    // Then leave skills out, from the end, until the rest fits with the note.
+    let cap = Some(SHORTEST_DESCRIPTION);
+    for shown in (0..entries.len()).rev() {
+        let text = render(&entries[..shown], format, entries.len() - shown, cap);
+        if text.chars().count() <= limit {
+            return text;
+        }
+    }
+    String::new()
+}
+
+fn shorten(text: &str, cap: Option<usize>) -> String {
+    match cap {
+        Some(cap) if text.chars().count() > cap => {
+            let mut cut: String = text.chars().take(cap.saturating_sub(1)).collect();
+            cut.push('…');
+            cut
+        }
+        _ => text.to_owned(),
+    }
+}
+
+fn render(entries: &[Entry], format: PromptFormat, omitted: usize, cap: Option<usize>) -> String {
+    match format {
+        PromptFormat::Markdown => render_markdown(entries, omitted, cap),
+        PromptFormat::Xml => render_xml(entries, omitted, cap),
+        PromptFormat::Json => render_json(entries, omitted, cap),
+    }
+}
+
+fn more_note(omitted: usize) -> String {
+    format!(
+        "{omitted} more skill{} not listed here; call load_skill with {{\"list_skills\": true}} to see every skill.",
+        if omitted == 1 { " is" } else { "s are" }
+    )
+}
+
+fn render_markdown(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
+    let mut text = String::from(
+        "## Available Skills\n\nYou have access to skills that help you perform specific tasks. Each skill has instructions and scripts you can run.\n\nTo use a skill:\n1. Call load_skill to read its instructions\n2. Follow the instructions, calling use_skill to run scripts as directed\n",
+    );
+    for entry in entries {
+        text.push_str(&format!(
+            "\n### {}\n{}\n",
+            entry.name,
+            shorten(&entry.description, cap)
+        ));
+        if let Some(hint) = &entry.argument_hint {
+            text.push_str(&format!("Arguments: {hint}\n"));
+        }
+    }
+    if omitted > 0 {
+        text.push_str(&format!("\n{}\n", more_note(omitted)));
+    }
+    text
+}
+
+/// Python's `html.escape(text, quote=True)`.
+fn html_escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#x27;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+fn render_xml(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
+    let mut lines = vec!["<available_skills>".to_owned()];
+    for entry in entries {
+        lines.extend([
+            "<skill>".to_owned(),
+            "<name>".to_owned(),
+            html_escape(&entry.name),
+            "</name>".to_owned(),
+            "<description>".to_owned(),
+            html_escape(&shorten(&entry.description, cap)),
+            "</description>".to_owned(),
+            "<location>".to_owned(),
+            entry.location.display().to_string(),
+            "</location>".to_owned(),
+            "</skill>".to_owned(),
+        ]);
+    }
+    if omitted > 0 {
+        lines.push(format!("<!-- {} -->", more_note(omitted)));
+    }
+    lines.push("</available_skills>".to_owned());
+    lines.join("\n")
+}
+
+fn render_json(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
+    let skills: Vec<serde_json::Value> = entries
+        .iter()
+        .map(|entry| {
+            let mut value = json!({
+                "name": entry.name,
+                "description": shorten(&entry.description, cap),
+                "location": entry.location,
+            });
+            if let Some(hint) = &entry.argument_hint {
+                value["argument_hint"] = json!(hint);
+            }
+            value
+        })
+        .collect();
+    let mut document = json!({ "skills": skills });
+    if omitted > 0 {
+        document["omitted"] = json!(omitted);
+        document["note"] = json!(more_note(omitted));
+    }
+    serde_json::to_string_pretty(&document).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_escape_matches_python() {
+        assert_eq!(
+            html_escape("a & <b> \"c\" 'd'"),
+            "a &amp; &lt;b&gt; &quot;c&quot; &#x27;d&#x27;"
+        );
+    }
+
+    #[test]
+    fn budget_from_tokens() {
+        let budget = PromptBudget {
+            max_chars: Some(1000),
+            max_tokens: Some(100),
+        };
+        assert_eq!(budget.char_limit(), Some(400));
+        assert_eq!(approximate_tokens("abcde"), 2);
+    }
+}

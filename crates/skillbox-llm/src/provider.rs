@@ -1,0 +1,747 @@
+//! `SkillsProvider`: the Rust shape of seed 002's `createSkillsProvider`. It renders the
+//! system-prompt section and the tool definitions, and answers every tool call through one
+//! function, `handle_tool_call`, which never panics: unknown tools, arguments that are not
+//! JSON and missing parameters come back as error results a model can act on.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use skillbox_core::{Skill, SkillCatalog, SkillFormat, ToolDefinition};
+use skillbox_exec::{Executor, RunOptions};
+
+use crate::builtin_tools::{self, PROTOCOL_TOOL_NAMES};
+use crate::prompt::{PromptBudget, PromptFormat, render_prompt};
+use crate::substitution::substitute;
+use crate::tool_spec::ToolSpec;
+
+/// Bytes of a file `read_skill_file` returns before cutting it with a note.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024;
+/// The protocol guide, shipped as the built-in instruction skill `skills.protocol.guide`.
+pub const PROTOCOL_GUIDE: &str = include_str!("guide.md");
+
+/// Which tools to offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolProfile {
+    /// `load_skill`, `use_skill`, `read_skill_file`, one tool per `tools.json` entry.
+    Skills,
+    /// The 8 Skills Protocol tools.
+    Protocol,
+}
+
+impl ToolProfile {
+    /// Parse a profile name as used on the command line.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "skills" => Some(ToolProfile::Skills),
+            "protocol" => Some(ToolProfile::Protocol),
+            _ => None,
+        }
+    }
+}
+
+/// Provider options.
+#[derive(Debug, Clone)]
+pub struct ProviderOptions {
+    /// Size limit of the system-prompt section.
+    pub prompt_budget: PromptBudget,
+    /// Bytes `read_skill_file` returns at most.
+    pub max_file_bytes: u64,
+}
+
+impl Default for ProviderOptions {
+    fn default() -> Self {
+        ProviderOptions {
+            prompt_budget: PromptBudget::default(),
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+        }
+    }
+}
+
+/// What a tool call produced: text or JSON for the model, and whether it is an error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutcome {
+    /// The result: a string (instructions, file text) or a JSON value.
+    pub content: Value,
+    /// Whether the call failed (Anthropic's `is_error`; other providers see `{"error": …}`).
+    pub is_error: bool,
+}
+
+impl ToolOutcome {
+    fn ok(content: Value) -> Self {
+        ToolOutcome {
+            content,
+            is_error: false,
+        }
+    }
+
+    fn error(message: impl Into<String>) -> Self {
+        ToolOutcome {
+            content: json!({ "error": message.into() }),
+            is_error: true,
+        }
+    }
+
+    /// The result as the text a model receives.
+    #[must_use]
+    pub fn text(&self) -> String {
+        match &self.content {
+            Value::String(text) => text.clone(),
+            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        }
+    }
+}
+
+/// The LLM surface over a catalog and an executor.
+pub struct SkillsProvider {
+    catalog: Arc<SkillCatalog>,
+    executor: Arc<Executor>,
+    options: ProviderOptions,
+    tools: BTreeMap<String, (Arc<Skill>, ToolDefinition)>,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for SkillsProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillsProvider")
+            .field("skills", &self.catalog.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SkillsProvider {
+    /// A provider over a catalog (filtered by the caller's include/exclude) and an executor.
+    #[must_use]
+    pub fn new(
+        catalog: Arc<SkillCatalog>,
+        executor: Arc<Executor>,
+        options: ProviderOptions,
+    ) -> Self {
+        let mut skills: Vec<&Arc<Skill>> = catalog.latest().collect();
+        skills.sort_by_key(|skill| skill.root_index);
+        let mut tools = BTreeMap::new();
+        let mut warnings = Vec::new();
+        for skill in skills {
+            for tool in &skill.tools {
+                if builtin_tools::SKILLS_TOOL_NAMES.contains(&tool.name.as_str()) {
+                    warnings.push(format!(
+                        "skill `{}` declares tool `{}`, which is a built-in name; it is ignored",
+                        skill.name(),
+                        tool.name
+                    ));
+                    continue;
+                }
+                if let Some((previous, _)) =
+                    tools.insert(tool.name.clone(), (Arc::clone(skill), tool.clone()))
+                {
+                    warnings.push(format!(
+                        "tool `{}` of skill `{}` is replaced by the one of skill `{}` (later roots win)",
+                        tool.name,
+                        previous.name(),
+                        skill.name()
+                    ));
+                }
+            }
+        }
+        for warning in &warnings {
+            tracing::warn!("{warning}");
+        }
+        SkillsProvider {
+            catalog,
+            executor,
+            options,
+            tools,
+            warnings,
+        }
+    }
+
+    /// Warnings found while building the provider (tool name conflicts).
+    #[must_use]
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The latest version of every skill the model may invoke, sorted by name.
+    #[must_use]
+    pub fn model_skills(&self) -> Vec<Arc<Skill>> {
+        self.catalog
+            .latest()
+            .filter(|skill| skill.model_invocable())
+            .cloned()
+            .collect()
+    }
+
+    /// Names of every skill (latest versions).
+    #[must_use]
+    pub fn skill_names(&self) -> Vec<String> {
+        self.catalog.names().map(str::to_owned).collect()
+    }
+
+    /// The system-prompt section.
+    #[must_use]
+    pub fn system_prompt(&self, format: PromptFormat) -> String {
+        render_prompt(&self.model_skills(), format, self.options.prompt_budget)
+    }
+
+    /// The tools of a profile, in a fixed order.
+    #[must_use]
+    pub fn tools(&self, profile: ToolProfile) -> Vec<ToolSpec> {
+        match profile {
+            ToolProfile::Protocol => builtin_tools::protocol_tools(),
+            ToolProfile::Skills => {
+                let skills = self.model_skills();
+                let names: Vec<&str> = skills.iter().map(|skill| skill.name()).collect();
+                let mut specs = vec![
+                    builtin_tools::load_skill(&names),
+                    builtin_tools::use_skill(),
+                    builtin_tools::read_skill_file(),
+                ];
+                specs.extend(self.tools.values().map(|(_, tool)| ToolSpec {
+                    name: tool.name.clone(),
+                    description: tool.description.clone(),
+                    parameters: tool.input_schema.clone(),
+                }));
+                specs
+            }
+        }
+    }
+
+    /// Answer a tool call. `arguments` may be a JSON object or a string holding one (as
+    /// OpenAI-style APIs send them).
+    pub async fn handle_tool_call(&self, name: &str, arguments: &Value) -> ToolOutcome {
+        let arguments = match parse_arguments(name, arguments) {
+            Ok(arguments) => arguments,
+            Err(outcome) => return outcome,
+        };
+        match name {
+            "load_skill" => self.load_skill(&arguments),
+            "use_skill" => self.use_skill(&arguments).await,
+            "read_skill_file" => self.read_skill_file(&arguments),
+            "list_skills" => self.list_skills(&arguments),
+            "describe_skill" => self.describe_skill(&arguments),
+            "load_skills_protocol_guide" => ToolOutcome::ok(json!({ "content": PROTOCOL_GUIDE })),
+            "execute_skill" | "run_code" | "create_blob" | "read_blob" => {
+                ToolOutcome::error(format!(
+                    "`{name}` needs the Skills Protocol server's run and blob services (`skillbox serve`); this provider answers the catalog tools only"
+                ))
+            }
+            _ => match self.tools.get(name) {
+                Some((skill, tool)) => {
+                    let result = self
+                        .executor
+                        .call_tool(skill, tool, Value::Object(arguments), RunOptions::default())
+                        .await;
+                    ToolOutcome {
+                        is_error: result.error_type.is_some(),
+                        content: result.value,
+                    }
+                }
+                None => {
+                    let mut known: Vec<String> = ["load_skill", "use_skill", "read_skill_file"]
+                        .iter()
+                        .map(|n| (*n).to_owned())
+                        .collect();
+                    known.extend(self.tools.keys().cloned());
+                    ToolOutcome::error(format!(
+                        "unknown tool `{name}`; the tools are: {}",
+                        known.join(", ")
+                    ))
+                }
+            },
+        }
+    }
+
+    fn find_skill(
+        &self,
+        arguments: &serde_json::Map<String, Value>,
+        tool: &str,
+    ) -> Result<Arc<Skill>, ToolOutcome> {
+        let name = skill_argument(arguments).ok_or_else(|| {
+            ToolOutcome::error(format!(
+                "`{tool}` needs the parameter `skill` (the skill's name)"
+            ))
+        })?;
+        let version = arguments.get("version").and_then(Value::as_str);
+        self.catalog.find(&name, version).cloned().map_err(|_| {
+            let names = self.skill_names();
+            let close = closest(&name, &names);
+            ToolOutcome::error(match close {
+                Some(close) => format!("no skill named `{name}`; did you mean `{close}`?"),
+                None => format!("no skill named `{name}`; call load_skill with {{\"list_skills\": true}} to see the skills"),
+            })
+        })
+    }
+
+    fn load_skill(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+        if arguments.get("list_skills").and_then(Value::as_bool) == Some(true)
+            || (skill_argument(arguments).is_none() && arguments.contains_key("list_skills"))
+        {
+            let skills: Vec<Value> = self
+                .model_skills()
+                .iter()
+                .map(|skill| {
+                    let mut entry =
+                        json!({ "name": skill.name(), "description": skill.description });
+                    if let Some(hint) = &skill.properties.argument_hint {
+                        entry["argument_hint"] = json!(hint);
+                    }
+                    entry
+                })
+                .collect();
+            return ToolOutcome::ok(json!({ "skills": skills }));
+        }
+        let skill = match self.find_skill(arguments, "load_skill") {
+            Ok(skill) => skill,
+            Err(outcome) => return outcome,
+        };
+        if !skill.model_invocable() {
+            return ToolOutcome::error(format!(
+                "skill `{}` can only be invoked by a person (disable-model-invocation); ask the user to run it",
+                skill.name()
+            ));
+        }
+        let body = match skill.body() {
+            Ok(body) => body,
+            Err(error) => {
+                return ToolOutcome::error(format!(
+                    "cannot read skill `{}`: {error}",
+                    skill.name()
+                ));
+            }
+        };
+        let raw_arguments = match arguments.get("arguments") {
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .map(|item| {
+                        item.as_str()
+                            .map_or_else(|| item.to_string(), str::to_owned)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            Some(Value::Null) | None => None,
+            Some(other) => Some(other.to_string()),
+        };
+        let names = declared_argument_names(&skill);
+        let directory =
+            std::fs::canonicalize(&skill.directory).unwrap_or_else(|_| skill.directory.clone());
+        let mut text = substitute(
+            &body.text,
+            raw_arguments.as_deref(),
+            &names,
+            &directory.display().to_string(),
+        );
+        if body.truncated {
+            text.push_str(
+                "\n\n[The skill's instructions are longer than the size limit and were cut here.]",
+            );
+        }
+        text.push_str(&self.resource_listing(&skill, &directory));
+        ToolOutcome::ok(Value::String(text))
+    }
+
+    /// What the model can read or run next: `files:` entries, scripts, references, tools.
+    fn resource_listing(&self, skill: &Skill, directory: &std::path::Path) -> String {
+        let mut text = format!("\n\n---\nSkill directory: {}\n", directory.display());
+        if !skill.properties.files.is_empty() {
+            text.push_str("\nFiles you can read with read_skill_file:\n");
+            for file in &skill.properties.files {
+                match &file.description {
+                    Some(description) => {
+                        text.push_str(&format!("- {}: {description}\n", file.path))
+                    }
+                    None => text.push_str(&format!("- {}\n", file.path)),
+                }
+            }
+        }
+        let (resources, more) = skill.resources();
+        let listed: Vec<&str> = skill
+            .properties
+            .files
+            .iter()
+            .map(|file| file.path.as_str())
+            .collect();
+        let group = |group: skillbox_core::skill::ResourceGroup| -> Vec<&str> {
+            resources
+                .iter()
+                .filter(|resource| {
+                    resource.group == group && !listed.contains(&resource.path.as_str())
+                })
+                .map(|resource| resource.path.as_str())
+                .collect()
+        };
+        let scripts = group(skillbox_core::skill::ResourceGroup::Scripts);
+        if !scripts.is_empty() {
+            text.push_str("\nScripts you can run with use_skill:\n");
+            for path in scripts {
+                text.push_str(&format!("- {path}\n"));
+            }
+        }
+        for (title, group_kind) in [
+            (
+                "References",
+                skillbox_core::skill::ResourceGroup::References,
+            ),
+            ("Examples", skillbox_core::skill::ResourceGroup::Examples),
+            ("Assets", skillbox_core::skill::ResourceGroup::Assets),
+        ] {
+            let paths = group(group_kind);
+            if !paths.is_empty() {
+                text.push_str(&format!("\n{title} (read_skill_file):\n"));
+                for path in paths {
+                    text.push_str(&format!("- {path}\n"));
+                }
+            }
+        }
+        if more {
+            text.push_str("\n(more files exist than are listed)\n");
+        }
+        if !skill.tools.is_empty() {
+            text.push_str("\nTools this skill provides (call them directly):\n");
+            for tool in &skill.tools {
+                text.push_str(&format!("- {}: {}\n", tool.name, tool.description));
+            }
+        }
+        text
+    }
+
+    async fn use_skill(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+        let Some(skill) = skill_argument(arguments) else {
+            return ToolOutcome::error(
+                "`use_skill` needs the parameter `skill` (the skill's name)",
+            );
+        };
+        let Some(script) = arguments.get("script").and_then(Value::as_str) else {
+            return ToolOutcome::error(
+                "`use_skill` needs the parameter `script` (e.g. \"scripts/run.py\")",
+            );
+        };
+        let args: Vec<String> = match arguments.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut args = Vec::with_capacity(items.len());
+                for (index, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(text) => args.push(text.clone()),
+                        Value::Number(number) => args.push(number.to_string()),
+                        Value::Bool(flag) => args.push(flag.to_string()),
+                        _ => {
+                            return ToolOutcome::error(format!(
+                                "parameter `args[{index}]` must be a string"
+                            ));
+                        }
+                    }
+                }
+                args
+            }
+            Some(Value::String(single)) => vec![single.clone()],
+            Some(_) => return ToolOutcome::error("parameter `args` must be an array of strings"),
+        };
+        if let Some(found) = self.catalog.get(&skill)
+            && !found.model_invocable()
+        {
+            return ToolOutcome::error(format!(
+                "skill `{skill}` can only be invoked by a person (disable-model-invocation)"
+            ));
+        }
+        let result = self
+            .executor
+            .run(&self.catalog, &skill, script, &args, RunOptions::default())
+            .await;
+        ToolOutcome {
+            is_error: !result.success,
+            content: serde_json::to_value(&result).unwrap_or(Value::Null),
+        }
+    }
+
+    fn read_skill_file(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+        let skill = match self.find_skill(arguments, "read_skill_file") {
+            Ok(skill) => skill,
+            Err(outcome) => return outcome,
+        };
+        let Some(path) = arguments.get("path").and_then(Value::as_str) else {
+            return ToolOutcome::error(
+                "`read_skill_file` needs the parameter `path` (a file inside the skill folder)",
+            );
+        };
+        let max = self.options.max_file_bytes;
+        match skill.read_text_file(path, max) {
+            Ok((text, truncated)) => {
+                let mut text = text;
+                if truncated {
+                    text.push_str(&format!("\n\n[file cut at {max} bytes]"));
+                }
+                ToolOutcome::ok(json!({ "name": skill.name(), "path": path, "content": text }))
+            }
+            Err(skillbox_core::CatalogError::NotText { .. }) => {
+                let size = skill
+                    .resources()
+                    .0
+                    .iter()
+                    .find(|resource| resource.path == path)
+                    .map(|resource| resource.size_bytes);
+                ToolOutcome::ok(json!({
+                    "name": skill.name(),
+                    "path": path,
+                    "binary": true,
+                    "size_bytes": size,
+                    "type": media_type(path),
+                    "note": "binary file: its bytes are not shown",
+                }))
+            }
+            Err(error) => ToolOutcome::error(format!(
+                "cannot read `{path}` in skill `{}`: {error}",
+                skill.name()
+            )),
+        }
+    }
+
+    fn list_skills(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+        let namespace = arguments.get("namespace").and_then(Value::as_str);
+        let summary = match arguments.get("detail").and_then(Value::as_str) {
+            None | Some("names") => false,
+            Some("summary") => true,
+            Some(other) => {
+                return ToolOutcome::error(format!(
+                    "parameter `detail` must be \"names\" or \"summary\", not \"{other}\""
+                ));
+            }
+        };
+        let limit = match arguments.get("limit") {
+            None | Some(Value::Null) => 50,
+            Some(value) => match value.as_u64() {
+                Some(limit) if (1..=1000).contains(&limit) => usize::try_from(limit).unwrap_or(50),
+                _ => {
+                    return ToolOutcome::error(
+                        "parameter `limit` must be an integer from 1 to 1000",
+                    );
+                }
+            },
+        };
+        let after = match arguments.get("cursor").and_then(Value::as_str) {
+            None => None,
+            Some(cursor) => match decode_cursor(cursor) {
+                Some(name) => Some(name),
+                None => {
+                    return ToolOutcome::error(
+                        "parameter `cursor` is not a cursor this server issued; start again without it",
+                    );
+                }
+            },
+        };
+        let mut page = Vec::new();
+        let mut next_cursor = Value::Null;
+        for skill in self.catalog.latest() {
+            let skill_namespace = namespace_of(skill);
+            if namespace.is_some_and(|wanted| wanted != skill_namespace) {
+                continue;
+            }
+            if after.as_deref().is_some_and(|after| skill.name() <= after) {
+                continue;
+            }
+            if page.len() == limit {
+                if let Some(Value::Object(last)) = page.last()
+                    && let Some(name) = last.get("name").and_then(Value::as_str)
+                {
+                    next_cursor = Value::String(encode_cursor(name));
+                }
+                break;
+            }
+            let mut entry = json!({ "name": skill.name(), "version": skill.version_label() });
+            if summary {
+                entry["description"] = json!(skill.description);
+                entry["namespace"] = json!(skill_namespace);
+                entry["kind"] = json!(skill.kind());
+            }
+            page.push(entry);
+        }
+        ToolOutcome::ok(json!({ "skills": page, "next_cursor": next_cursor }))
+    }
+
+    fn describe_skill(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+        let skill = match self.find_skill(arguments, "describe_skill") {
+            Ok(skill) => skill,
+            Err(outcome) => return outcome,
+        };
+        let detail = arguments
+            .get("detail")
+            .and_then(Value::as_str)
+            .unwrap_or("summary");
+        if !matches!(detail, "manifest" | "summary" | "full") {
+            return ToolOutcome::error(format!(
+                "parameter `detail` must be \"manifest\", \"summary\" or \"full\", not \"{detail}\""
+            ));
+        }
+        ToolOutcome::ok(json!({ "skill": describe(&skill, detail) }))
+    }
+}
+
+/// The `describe_skill` view of a skill at a detail level.
+#[must_use]
+pub fn describe(skill: &Skill, detail: &str) -> Value {
+    let manifest = match &skill.manifest {
+        Some(manifest) => manifest.raw.clone(),
+        None => json!({
+            "name": skill.name(),
+            "version": skill.version_label(),
+            "description": skill.description,
+            "kind": skill.kind(),
+        }),
+    };
+    let mut view = json!({
+        "name": skill.name(),
+        "version": skill.version_label(),
+        "namespace": namespace_of(skill),
+        "kind": skill.kind(),
+        "manifest": manifest,
+    });
+    if detail == "manifest" {
+        return view;
+    }
+    view["frontmatter"] = json!(skill.properties.raw);
+    if detail == "full" {
+        if let Ok((text, _)) =
+            skill.read_text_file(&skill.skill_md_name, DEFAULT_MAX_FILE_BYTES * 4)
+        {
+            view["skill_md"] = json!(text);
+        }
+        let (resources, _) = skill.resources();
+        view["resources"] = json!(
+            resources
+                .iter()
+                .map(|r| json!({"path": r.path, "size_bytes": r.size_bytes}))
+                .collect::<Vec<_>>()
+        );
+    }
+    view
+}
+
+fn namespace_of(skill: &Skill) -> String {
+    match (&skill.manifest, skill.format) {
+        (Some(manifest), _) => manifest.namespace().to_owned(),
+        (None, SkillFormat::SkillsProtocol) | (None, SkillFormat::AgentSkill) => skill
+            .name()
+            .split('.')
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+    }
+}
+
+fn encode_cursor(name: &str) -> String {
+    let hex: String = name.bytes().map(|byte| format!("{byte:02x}")).collect();
+    format!("c1.{hex}")
+}
+
+fn decode_cursor(cursor: &str) -> Option<String> {
+    let hex = cursor.strip_prefix("c1.")?;
+    if hex.len() % 2 != 0 || hex.is_empty() {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|index| u8::from_str_radix(hex.get(index..index + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+/// Names the frontmatter's `arguments` field declares (space-separated text or a list).
+fn declared_argument_names(skill: &Skill) -> Vec<String> {
+    match skill.properties.raw.get("arguments") {
+        Some(Value::String(text)) => text.split_whitespace().map(str::to_owned).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The skill name from the aliases models use: `skill`, `skill_name`, `skillName`, `name`.
+fn skill_argument(arguments: &serde_json::Map<String, Value>) -> Option<String> {
+    ["skill", "skill_name", "skillName", "name"]
+        .iter()
+        .find_map(|key| arguments.get(*key).and_then(Value::as_str))
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+}
+
+fn parse_arguments(
+    tool: &str,
+    arguments: &Value,
+) -> Result<serde_json::Map<String, Value>, ToolOutcome> {
+    match arguments {
+        Value::Object(map) => Ok(map.clone()),
+        Value::Null => Ok(serde_json::Map::new()),
+        Value::String(text) if text.trim().is_empty() => Ok(serde_json::Map::new()),
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) => Err(ToolOutcome::error(format!(
+                "arguments for `{tool}` must be a JSON object"
+            ))),
+            Err(error) => Err(ToolOutcome::error(format!(
+                "arguments for `{tool}` are not valid JSON ({error}); send a JSON object such as {{\"skill\": \"name\"}}"
+            ))),
+        },
+        _ => Err(ToolOutcome::error(format!(
+            "arguments for `{tool}` must be a JSON object"
+        ))),
+    }
+}
+
+fn media_type(path: &str) -> &'static str {
+    match path
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "pdf" => "application/pdf",
+        "zip" => "application/zip",
+        "ttf" | "otf" | "woff" | "woff2" => "font",
+        _ => "application/octet-stream",
+    }
+}
+
+/// The name closest to `wanted`, when close enough to be a typo.
+fn closest(wanted: &str, names: &[String]) -> Option<String> {
+    let distance = |a: &str, b: &str| -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut previous: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut current = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                current.push(
+                    (previous[j] + usize::from(ca != *cb))
+                        .min(previous[j + 1] + 1)
+                        .min(current[j] + 1),
+                );
+            }
+            previous = current;
+        }
+        previous[b.len()]
+    };
+    names
+        .iter()
+        .map(|name| (distance(wanted, name), name))
+        .filter(|(d, name)| *d <= (name.len() / 3).max(2))
+        .min()
+        .map(|(_, name)| name.clone())
+}
+
+/// All protocol tool names (re-exported for front doors).
+#[must_use]
+pub fn protocol_tool_names() -> &'static [&'static str] {
+    PROTOCOL_TOOL_NAMES
+}

@@ -1,0 +1,7 @@
+//! Integration tests for the LLM surface over the bundled examples and the shared corpus.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod dispatch;
+mod formats;
+mod skills_ref_prompt;
+mod support;

@@ -1,0 +1,66 @@
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
+use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
+use skillbox_llm::{ProviderOptions, SkillsProvider};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+pub fn catalog(root: &Path) -> Arc<SkillCatalog> {
+    Arc::new(
+        SkillCatalog::load(&CatalogOptions {
+            roots: vec![SkillRoot::explicit(root)],
+            ..CatalogOptions::default()
+        })
+        .unwrap(),
+    )
+}
+
+/// The sandbox is the execution crate's concern and tested there; dispatch tests run scripts
+/// without it so they need no helper binary.
+pub fn executor() -> Arc<Executor> {
+    let workspaces =
+        std::env::temp_dir().join(format!("skillbox-llm-tests-{}", std::process::id()));
+    Arc::new(
+        Executor::new(ExecutorConfig {
+            helper: None,
+            policy: SandboxPolicy {
+                mode: SandboxMode::Off,
+                ..SandboxPolicy::default()
+            },
+            workspace_root: workspaces,
+            ..ExecutorConfig::default()
+        })
+        .unwrap(),
+    )
+}
+
+pub fn examples_provider(options: ProviderOptions) -> SkillsProvider {
+    SkillsProvider::new(
+        catalog(&repo_root().join("examples/skills")),
+        executor(),
+        options,
+    )
+}
+
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
+/// Replace the machine-specific repository path in rendered text.
+pub fn portable(text: &str) -> String {
+    text.replace(&repo_root().display().to_string(), "[REPO]")
+}
