@@ -5,9 +5,11 @@
 pub mod builtin_tools;
 pub mod prompt;
 pub mod provider;
+pub mod session;
 pub mod substitution;
 pub mod tool_spec;
 
 pub use prompt::{PromptBudget, PromptFormat, render_prompt};
 pub use provider::{ProviderOptions, SkillsProvider, ToolOutcome, ToolProfile};
+pub use session::Session;
 pub use tool_spec::{ToolFormat, ToolSpec, render_tools};

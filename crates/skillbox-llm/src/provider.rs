@@ -49,6 +49,12 @@ pub struct ProviderOptions {
     pub prompt_budget: PromptBudget,
     /// Bytes `read_skill_file` returns at most.
     pub max_file_bytes: u64,
+    /// Offer `define_tool` and `remove_tool` (seed 000 section 8); off by default.
+    pub define_tools: bool,
+    /// Where tools defined with `persistent: "true"` are saved as Skill Tools skills.
+    pub persistent_tools_root: Option<std::path::PathBuf>,
+    /// Where tools defined for this session only are written.
+    pub session_tools_root: std::path::PathBuf,
 }
 
 impl Default for ProviderOptions {
@@ -56,8 +62,20 @@ impl Default for ProviderOptions {
         ProviderOptions {
             prompt_budget: PromptBudget::default(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            define_tools: false,
+            persistent_tools_root: None,
+            session_tools_root: std::env::temp_dir().join("skillbox").join("defined-tools"),
         }
     }
+}
+
+/// A tool created with `define_tool`: a real Skill Tools folder, loaded like any other.
+#[derive(Debug, Clone)]
+struct DefinedTool {
+    skill: Arc<Skill>,
+    tool: ToolDefinition,
+    folder: std::path::PathBuf,
+    persistent: bool,
 }
 
 /// What a tool call produced: text or JSON for the model, and whether it is an error.
@@ -84,6 +102,11 @@ impl ToolOutcome {
         }
     }
 
+    /// An error for a call the session refused.
+    pub(crate) fn refusal(message: impl Into<String>) -> Self {
+        Self::error(message)
+    }
+
     /// The result as the text a model receives.
     #[must_use]
     pub fn text(&self) -> String {
@@ -100,6 +123,7 @@ pub struct SkillsProvider {
     executor: Arc<Executor>,
     options: ProviderOptions,
     tools: BTreeMap<String, (Arc<Skill>, ToolDefinition)>,
+    defined: std::sync::RwLock<BTreeMap<String, DefinedTool>>,
     warnings: Vec<String>,
 }
 
@@ -153,6 +177,7 @@ impl SkillsProvider {
             executor,
             options,
             tools,
+            defined: std::sync::RwLock::default(),
             warnings,
         }
     }
@@ -198,11 +223,27 @@ impl SkillsProvider {
                     builtin_tools::use_skill(),
                     builtin_tools::read_skill_file(),
                 ];
-                specs.extend(self.tools.values().map(|(_, tool)| ToolSpec {
-                    name: tool.name.clone(),
-                    description: tool.description.clone(),
-                    parameters: tool.input_schema.clone(),
-                }));
+                let defined = self
+                    .defined
+                    .read()
+                    .map(|defined| defined.clone())
+                    .unwrap_or_default();
+                specs.extend(
+                    self.tools
+                        .iter()
+                        .filter(|(name, _)| !defined.contains_key(*name))
+                        .map(|(_, (_, tool))| tool)
+                        .chain(defined.values().map(|defined| &defined.tool))
+                        .map(|tool| ToolSpec {
+                            name: tool.name.clone(),
+                            description: tool.description.clone(),
+                            parameters: tool.input_schema.clone(),
+                        }),
+                );
+                if self.options.define_tools {
+                    specs.push(builtin_tools::define_tool());
+                    specs.push(builtin_tools::remove_tool());
+                }
                 specs
             }
         }
@@ -222,16 +263,26 @@ impl SkillsProvider {
             "list_skills" => self.list_skills(&arguments),
             "describe_skill" => self.describe_skill(&arguments),
             "load_skills_protocol_guide" => ToolOutcome::ok(json!({ "content": PROTOCOL_GUIDE })),
+            "define_tool" if self.options.define_tools => self.define_tool(&arguments),
+            "remove_tool" if self.options.define_tools => self.remove_tool(&arguments),
             "execute_skill" | "run_code" | "create_blob" | "read_blob" => {
                 ToolOutcome::error(format!(
                     "`{name}` needs the Skills Protocol server's run and blob services (`skillbox serve`); this provider answers the catalog tools only"
                 ))
             }
-            _ => match self.tools.get(name) {
+            _ => match self
+                .defined_tool(name)
+                .or_else(|| self.tools.get(name).cloned())
+            {
                 Some((skill, tool)) => {
                     let result = self
                         .executor
-                        .call_tool(skill, tool, Value::Object(arguments), RunOptions::default())
+                        .call_tool(
+                            &skill,
+                            &tool,
+                            Value::Object(arguments),
+                            RunOptions::default(),
+                        )
                         .await;
                     ToolOutcome {
                         is_error: result.error_type.is_some(),
@@ -244,6 +295,14 @@ impl SkillsProvider {
                         .map(|n| (*n).to_owned())
                         .collect();
                     known.extend(self.tools.keys().cloned());
+                    if let Ok(defined) = self.defined.read() {
+                        known.extend(
+                            defined
+                                .keys()
+                                .filter(|name| !self.tools.contains_key(*name))
+                                .cloned(),
+                        );
+                    }
                     ToolOutcome::error(format!(
                         "unknown tool `{name}`; the tools are: {}",
                         known.join(", ")
@@ -251,6 +310,176 @@ impl SkillsProvider {
                 }
             },
         }
+    }
+
+    fn defined_tool(&self, name: &str) -> Option<(Arc<Skill>, ToolDefinition)> {
+        let defined = self.defined.read().ok()?;
+        defined
+            .get(name)
+            .map(|defined| (Arc::clone(&defined.skill), defined.tool.clone()))
+    }
+
+    /// `define_tool`: write the tool as a Skill Tools folder (SKILL.md, tools.json,
+    /// scripts/<name>.mjs), load it like any skill, and make it callable at once.
+    fn define_tool(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+        let text = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|value| !value.is_empty())
+        };
+        let Some(name) = text("name") else {
+            return ToolOutcome::error(
+                "`define_tool` needs the parameter `name` (lowercase letters, digits, underscores)",
+            );
+        };
+        if !skillbox_core::tools_manifest::is_valid_tool_name(name) {
+            return ToolOutcome::error(format!(
+                "parameter `name`: `{name}` must match ^[a-z][a-z0-9_]*$"
+            ));
+        }
+        if builtin_tools::SKILLS_TOOL_NAMES.contains(&name) || PROTOCOL_TOOL_NAMES.contains(&name) {
+            return ToolOutcome::error(format!(
+                "`{name}` is a built-in tool and cannot be redefined"
+            ));
+        }
+        if let Some((skill, _)) = self.tools.get(name) {
+            return ToolOutcome::error(format!(
+                "tool `{name}` already comes from skill `{}`; choose another name",
+                skill.name()
+            ));
+        }
+        let Some(description) = text("description") else {
+            return ToolOutcome::error("`define_tool` needs the parameter `description`");
+        };
+        let Some(code) = arguments
+            .get("code")
+            .and_then(Value::as_str)
+            .filter(|code| !code.trim().is_empty())
+        else {
+            return ToolOutcome::error(
+                "`define_tool` needs the parameter `code` (the body of `async function handler(args)`)",
+            );
+        };
+        let parameters = match arguments.get("parameters") {
+            None | Some(Value::Null) => json!({}),
+            Some(Value::String(text)) if text.trim().is_empty() => json!({}),
+            Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+                Ok(value @ Value::Object(_)) => value,
+                _ => {
+                    return ToolOutcome::error(
+                        "parameter `parameters` must be a JSON object (as a string) mapping names to {type, description}",
+                    );
+                }
+            },
+            Some(value @ Value::Object(_)) => value.clone(),
+            Some(_) => {
+                return ToolOutcome::error(
+                    "parameter `parameters` must be a JSON object (as a string)",
+                );
+            }
+        };
+        let persistent = matches!(arguments.get("persistent"), Some(Value::String(flag)) if flag == "true")
+            || arguments.get("persistent") == Some(&Value::Bool(true));
+        let skill_name = name.replace('_', "-");
+        let folder = if persistent {
+            let Some(root) = &self.options.persistent_tools_root else {
+                return ToolOutcome::error(
+                    "persistent tools need a writable tools root, and none is configured; define the tool without `persistent`",
+                );
+            };
+            root.join(&skill_name)
+        } else {
+            self.options
+                .session_tools_root
+                .join(format!(
+                    "{}-{}",
+                    std::process::id(),
+                    next_definition_number()
+                ))
+                .join(&skill_name)
+        };
+        if persistent && folder.exists() {
+            return ToolOutcome::error(format!(
+                "a skill folder `{}` already exists; choose another tool name",
+                folder.display()
+            ));
+        }
+        let manifest = json!([{ "name": name, "description": description, "script": format!("scripts/{name}.mjs"), "parameters": parameters }]);
+        let skill_md = format!(
+            "---\nname: {skill_name}\ndescription: {}\n---\n# {name}\n\nA tool created at runtime with define_tool. Call `{name}` directly.\n",
+            serde_json::to_string(description).unwrap_or_default()
+        );
+        let handler = format!("export default async function handler(args) {{\n{code}\n}}\n");
+        if let Err(error) = write_tool_folder(&folder, &skill_md, &manifest, name, &handler) {
+            return ToolOutcome::error(format!("cannot write tool `{name}`: {error}"));
+        }
+        let loaded = load_defined_skill(&folder, &skill_name);
+        let (skill, tool) = match loaded {
+            Ok(found) => found,
+            Err(message) => {
+                let _ = std::fs::remove_dir_all(&folder);
+                return ToolOutcome::error(format!("tool `{name}` is not valid: {message}"));
+            }
+        };
+        let Ok(mut defined) = self.defined.write() else {
+            return ToolOutcome::error("the tool registry is unavailable");
+        };
+        if let Some(previous) = defined.insert(
+            name.to_owned(),
+            DefinedTool {
+                skill,
+                tool,
+                folder: folder.clone(),
+                persistent,
+            },
+        ) && previous.folder != folder
+        {
+            // A redefinition replaces the earlier tool and its folder.
+            let _ = std::fs::remove_dir_all(&previous.folder);
+        }
+        let mut result = json!({ "defined": name, "persistent": persistent });
+        if persistent {
+            result["path"] = json!(folder);
+        }
+        ToolOutcome::ok(result)
+    }
+
+    /// `remove_tool`: only tools created with `define_tool`; their folders go with them.
+    fn remove_tool(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+        let Some(name) = arguments.get("name").and_then(Value::as_str) else {
+            return ToolOutcome::error("`remove_tool` needs the parameter `name`");
+        };
+        if builtin_tools::SKILLS_TOOL_NAMES.contains(&name) || PROTOCOL_TOOL_NAMES.contains(&name) {
+            return ToolOutcome::error(format!(
+                "`{name}` is a built-in tool and cannot be removed"
+            ));
+        }
+        let removed = self
+            .defined
+            .write()
+            .ok()
+            .and_then(|mut defined| defined.remove(name));
+        match (removed, self.tools.get(name)) {
+            (Some(removed), _) => {
+                let _ = std::fs::remove_dir_all(&removed.folder);
+                ToolOutcome::ok(json!({ "removed": name, "persistent": removed.persistent }))
+            }
+            (None, Some((skill, _))) => ToolOutcome::error(format!(
+                "tool `{name}` comes from skill `{}`; only tools created with define_tool can be removed",
+                skill.name()
+            )),
+            (None, None) => ToolOutcome::error(format!("no tool named `{name}` was defined")),
+        }
+    }
+
+    /// The skill a `load_skill` call's arguments name (for session tracking).
+    #[must_use]
+    pub fn loaded_skill(&self, arguments: &Value) -> Option<Arc<Skill>> {
+        let arguments = parse_arguments("load_skill", arguments).ok()?;
+        let name = skill_argument(&arguments)?;
+        self.catalog.get(&name).cloned()
     }
 
     fn find_skill(
@@ -629,6 +858,85 @@ fn namespace_of(skill: &Skill) -> String {
             .next()
             .unwrap_or_default()
             .to_owned(),
+    }
+}
+
+fn next_definition_number() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Write a defined tool's skill folder, readable by the sandbox user.
+fn write_tool_folder(
+    folder: &std::path::Path,
+    skill_md: &str,
+    manifest: &Value,
+    name: &str,
+    handler: &str,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let scripts = folder.join("scripts");
+    std::fs::create_dir_all(&scripts)?;
+    let mut parent = Some(scripts.as_path());
+    while let Some(directory) = parent {
+        if directory.starts_with(std::env::temp_dir()) || directory.starts_with(folder) {
+            let _ = std::fs::set_permissions(directory, std::fs::Permissions::from_mode(0o755));
+        }
+        parent = directory
+            .parent()
+            .filter(|parent| parent.starts_with(folder.parent().unwrap_or(folder)));
+    }
+    for (path, text) in [
+        (folder.join("SKILL.md"), skill_md.to_owned()),
+        (
+            folder.join("tools.json"),
+            serde_json::to_string_pretty(manifest).unwrap_or_default(),
+        ),
+        (scripts.join(format!("{name}.mjs")), handler.to_owned()),
+    ] {
+        std::fs::write(&path, text)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(())
+}
+
+/// Load a defined tool's folder through the ordinary skill loader.
+fn load_defined_skill(
+    folder: &std::path::Path,
+    skill_name: &str,
+) -> Result<(Arc<Skill>, ToolDefinition), String> {
+    let limits = skillbox_core::CatalogLimits::default();
+    let root = folder.parent().unwrap_or(folder);
+    let request = skillbox_core::loader::LoadRequest {
+        source: skillbox_core::source::SkillSource::Directory(folder.to_path_buf()),
+        directory: folder.to_path_buf(),
+        folder_name: skill_name.to_owned(),
+        parent_folder_name: None,
+        listing: None,
+        root,
+        root_index: usize::MAX,
+        limits: &limits,
+        mode: skillbox_core::ValidationMode::Lenient,
+    };
+    match skillbox_core::loader::load_skill(&request) {
+        skillbox_core::loader::LoadOutcome::Loaded(skill) => {
+            let errors: Vec<String> = skill
+                .diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| d.message.clone())
+                .collect();
+            if !errors.is_empty() {
+                return Err(errors.join("; "));
+            }
+            let tool = skill.tools.first().cloned().ok_or("no tool was declared")?;
+            Ok((Arc::from(skill), tool))
+        }
+        skillbox_core::loader::LoadOutcome::Skipped(diagnostics) => Err(diagnostics
+            .iter()
+            .map(|d| d.message.clone())
+            .collect::<Vec<_>>()
+            .join("; ")),
     }
 }
 

@@ -264,3 +264,183 @@ fn protocol_catalog_tools() {
             .starts_with("# Skills Protocol Overview")
     );
 }
+
+fn temp_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        root.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
+    let root = temp_root();
+    let restricted = root.path().join("restricted");
+    std::fs::create_dir_all(&restricted).unwrap();
+    std::fs::write(
+        restricted.join("SKILL.md"),
+        "---\nname: restricted\ndescription: Only reads files.\nallowed-tools: read_skill_file\nmodel: careful-model\n---\nRead only.\n",
+    )
+    .unwrap();
+    let open = root.path().join("open");
+    std::fs::create_dir_all(&open).unwrap();
+    std::fs::write(
+        open.join("SKILL.md"),
+        "---\nname: open\ndescription: Anything goes.\n---\nAnything.\n",
+    )
+    .unwrap();
+    let provider = SkillsProvider::new(
+        super::support::catalog(root.path()),
+        super::support::executor(),
+        ProviderOptions::default(),
+    );
+    let mut session = skillbox_llm::Session::new(true);
+    let run = |session: &mut skillbox_llm::Session, tool: &str, arguments: Value| {
+        runtime().block_on(session.handle_tool_call(&provider, tool, &arguments))
+    };
+    assert!(!run(&mut session, "load_skill", json!({"skill": "restricted"})).is_error);
+    assert_eq!(session.active_skill(), Some("restricted"));
+    assert_eq!(session.model_override(), Some("careful-model"));
+    let refused = run(
+        &mut session,
+        "use_skill",
+        json!({"skill": "restricted", "script": "x.py"}),
+    );
+    assert!(
+        refused.is_error
+            && refused
+                .text()
+                .contains("not in the allowed-tools of the active skill `restricted`"),
+        "{refused:?}"
+    );
+    let allowed = run(
+        &mut session,
+        "read_skill_file",
+        json!({"skill": "restricted", "path": "SKILL.md"}),
+    );
+    assert!(!allowed.is_error, "{allowed:?}");
+    // load_skill is never blocked, and switching skills lifts the restriction and the model.
+    assert!(!run(&mut session, "load_skill", json!({"skill": "open"})).is_error);
+    assert_eq!(
+        (session.allowed_tools(), session.model_override()),
+        (None, None)
+    );
+    let mut lenient = skillbox_llm::Session::new(false);
+    run(&mut lenient, "load_skill", json!({"skill": "restricted"}));
+    let outcome = run(
+        &mut lenient,
+        "use_skill",
+        json!({"skill": "restricted", "script": "x.py"}),
+    );
+    assert!(!outcome.text().contains("allowed-tools"), "{outcome:?}");
+}
+
+#[test]
+fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
+    let provider = examples_provider(ProviderOptions::default());
+    assert!(
+        call(&provider, "define_tool", json!({}))
+            .text()
+            .contains("unknown tool `define_tool`")
+    );
+    let session_root = temp_root();
+    let persistent_root = temp_root();
+    let provider = examples_provider(ProviderOptions {
+        define_tools: true,
+        session_tools_root: session_root.path().to_path_buf(),
+        persistent_tools_root: Some(persistent_root.path().to_path_buf()),
+        ..ProviderOptions::default()
+    });
+    let defined = call(
+        &provider,
+        "define_tool",
+        json!({
+            "name": "double_it",
+            "description": "Double a number",
+            "parameters": "{\"n\": {\"type\": \"number\", \"description\": \"The number\"}}",
+            "code": "return { value: args.n * 2 };"
+        }),
+    );
+    assert!(!defined.is_error, "{defined:?}");
+    assert_eq!(
+        call(&provider, "double_it", json!({"n": 21})).content["value"],
+        42
+    );
+    let names: Vec<String> = provider
+        .tools(skillbox_llm::ToolProfile::Skills)
+        .into_iter()
+        .map(|tool| tool.name)
+        .collect();
+    assert!(
+        names.ends_with(&[
+            "double_it".to_owned(),
+            "define_tool".to_owned(),
+            "remove_tool".to_owned()
+        ]),
+        "{names:?}"
+    );
+    assert!(
+        call(&provider, "double_it", json!({"n": "x"}))
+            .text()
+            .contains("parameter `n`")
+    );
+    // Persistent tools become Skill Tools skills that load cleanly.
+    let saved = call(
+        &provider,
+        "define_tool",
+        json!({
+            "name": "shout_text", "description": "Upper-case text", "persistent": "true",
+            "parameters": "{\"text\": {\"type\": \"string\", \"description\": \"Text\"}}",
+            "code": "return args.text.toUpperCase();"
+        }),
+    );
+    assert!(!saved.is_error, "{saved:?}");
+    let folder = persistent_root.path().join("shout-text");
+    for file in ["SKILL.md", "tools.json", "scripts/shout_text.mjs"] {
+        assert!(folder.join(file).is_file(), "{file}");
+    }
+    let reloaded = super::support::catalog(persistent_root.path());
+    let skill = reloaded.get("shout-text").unwrap();
+    assert!(!skill.has_errors(), "{:?}", skill.diagnostics);
+    assert_eq!(
+        call(&provider, "shout_text", json!({"text": "hi"})).content,
+        "HI"
+    );
+    // Removal: defined tools only, and their folders go with them.
+    assert!(!call(&provider, "remove_tool", json!({"name": "shout_text"})).is_error);
+    assert!(!folder.exists());
+    assert!(
+        call(&provider, "shout_text", json!({"text": "hi"}))
+            .text()
+            .contains("unknown tool")
+    );
+    for (name, expected) in [
+        ("load_skill", "built-in"),
+        ("count_words", "comes from skill `text-tools`"),
+        ("never_defined", "was defined"),
+    ] {
+        let outcome = call(&provider, "remove_tool", json!({"name": name}));
+        assert!(
+            outcome.is_error && outcome.text().contains(expected),
+            "{name}: {outcome:?}"
+        );
+    }
+    let bad = call(
+        &provider,
+        "define_tool",
+        json!({"name": "Bad-Name", "description": "x", "code": "return 1;"}),
+    );
+    assert!(bad.text().contains("parameter `name`"), "{bad:?}");
+    let bad = call(
+        &provider,
+        "define_tool",
+        json!({"name": "typed", "description": "x", "code": "return 1;", "parameters": "{\"n\": {\"type\": \"float\", \"description\": \"n\"}}"}),
+    );
+    assert!(
+        bad.is_error && bad.text().contains("is not valid"),
+        "{bad:?}"
+    );
+}
