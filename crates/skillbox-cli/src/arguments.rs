@@ -65,6 +65,9 @@ pub struct ExecutionOptions {
     /// Spawn tool handlers per call instead of keeping warm workers.
     #[arg(long, global = true)]
     pub no_warm_workers: bool,
+    /// Run `` !`command` `` patterns (in the sandbox) when a skill body is loaded.
+    #[arg(long, global = true)]
+    pub preprocess_commands: bool,
 }
 
 /// `--sandbox` values.

@@ -300,13 +300,57 @@ impl Executor {
         args: &[String],
         options: RunOptions,
     ) -> ScriptResult {
-        let prepared = match self.prepare_script(skill, script, args) {
-            Ok(prepared) => prepared,
+        match self.prepare_script(skill, script, args) {
+            Ok(prepared) => {
+                self.run_prepared(skill, "script", script, args.len(), prepared, options)
+                    .await
+            }
             Err(error) => {
                 self.audit_failure("script", skill.name(), script, args.len(), &error);
-                return ScriptResult::failed(&error, self.level);
+                ScriptResult::failed(&error, self.level)
             }
-        };
+        }
+    }
+
+    /// Run a shell command line for a skill (`bash -c`), under the same sandbox and limits as
+    /// its scripts, with the skill folder readable. Used for opt-in `` !`command` ``
+    /// preprocessing of skill bodies; never for model-supplied scripts.
+    pub async fn run_command(
+        &self,
+        skill: &Skill,
+        command: &str,
+        options: RunOptions,
+    ) -> ScriptResult {
+        let prepared = self.skill_directory(skill).and_then(|skill_directory| {
+            let program = self.interpreter(Language::Bash, Path::new("command.sh"))?;
+            Ok(PreparedScript {
+                program,
+                args: vec![OsString::from("-c"), OsString::from(command)],
+                readable: vec![skill_directory.clone()],
+                skill_directory,
+            })
+        });
+        match prepared {
+            Ok(prepared) => {
+                self.run_prepared(skill, "command", command, 0, prepared, options)
+                    .await
+            }
+            Err(error) => {
+                self.audit_failure("command", skill.name(), command, 0, &error);
+                ScriptResult::failed(&error, self.level)
+            }
+        }
+    }
+
+    async fn run_prepared(
+        &self,
+        skill: &Skill,
+        kind: &'static str,
+        label: &str,
+        argument_count: usize,
+        prepared: PreparedScript,
+        options: RunOptions,
+    ) -> ScriptResult {
         let workspace = match self.workspace() {
             Ok(workspace) => workspace,
             Err(error) => return ScriptResult::failed(&error, self.level),
@@ -326,13 +370,17 @@ impl Executor {
             uid: workspace.uid(),
         };
         let completed = self.sandbox.execute(invocation).await;
-        let result = self.script_result(&completed, timeout, script);
+        let result = self.script_result(&completed, timeout, label);
         self.audit(AuditRecord {
             timestamp_ms: now_ms(),
-            kind: "script",
+            kind,
             skill: skill.name().to_owned(),
-            target: script.to_owned(),
-            argument_count: args.len(),
+            target: if kind == "command" {
+                "inline command".to_owned()
+            } else {
+                label.to_owned()
+            },
+            argument_count,
             duration_ms: result.duration_ms,
             exit_code: completed.exit_code,
             stdout_bytes: completed.stdout.total_bytes,

@@ -3,6 +3,7 @@
 //! source per schema, and answers every tool call through `handle_tool_call`.
 
 pub mod builtin_tools;
+pub mod preprocess;
 pub mod prompt;
 pub mod provider;
 pub mod session;

@@ -55,6 +55,8 @@ pub struct ProviderOptions {
     pub persistent_tools_root: Option<std::path::PathBuf>,
     /// Where tools defined for this session only are written.
     pub session_tools_root: std::path::PathBuf,
+    /// Run `` !`command` `` patterns in skill bodies when they are loaded; off by default.
+    pub preprocess_commands: bool,
 }
 
 impl Default for ProviderOptions {
@@ -65,6 +67,7 @@ impl Default for ProviderOptions {
             define_tools: false,
             persistent_tools_root: None,
             session_tools_root: std::env::temp_dir().join("skillbox").join("defined-tools"),
+            preprocess_commands: false,
         }
     }
 }
@@ -257,7 +260,7 @@ impl SkillsProvider {
             Err(outcome) => return outcome,
         };
         match name {
-            "load_skill" => self.load_skill(&arguments),
+            "load_skill" => self.load_skill(&arguments).await,
             "use_skill" => self.use_skill(&arguments).await,
             "read_skill_file" => self.read_skill_file(&arguments),
             "list_skills" => self.list_skills(&arguments),
@@ -503,7 +506,7 @@ impl SkillsProvider {
         })
     }
 
-    fn load_skill(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+    async fn load_skill(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
         if arguments.get("list_skills").and_then(Value::as_bool) == Some(true)
             || (skill_argument(arguments).is_none() && arguments.contains_key("list_skills"))
         {
@@ -558,12 +561,24 @@ impl SkillsProvider {
         let names = declared_argument_names(&skill);
         let directory =
             std::fs::canonicalize(&skill.directory).unwrap_or_else(|_| skill.directory.clone());
-        let mut text = substitute(
-            &body.text,
-            raw_arguments.as_deref(),
-            &names,
-            &directory.display().to_string(),
-        );
+        let directory_text = directory.display().to_string();
+        let mut text = if self.options.preprocess_commands {
+            self.preprocess(
+                &skill,
+                &body.text,
+                raw_arguments.as_deref(),
+                &names,
+                &directory_text,
+            )
+            .await
+        } else {
+            substitute(
+                &body.text,
+                raw_arguments.as_deref(),
+                &names,
+                &directory_text,
+            )
+        };
         if body.truncated {
             text.push_str(
                 "\n\n[The skill's instructions are longer than the size limit and were cut here.]",
@@ -571,6 +586,49 @@ impl SkillsProvider {
         }
         text.push_str(&self.resource_listing(&skill, &directory));
         ToolOutcome::ok(Value::String(text))
+    }
+
+    /// Run the body's commands and substitute arguments in its text pieces only.
+    async fn preprocess(
+        &self,
+        skill: &Skill,
+        body: &str,
+        raw: Option<&str>,
+        names: &[String],
+        directory: &str,
+    ) -> String {
+        let mut text = String::with_capacity(body.len());
+        let mut used = false;
+        for piece in crate::preprocess::pieces(body) {
+            match piece {
+                crate::preprocess::Piece::Text(part) => {
+                    let (substituted, used_here) =
+                        crate::substitution::substitute_text(&part, raw, names, directory);
+                    used |= used_here;
+                    text.push_str(&substituted);
+                }
+                crate::preprocess::Piece::Command(command) => {
+                    let result = self
+                        .executor
+                        .run_command(skill, &command, RunOptions::default())
+                        .await;
+                    if result.success {
+                        text.push_str(result.stdout.trim_end());
+                    } else {
+                        let reason = result
+                            .stderr
+                            .lines()
+                            .find(|line| !line.trim().is_empty())
+                            .map(str::to_owned)
+                            .or(result.error)
+                            .unwrap_or_default();
+                        text.push_str(&format!("[error: {}]", reason.trim()));
+                    }
+                }
+            }
+        }
+        crate::substitution::append_unused_arguments(&mut text, raw, used);
+        text
     }
 
     /// What the model can read or run next: `files:` entries, scripts, references, tools.

@@ -50,6 +50,7 @@ pub fn split_arguments(text: &str) -> Vec<String> {
 
 /// Substitute arguments into a body. `raw` is the argument string as given (`None` when the
 /// skill was loaded without arguments); `names` are the frontmatter's declared argument names.
+/// When the body has no placeholder, `ARGUMENTS: <raw>` is appended.
 #[must_use]
 pub fn substitute(
     body: &str,
@@ -57,6 +58,29 @@ pub fn substitute(
     names: &[String],
     skill_directory: &str,
 ) -> String {
+    let (mut output, used) = substitute_text(body, raw, names, skill_directory);
+    append_unused_arguments(&mut output, raw, used);
+    output
+}
+
+/// Append `ARGUMENTS: <raw>` when arguments were given and no placeholder used them.
+pub fn append_unused_arguments(output: &mut String, raw: Option<&str>, used: bool) {
+    let raw_text = raw.unwrap_or("");
+    if !used && !raw_text.trim().is_empty() {
+        output.push_str("\n\nARGUMENTS: ");
+        output.push_str(raw_text);
+    }
+}
+
+/// Substitute placeholders in one piece of text; the flag says whether any argument
+/// placeholder was used (callers combining pieces decide about `ARGUMENTS:` themselves).
+#[must_use]
+pub fn substitute_text(
+    body: &str,
+    raw: Option<&str>,
+    names: &[String],
+    skill_directory: &str,
+) -> (String, bool) {
     let raw_text = raw.unwrap_or("");
     let words = split_arguments(raw_text);
     let word = |index: usize| words.get(index).cloned().unwrap_or_default();
@@ -114,11 +138,7 @@ pub fn substitute(
         rest = after;
     }
     output.push_str(rest);
-    if !used_arguments && !raw_text.trim().is_empty() {
-        output.push_str("\n\nARGUMENTS: ");
-        output.push_str(raw_text);
-    }
-    output
+    (output, used_arguments)
 }
 
 #[cfg(test)]

@@ -17,13 +17,24 @@ pub fn provider(global: &GlobalOptions) -> anyhow::Result<SkillsProvider> {
     provider_with(global, ProviderOptions::default())
 }
 
+fn provider_options(global: &GlobalOptions, options: ProviderOptions) -> ProviderOptions {
+    ProviderOptions {
+        preprocess_commands: global.execution.preprocess_commands,
+        ..options
+    }
+}
+
 fn provider_with(
     global: &GlobalOptions,
     options: ProviderOptions,
 ) -> anyhow::Result<SkillsProvider> {
     let catalog = Arc::new(super::default_catalog(global)?);
     let executor = Arc::new(super::execute::executor(global)?);
-    Ok(SkillsProvider::new(catalog, executor, options))
+    Ok(SkillsProvider::new(
+        catalog,
+        executor,
+        provider_options(global, options),
+    ))
 }
 
 /// `skillbox prompt`.

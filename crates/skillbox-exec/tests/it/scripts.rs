@@ -216,3 +216,25 @@ fn audit_log_has_one_line_per_execution_and_no_secrets_or_arguments() {
         "{log}"
     );
 }
+
+#[test]
+fn inline_commands_run_in_the_same_sandbox() {
+    let fixture = Fixture::new();
+    fixture.skill("context");
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let skill = catalog.get("context").unwrap();
+    let result = runtime().block_on(executor.run_command(
+        skill,
+        "id -u; test -r \"$SKILLBOX_SKILL_DIR/SKILL.md\" && echo readable",
+        RunOptions::default(),
+    ));
+    assert!(result.success, "{result:?}");
+    let lines: Vec<&str> = result.stdout.lines().collect();
+    if nix::unistd::geteuid().is_root() {
+        assert_ne!(lines[0], "0", "inline commands must not run as root");
+    }
+    assert_eq!(lines[1], "readable");
+    let failed = runtime().block_on(executor.run_command(skill, "exit 4", RunOptions::default()));
+    assert_eq!((failed.success, failed.exit_code), (false, Some(4)));
+}

@@ -444,3 +444,52 @@ fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
         "{bad:?}"
     );
 }
+
+#[test]
+fn command_preprocessing_is_opt_in_single_pass_and_never_injects_arguments() {
+    let root = temp_root();
+    let skill = root.path().join("live");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: live\ndescription: Live context.\n---\nGreeting: !`echo hello`\nFailing: !`echo broken >&2; exit 3`\nLiteral: !`echo '$ARGUMENTS'`\n```!\necho one\necho two\n```\nTopic: $ARGUMENTS\n",
+    )
+    .unwrap();
+    let catalog = super::support::catalog(root.path());
+    let plain = SkillsProvider::new(
+        catalog.clone(),
+        super::support::executor(),
+        ProviderOptions::default(),
+    );
+    let text = call(
+        &plain,
+        "load_skill",
+        json!({"skill": "live", "arguments": "billing"}),
+    )
+    .text();
+    assert!(
+        text.contains("Greeting: !`echo hello`"),
+        "off by default: {text}"
+    );
+    let live = SkillsProvider::new(
+        catalog,
+        super::support::executor(),
+        ProviderOptions {
+            preprocess_commands: true,
+            ..ProviderOptions::default()
+        },
+    );
+    let text = call(
+        &live,
+        "load_skill",
+        json!({"skill": "live", "arguments": "billing"}),
+    )
+    .text();
+    assert!(text.contains("Greeting: hello\n"), "{text}");
+    assert!(text.contains("Failing: [error: broken]"), "{text}");
+    // The command saw `$ARGUMENTS` literally, and its output was not substituted again.
+    assert!(text.contains("Literal: $ARGUMENTS\n"), "{text}");
+    assert!(text.contains("one\ntwo"), "{text}");
+    assert!(text.contains("Topic: billing"), "{text}");
+    assert!(!text.contains("ARGUMENTS: billing"), "{text}");
+}
