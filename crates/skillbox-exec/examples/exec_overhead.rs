@@ -73,14 +73,7 @@ const SKILL_FILES: &[(&str, &str)] = &[
 ];
 
 /// The environment given to directly started interpreters: the executor's base environment.
-const DIRECT_ENVIRONMENT: &[(&str, &str)] = &[
-    ("PATH", "/usr/local/bin:/usr/bin:/bin"),
-    ("LANG", "C.UTF-8"),
-    ("PYTHONDONTWRITEBYTECODE", "1"),
-    ("PYTHONUNBUFFERED", "1"),
-    ("PYTHONIOENCODING", "utf-8"),
-    ("NODE_NO_WARNINGS", "1"),
-];
+const DIRECT_ENVIRONMENT: &[(&str, &str)] = skillbox_exec::executor::BASE_ENVIRONMENT;
 
 fn knob(name: &str, default: usize) -> usize {
     match std::env::var(name) {

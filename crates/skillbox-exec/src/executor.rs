@@ -32,8 +32,9 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 20 * 1024;
 pub const MAX_SCRIPT_ARGUMENTS: usize = 1_000;
 /// Most bytes of arguments a script call may pass in total.
 pub const MAX_SCRIPT_ARGUMENT_BYTES: usize = 1024 * 1024;
-/// Environment variables every execution gets (values set per run).
-const BASE_ENVIRONMENT: &[(&str, &str)] = &[
+/// Environment variables every execution gets, before the per-run ones (`HOME`, `TMPDIR`,
+/// `SKILLBOX_*`), the allowlist and declared secrets.
+pub const BASE_ENVIRONMENT: &[(&str, &str)] = &[
     ("PATH", "/usr/local/bin:/usr/bin:/bin"),
     ("LANG", "C.UTF-8"),
     ("PYTHONDONTWRITEBYTECODE", "1"),
