@@ -144,6 +144,7 @@ pub struct Skill {
     pub(crate) max_resources: usize,
     body: OnceLock<Result<SkillBody, String>>,
     resources: OnceLock<(Vec<SkillResource>, bool)>,
+    resolved_skill_md: OnceLock<PathBuf>,
 }
 
 /// The parts a loader assembles into a [`Skill`].
@@ -188,6 +189,7 @@ impl Skill {
             max_resources: parts.max_resources,
             body: OnceLock::new(),
             resources: OnceLock::new(),
+            resolved_skill_md: OnceLock::new(),
         }
     }
 
@@ -256,6 +258,14 @@ impl Skill {
         names.sort_unstable();
         names.dedup();
         names
+    }
+
+    /// The absolute path of `SKILL.md` with symlinks resolved (as prompts show it), computed
+    /// once; archived skills keep their virtual path.
+    pub fn resolved_skill_md_path(&self) -> &PathBuf {
+        self.resolved_skill_md.get_or_init(|| {
+            fs_err::canonicalize(&self.skill_md_path).unwrap_or_else(|_| self.skill_md_path.clone())
+        })
     }
 
     /// Whether the skill comes from a packaged archive (read-only, in memory).

@@ -212,7 +212,7 @@ impl Executor {
                 tracing::warn!(missing = %missing.join(", "), "running with a weaker sandbox than requested");
             }
             SandboxMode::Off => {
-                tracing::warn!("the sandbox is off: scripts run with the runtime's privileges")
+                tracing::info!("the sandbox is off: scripts run with the runtime's privileges")
             }
             _ => {}
         }

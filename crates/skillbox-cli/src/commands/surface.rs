@@ -37,11 +37,34 @@ fn provider_with(
     ))
 }
 
+/// A provider for commands that only render (`prompt`, `tools`): they never run code, so the
+/// executor is built without probing the sandbox.
+fn rendering_provider(
+    global: &GlobalOptions,
+    options: ProviderOptions,
+) -> anyhow::Result<SkillsProvider> {
+    let catalog = Arc::new(super::default_catalog(global)?);
+    let executor = skillbox_exec::Executor::new(skillbox_exec::ExecutorConfig {
+        helper: None,
+        policy: skillbox_exec::SandboxPolicy {
+            mode: skillbox_exec::SandboxMode::Off,
+            ..skillbox_exec::SandboxPolicy::default()
+        },
+        ..skillbox_exec::ExecutorConfig::default()
+    })
+    .map_err(|error| anyhow::anyhow!("{error}"))?;
+    Ok(SkillsProvider::new(
+        catalog,
+        Arc::new(executor),
+        provider_options(global, options),
+    ))
+}
+
 /// `skillbox prompt`.
 pub fn prompt(global: &GlobalOptions, arguments: &PromptArguments) -> anyhow::Result<ExitCode> {
     let format = PromptFormat::parse(&arguments.format)
         .ok_or_else(|| anyhow::anyhow!("unknown prompt format `{}`", arguments.format))?;
-    let provider = provider_with(
+    let provider = rendering_provider(
         global,
         ProviderOptions {
             prompt_budget: PromptBudget {
@@ -63,7 +86,7 @@ pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Resu
         .ok_or_else(|| anyhow::anyhow!("unknown tool format `{}`", arguments.format))?;
     let profile = ToolProfile::parse(&arguments.profile)
         .ok_or_else(|| anyhow::anyhow!("unknown profile `{}`", arguments.profile))?;
-    let provider = provider(global)?;
+    let provider = rendering_provider(global, ProviderOptions::default())?;
     for warning in provider.warnings() {
         eprintln!("warning: {warning}");
     }
