@@ -187,44 +187,57 @@ fn render_markdown(entries: &[Entry], omitted: usize, cap: Option<usize>) -> Str
     text
 }
 
-/// Python's `html.escape(text, quote=True)`.
-fn html_escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
+/// Python's `html.escape(text, quote=True)`, appended to `out`.
+fn push_html_escaped(out: &mut String, text: &str) {
+    if !text.contains(['&', '<', '>', '"', '\'']) {
+        out.push_str(text);
+        return;
+    }
     for c in text.chars() {
         match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#x27;"),
-            c => escaped.push(c),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
         }
     }
-    escaped
+}
+
+#[cfg(test)]
+fn html_escape(text: &str) -> String {
+    let mut out = String::new();
+    push_html_escaped(&mut out, text);
+    out
 }
 
 fn render_xml(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
-    let mut lines = vec!["<available_skills>".to_owned()];
+    let estimate: usize = entries
+        .iter()
+        .map(|entry| {
+            90 + entry.name.len() + entry.description.len() + entry.location.as_os_str().len()
+        })
+        .sum();
+    let mut out = String::with_capacity(estimate + 64);
+    out.push_str("<available_skills>");
     for entry in entries {
-        lines.extend([
-            "<skill>".to_owned(),
-            "<name>".to_owned(),
-            html_escape(&entry.name),
-            "</name>".to_owned(),
-            "<description>".to_owned(),
-            html_escape(&shorten(&entry.description, cap)),
-            "</description>".to_owned(),
-            "<location>".to_owned(),
-            entry.location.display().to_string(),
-            "</location>".to_owned(),
-            "</skill>".to_owned(),
-        ]);
+        out.push_str("\n<skill>\n<name>\n");
+        push_html_escaped(&mut out, &entry.name);
+        out.push_str("\n</name>\n<description>\n");
+        match cap {
+            Some(_) => push_html_escaped(&mut out, &shorten(&entry.description, cap)),
+            None => push_html_escaped(&mut out, &entry.description),
+        }
+        out.push_str("\n</description>\n<location>\n");
+        out.push_str(&entry.location.to_string_lossy());
+        out.push_str("\n</location>\n</skill>");
     }
     if omitted > 0 {
-        lines.push(format!("<!-- {} -->", more_note(omitted)));
+        out.push_str(&format!("\n<!-- {} -->", more_note(omitted)));
     }
-    lines.push("</available_skills>".to_owned());
-    lines.join("\n")
+    out.push_str("\n</available_skills>");
+    out
 }
 
 fn render_json(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
