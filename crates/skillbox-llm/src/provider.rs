@@ -81,6 +81,18 @@ struct DefinedTool {
     persistent: bool,
 }
 
+/// Why a provider could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The catalog could not be loaded (missing root, bad filter).
+    #[error(transparent)]
+    Catalog(#[from] skillbox_core::CatalogError),
+    /// The executor could not be set up (sandbox policy unmet, folders unwritable).
+    #[error(transparent)]
+    Executor(#[from] skillbox_exec::ExecError),
+}
+
 /// What a tool call produced: text or JSON for the model, and whether it is an error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolOutcome {
@@ -183,6 +195,35 @@ impl SkillsProvider {
             defined: std::sync::RwLock::default(),
             warnings,
         }
+    }
+
+    /// Build everything from configuration, in the shape of seed 002's
+    /// `createSkillsProvider(dir, {include, exclude, timeout, maxOutput, cwd})`: the catalog
+    /// options carry the roots and include/exclude filters, the executor configuration the
+    /// script timeout, output cap, working directory and sandbox policy, and the provider options
+    /// the prompt budget and the opt-in features.
+    ///
+    /// # Errors
+    /// When an explicit root is missing, a filter is not a valid glob, or the sandbox policy
+    /// cannot be met on this host.
+    pub fn from_config(
+        catalog: &skillbox_core::CatalogOptions,
+        executor: skillbox_exec::ExecutorConfig,
+        options: ProviderOptions,
+    ) -> Result<Self, ProviderError> {
+        let catalog = SkillCatalog::load(catalog)?;
+        let executor = Executor::new(executor)?;
+        Ok(SkillsProvider::new(
+            Arc::new(catalog),
+            Arc::new(executor),
+            options,
+        ))
+    }
+
+    /// The catalog the provider serves.
+    #[must_use]
+    pub fn catalog(&self) -> &Arc<SkillCatalog> {
+        &self.catalog
     }
 
     /// Warnings found while building the provider (tool name conflicts).

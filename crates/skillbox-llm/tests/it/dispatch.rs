@@ -493,3 +493,50 @@ fn command_preprocessing_is_opt_in_single_pass_and_never_injects_arguments() {
     assert!(text.contains("Topic: billing"), "{text}");
     assert!(!text.contains("ARGUMENTS: billing"), "{text}");
 }
+
+#[test]
+fn a_provider_is_built_from_configuration_with_filters() {
+    let provider = SkillsProvider::from_config(
+        &skillbox_core::CatalogOptions {
+            roots: vec![skillbox_core::SkillRoot::explicit(
+                super::support::repo_root().join("examples/skills"),
+            )],
+            include: vec!["text*".into(), "csv-insights".into()],
+            exclude: vec!["text.stats".into()],
+            ..skillbox_core::CatalogOptions::default()
+        },
+        skillbox_exec::ExecutorConfig {
+            helper: None,
+            policy: skillbox_exec::SandboxPolicy {
+                mode: skillbox_exec::SandboxMode::Off,
+                ..skillbox_exec::SandboxPolicy::default()
+            },
+            timeout: std::time::Duration::from_millis(200),
+            max_output_bytes: 64,
+            ..skillbox_exec::ExecutorConfig::default()
+        },
+        ProviderOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(provider.skill_names(), vec!["csv-insights", "text-tools"]);
+    let sample = super::support::repo_root().join("examples/skills/csv-insights/assets/sample.csv");
+    let outcome = call(
+        &provider,
+        "use_skill",
+        json!({"skill": "csv-insights", "script": "summarize.py", "args": [sample.display().to_string()]}),
+    );
+    let stdout = outcome.content["stdout"].as_str().unwrap();
+    assert!(
+        stdout.ends_with("[output truncated]") && stdout.len() < 100,
+        "the output cap applies: {stdout}"
+    );
+    let missing = SkillsProvider::from_config(
+        &skillbox_core::CatalogOptions {
+            roots: vec![skillbox_core::SkillRoot::explicit("/no/such/root")],
+            ..skillbox_core::CatalogOptions::default()
+        },
+        skillbox_exec::ExecutorConfig::default(),
+        ProviderOptions::default(),
+    );
+    assert!(missing.unwrap_err().to_string().contains("/no/such/root"));
+}
