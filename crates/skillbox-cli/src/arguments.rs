@@ -100,6 +100,30 @@ pub enum Command {
     Prompt(PromptArguments),
     /// Print the tool definitions in a provider's format.
     Tools(ToolsArguments),
+    /// Serve the Skills Protocol (JSON-RPC 2.0 at POST /rpc).
+    Serve(ServeArguments),
+}
+
+/// `skillbox serve`.
+#[derive(Debug, Args)]
+pub struct ServeArguments {
+    /// Skill roots (added after any --root).
+    #[arg(id = "serve_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
+    /// Address to listen on; anything but loopback needs a token.
+    #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    /// Where blobs are kept (default: the user's data folder, `skillbox/`).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Require `Authorization: Bearer TOKEN` on every request.
+    #[arg(
+        long,
+        env = "SKILLBOX_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
 }
 
 /// `skillbox prompt`.

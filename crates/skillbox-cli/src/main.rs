@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Command::Doctor(doctor) => commands::execute::doctor(&arguments.global, doctor),
         Command::Prompt(prompt) => commands::surface::prompt(&arguments.global, prompt),
         Command::Tools(tools) => commands::surface::tools(&arguments.global, tools),
+        Command::Serve(serve) => commands::surface::serve(&arguments.global, serve),
     };
     match result {
         Ok(code) => code,

@@ -1144,3 +1144,18 @@ fn make_read_only_tree(directory: &Path) -> std::io::Result<()> {
     }
     fs_err::set_permissions(directory, std::fs::Permissions::from_mode(0o555))
 }
+
+/// Servers run executions on a multi-threaded runtime: every public future must be `Send`.
+#[allow(dead_code)]
+fn executor_futures_are_send(
+    executor: &Executor,
+    catalog: &SkillCatalog,
+    skill: &Skill,
+    tool: &ToolDefinition,
+) {
+    fn is_send<T: Send>(_: T) {}
+    is_send(executor.run(catalog, "skill", "script", &[], RunOptions::default()));
+    is_send(executor.run_script(skill, "script", &[], RunOptions::default()));
+    is_send(executor.run_command(skill, "true", RunOptions::default()));
+    is_send(executor.call_tool(skill, tool, Value::Null, RunOptions::default()));
+}

@@ -70,7 +70,7 @@ pub struct WorkerSpawn<'a> {
     /// Bootstrap script and its `serve` argument.
     pub args: Vec<OsString>,
     /// The environment for a worker whose workspace is the given folder.
-    pub env_for: &'a dyn Fn(&Path) -> Vec<(String, String)>,
+    pub env_for: &'a (dyn Fn(&Path) -> Vec<(String, String)> + Sync),
     /// Read-only paths (skill folder, bootstrap folder).
     pub readable: Vec<PathBuf>,
     /// Network allowed.

@@ -9,7 +9,7 @@ use skillbox_llm::{
     render_tools,
 };
 
-use crate::arguments::{GlobalOptions, PromptArguments, ToolsArguments};
+use crate::arguments::{GlobalOptions, PromptArguments, ServeArguments, ToolsArguments};
 use crate::output::{print_json, print_text};
 
 /// The provider over the global roots with the executor the options describe.
@@ -91,5 +91,44 @@ pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Resu
         eprintln!("warning: {warning}");
     }
     print_json(&render_tools(&provider.tools(profile), format))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skillbox serve`.
+pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Result<ExitCode> {
+    skillbox_server::check_listen(arguments.listen, arguments.token.as_deref())?;
+    let roots = super::roots(global, &arguments.roots)?;
+    let catalog = Arc::new(super::load_catalog(
+        roots,
+        &[],
+        &[],
+        skillbox_core::ValidationMode::Lenient,
+    )?);
+    for skipped in catalog.skipped() {
+        crate::output::eprint_diagnostics(&skipped.diagnostics);
+    }
+    let executor = Arc::new(super::execute::executor(global)?);
+    let provider = Arc::new(SkillsProvider::new(
+        catalog,
+        executor,
+        provider_options(global, ProviderOptions::default()),
+    ));
+    let data_dir = match &arguments.data_dir {
+        Some(directory) => directory.clone(),
+        None => dirs::data_dir()
+            .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
+            .join("skillbox"),
+    };
+    let blobs = skillbox_server::BlobStore::local(
+        &data_dir.join("blobs"),
+        skillbox_server::blobs::DEFAULT_BLOB_TTL,
+    )?;
+    let state = skillbox_server::AppState {
+        provider,
+        blobs,
+        token: arguments.token.clone().filter(|token| !token.is_empty()),
+    };
+    let runtime = super::execute::runtime()?;
+    runtime.block_on(skillbox_server::serve(arguments.listen, state))?;
     Ok(ExitCode::SUCCESS)
 }

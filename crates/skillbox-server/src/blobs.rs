@@ -1,0 +1,394 @@
+//! The blob store: large content kept out of the conversation, referenced as `blob:<id>`.
+//!
+//! It is built on the `object_store` crate, so the local folder used today can become S3 later.
+//! Each blob is two objects: its bytes, then a small metadata object that acts as the commit
+//! record. Both are written atomically (staged, fsynced, renamed), so a crash never leaves a
+//! blob visible with partial content: bytes without metadata are invisible and are removed by
+//! the expiry sweep. Reads fetch only the bytes they return, so the tail of a 1 GiB blob costs
+//! one ranged read.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use bytes::Bytes;
+use object_store::path::Path as StorePath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Default number of bytes `read_blob` returns.
+pub const DEFAULT_READ_BYTES: u64 = 2_000;
+/// Most bytes one `read_blob` returns, whatever is asked.
+pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+/// Default time a blob is kept.
+pub const DEFAULT_BLOB_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A blob store failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BlobError {
+    /// The id is malformed or names no blob.
+    #[error("no blob `{0}`; create one with create_blob and pass the id it returns")]
+    NotFound(String),
+    /// The request is malformed (bad encoding, bad mode).
+    #[error("{0}")]
+    Invalid(String),
+    /// Storage failed.
+    #[error("blob storage failed: {0}")]
+    Storage(String),
+}
+
+/// What is recorded about a blob.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlobMeta {
+    /// `blob:<id>`.
+    pub blob_id: String,
+    /// MIME type given at creation.
+    pub kind: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Milliseconds since the Unix epoch.
+    pub created_ms: u128,
+}
+
+/// How `read_blob` samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
+    /// The first bytes.
+    Head,
+    /// The last bytes.
+    Tail,
+    /// Everything (capped at [`MAX_READ_BYTES`]).
+    Full,
+}
+
+impl ReadMode {
+    /// Parse the protocol's mode names.
+    ///
+    /// # Errors
+    /// For anything but `sample_head`, `sample_tail`, `full`.
+    pub fn parse(mode: Option<&str>) -> Result<Self, BlobError> {
+        match mode {
+            None | Some("sample_head") => Ok(ReadMode::Head),
+            Some("sample_tail") => Ok(ReadMode::Tail),
+            Some("full") => Ok(ReadMode::Full),
+            Some(other) => Err(BlobError::Invalid(format!(
+                "parameter `mode` must be \"sample_head\", \"sample_tail\" or \"full\", not \"{other}\""
+            ))),
+        }
+    }
+}
+
+/// Blobs on an object store.
+#[derive(Debug, Clone)]
+pub struct BlobStore {
+    store: Arc<dyn ObjectStore>,
+    ttl: Duration,
+}
+
+fn now_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis())
+        .unwrap_or(0)
+}
+
+fn storage(error: impl std::fmt::Display) -> BlobError {
+    BlobError::Storage(error.to_string())
+}
+
+/// The object key for an id, or `None` for ids that are not ours (no path tricks possible).
+fn key(blob_id: &str) -> Option<String> {
+    let id = blob_id.strip_prefix("blob:")?;
+    (id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit())).then(|| id.to_ascii_lowercase())
+}
+
+impl BlobStore {
+    /// A store in a local folder (created if needed), writing durably.
+    ///
+    /// # Errors
+    /// When the folder cannot be created or used.
+    pub fn local(directory: &std::path::Path, ttl: Duration) -> Result<Self, BlobError> {
+        std::fs::create_dir_all(directory)
+            .map_err(|error| storage(format!("`{}`: {error}", directory.display())))?;
+        let store = object_store::local::LocalFileSystem::new_with_prefix(directory)
+            .map_err(storage)?
+            .with_fsync(true);
+        Ok(BlobStore {
+            store: Arc::new(store),
+            ttl,
+        })
+    }
+
+    /// A store over any object store (S3 and others later).
+    #[must_use]
+    pub fn new(store: Arc<dyn ObjectStore>, ttl: Duration) -> Self {
+        BlobStore { store, ttl }
+    }
+
+    /// Store content. `encoding` is `None`/`"utf-8"` for text, `"base64"` for binary.
+    ///
+    /// # Errors
+    /// Invalid base64, or storage failure.
+    pub async fn create(
+        &self,
+        content: &str,
+        kind: &str,
+        encoding: Option<&str>,
+    ) -> Result<BlobMeta, BlobError> {
+        let bytes = match encoding {
+            None | Some("utf-8" | "utf8" | "text") => Bytes::copy_from_slice(content.as_bytes()),
+            Some("base64") => Bytes::from(
+                base64::engine::general_purpose::STANDARD
+                    .decode(content.trim())
+                    .map_err(|error| {
+                        BlobError::Invalid(format!(
+                            "parameter `content` is not valid base64: {error}"
+                        ))
+                    })?,
+            ),
+            Some(other) => {
+                return Err(BlobError::Invalid(format!(
+                    "parameter `encoding` must be \"utf-8\" or \"base64\", not \"{other}\""
+                )));
+            }
+        };
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let meta = BlobMeta {
+            blob_id: format!("blob:{id}"),
+            kind: kind.to_owned(),
+            size_bytes: bytes.len() as u64,
+            created_ms: now_ms(),
+        };
+        self.store
+            .put(
+                &StorePath::from(format!("data/{id}")),
+                PutPayload::from(bytes),
+            )
+            .await
+            .map_err(storage)?;
+        let record = serde_json::to_vec(&meta).map_err(storage)?;
+        // The metadata object is the commit record: only now is the blob visible.
+        self.store
+            .put(
+                &StorePath::from(format!("meta/{id}.json")),
+                PutPayload::from(record),
+            )
+            .await
+            .map_err(storage)?;
+        Ok(meta)
+    }
+
+    /// A blob's metadata.
+    ///
+    /// # Errors
+    /// [`BlobError::NotFound`] for unknown or malformed ids.
+    pub async fn meta(&self, blob_id: &str) -> Result<BlobMeta, BlobError> {
+        let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
+        let record = match self
+            .store
+            .get(&StorePath::from(format!("meta/{id}.json")))
+            .await
+        {
+            Ok(result) => result.bytes().await.map_err(storage)?,
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(BlobError::NotFound(blob_id.to_owned()));
+            }
+            Err(error) => return Err(storage(error)),
+        };
+        serde_json::from_slice(&record).map_err(storage)
+    }
+
+    /// Read part of a blob, fetching only the bytes returned.
+    ///
+    /// # Errors
+    /// Unknown blob, or storage failure.
+    pub async fn read(
+        &self,
+        blob_id: &str,
+        mode: ReadMode,
+        max_bytes: Option<u64>,
+    ) -> Result<Value, BlobError> {
+        let meta = self.meta(blob_id).await?;
+        let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
+        let wanted = match mode {
+            ReadMode::Full => max_bytes.unwrap_or(MAX_READ_BYTES),
+            _ => max_bytes.unwrap_or(DEFAULT_READ_BYTES),
+        }
+        .min(MAX_READ_BYTES);
+        let size = meta.size_bytes;
+        let range = match mode {
+            ReadMode::Head | ReadMode::Full => 0..wanted.min(size),
+            ReadMode::Tail => size.saturating_sub(wanted)..size,
+        };
+        let bytes = if range.is_empty() {
+            Bytes::new()
+        } else {
+            self.store
+                .get_range(&StorePath::from(format!("data/{id}")), range.clone())
+                .await
+                .map_err(storage)?
+        };
+        let truncated = (range.end - range.start) < size;
+        let mut result = json!({
+            "blob_id": meta.blob_id,
+            "kind": meta.kind,
+            "size_bytes": size,
+            "offset": range.start,
+            "truncated": truncated,
+        });
+        match std::str::from_utf8(&bytes) {
+            Ok(text) => {
+                result["encoding"] = json!("utf-8");
+                result["preview"] = json!(text);
+            }
+            // A sample may cut a character at either end; keep it text when only the edges are cut.
+            Err(_) if truncated && !looks_binary(&bytes) => {
+                result["encoding"] = json!("utf-8");
+                result["preview"] = json!(String::from_utf8_lossy(&bytes));
+            }
+            Err(_) => {
+                result["encoding"] = json!("base64");
+                result["preview"] = json!(base64::engine::general_purpose::STANDARD.encode(&bytes));
+            }
+        }
+        Ok(result)
+    }
+
+    /// Remove blobs older than the time to keep them, and orphaned bytes without metadata.
+    ///
+    /// # Errors
+    /// Storage failure while listing.
+    pub async fn sweep(&self) -> Result<usize, BlobError> {
+        use futures_like::collect_metas;
+        let now = now_ms();
+        let ttl_ms = self.ttl.as_millis();
+        let mut removed = 0;
+        for meta in collect_metas(&*self.store, "meta").await? {
+            if now
+                .saturating_sub(u128::try_from(meta.last_modified.timestamp_millis()).unwrap_or(0))
+                <= ttl_ms
+            {
+                continue;
+            }
+            let Some(name) = meta
+                .location
+                .filename()
+                .and_then(|name| name.strip_suffix(".json"))
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            let _ = self.store.delete(&meta.location).await;
+            let _ = self
+                .store
+                .delete(&StorePath::from(format!("data/{name}")))
+                .await;
+            removed += 1;
+        }
+        for data in collect_metas(&*self.store, "data").await? {
+            let age = now
+                .saturating_sub(u128::try_from(data.last_modified.timestamp_millis()).unwrap_or(0));
+            let Some(name) = data.location.filename().map(str::to_owned) else {
+                continue;
+            };
+            let committed = self
+                .store
+                .head(&StorePath::from(format!("meta/{name}.json")))
+                .await
+                .is_ok();
+            // Bytes written just now may belong to a create in progress; give them a minute.
+            if !committed && age > 60_000 {
+                let _ = self.store.delete(&data.location).await;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.contains(&0)
+}
+
+mod futures_like {
+    //! Listing collected into a vector without pulling in a stream-combinator crate.
+    use object_store::{ObjectMeta, ObjectStore};
+
+    use super::{BlobError, storage};
+
+    pub(super) async fn collect_metas(
+        store: &dyn ObjectStore,
+        prefix: &str,
+    ) -> Result<Vec<ObjectMeta>, BlobError> {
+        let prefix = object_store::path::Path::from(prefix);
+        let listed = store
+            .list_with_delimiter(Some(&prefix))
+            .await
+            .map_err(storage)?;
+        Ok(listed.objects)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn create_and_read_head_tail_full_and_binary() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = BlobStore::local(folder.path(), DEFAULT_BLOB_TTL).unwrap();
+        let meta = store
+            .create("hello world", "text/plain", None)
+            .await
+            .unwrap();
+        assert_eq!(meta.size_bytes, 11);
+        let head = store
+            .read(&meta.blob_id, ReadMode::Head, Some(5))
+            .await
+            .unwrap();
+        assert_eq!(
+            (head["preview"].as_str(), head["truncated"].as_bool()),
+            (Some("hello"), Some(true))
+        );
+        let tail = store
+            .read(&meta.blob_id, ReadMode::Tail, Some(5))
+            .await
+            .unwrap();
+        assert_eq!(
+            (tail["preview"].as_str(), tail["offset"].as_u64()),
+            (Some("world"), Some(6))
+        );
+        let full = store
+            .read(&meta.blob_id, ReadMode::Full, None)
+            .await
+            .unwrap();
+        assert_eq!(
+            (full["preview"].as_str(), full["truncated"].as_bool()),
+            (Some("hello world"), Some(false))
+        );
+        let binary = store
+            .create("AAEC/w==", "application/octet-stream", Some("base64"))
+            .await
+            .unwrap();
+        let read = store
+            .read(&binary.blob_id, ReadMode::Full, None)
+            .await
+            .unwrap();
+        assert_eq!(
+            (read["encoding"].as_str(), read["preview"].as_str()),
+            (Some("base64"), Some("AAEC/w=="))
+        );
+        for bad in ["blob:nope", "../etc/passwd", "blob:../../x"] {
+            assert!(matches!(
+                store.read(bad, ReadMode::Head, None).await,
+                Err(BlobError::NotFound(_))
+            ));
+        }
+        assert!(matches!(
+            store.create("%%%", "x", Some("base64")).await,
+            Err(BlobError::Invalid(_))
+        ));
+    }
+}

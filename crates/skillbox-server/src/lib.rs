@@ -1,0 +1,9 @@
+//! skillbox-server: the Skills Protocol over JSON-RPC 2.0 at `POST /rpc`, with blobs. The router
+//! is a plain function of the state, so tests drive it with or without a socket.
+
+pub mod blobs;
+pub mod protocol;
+pub mod server;
+
+pub use blobs::{BlobError, BlobStore};
+pub use server::{AppState, ServeError, check_listen, router, serve, serve_on};

@@ -1,0 +1,367 @@
+//! The HTTP side: `router(state)` (driven directly by tests) and `serve` (binds, shuts down
+//! gracefully). JSON-RPC 2.0 at `POST /rpc`, `GET /healthz`, bearer-token auth when a token is
+//! set, a request body limit and a per-request timeout.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use skillbox_llm::SkillsProvider;
+
+use crate::blobs::{BlobError, BlobStore, ReadMode};
+use crate::protocol::{self, RpcError, RpcRequest, failure, parse_request, success};
+
+/// Largest request body accepted, in bytes (a `create_blob` payload is the big case).
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+/// Longest a request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// How often expired blobs are removed.
+pub const BLOB_SWEEP_INTERVAL: Duration = Duration::from_secs(10 * 60);
+/// Most requests one batch may hold.
+pub const MAX_BATCH_REQUESTS: usize = 100;
+
+/// What every request can reach.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The catalog and the tool dispatcher.
+    pub provider: Arc<SkillsProvider>,
+    /// Blob storage.
+    pub blobs: BlobStore,
+    /// When set, every request needs `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+}
+
+/// The server's routes, with auth, body limit, timeout and tracing.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/rpc", post(rpc))
+        .route("/healthz", get(healthz))
+        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            REQUEST_TIMEOUT,
+        ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Some(token) = &state.token else {
+        return next.run(request).await;
+    };
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    if presented
+        .is_some_and(|presented| constant_time_equal(presented.as_bytes(), token.as_bytes()))
+    {
+        next.run(request).await
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            Json(json!({"error": "missing or wrong bearer token: send `Authorization: Bearer <token>`"})),
+        )
+            .into_response()
+    }
+}
+
+fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .fold(0u8, |difference, (x, y)| difference | (x ^ y))
+            == 0
+}
+
+async fn healthz(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({ "status": "ok", "skills": state.provider.skill_names().len() }))
+}
+
+async fn rpc(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let _ = headers;
+    let parsed: Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(error) => {
+            let response = failure(
+                Value::Null,
+                RpcError::new(
+                    protocol::PARSE_ERROR,
+                    format!("the body is not valid JSON: {error}"),
+                ),
+            );
+            return Json(response).into_response();
+        }
+    };
+    match parsed {
+        Value::Array(entries) if entries.is_empty() => Json(failure(
+            Value::Null,
+            RpcError::new(protocol::INVALID_REQUEST, "an empty batch is not a request"),
+        ))
+        .into_response(),
+        Value::Array(entries) if entries.len() > MAX_BATCH_REQUESTS => Json(failure(
+            Value::Null,
+            RpcError::new(
+                protocol::INVALID_REQUEST,
+                format!("a batch may hold at most {MAX_BATCH_REQUESTS} requests"),
+            ),
+        ))
+        .into_response(),
+        Value::Array(entries) => {
+            let mut responses = Vec::with_capacity(entries.len());
+            for entry in entries {
+                if let Some(response) = answer(&state, entry).await {
+                    responses.push(response);
+                }
+            }
+            if responses.is_empty() {
+                StatusCode::NO_CONTENT.into_response()
+            } else {
+                Json(Value::Array(responses)).into_response()
+            }
+        }
+        single => match answer(&state, single).await {
+            Some(response) => Json(response).into_response(),
+            None => StatusCode::NO_CONTENT.into_response(),
+        },
+    }
+}
+
+/// Answer one request; `None` for notifications (which get no reply, even on error).
+async fn answer(state: &AppState, entry: Value) -> Option<Value> {
+    let request = match parse_request(entry) {
+        Ok(request) => request,
+        Err(rejected) => return Some(failure(rejected.id, rejected.error)),
+    };
+    let RpcRequest { id, method, params } = request;
+    let outcome = dispatch(state, &method, params).await;
+    let id = id?;
+    Some(match outcome {
+        Ok(result) => success(id, result),
+        Err(error) => failure(id, error),
+    })
+}
+
+/// The Skills Protocol methods.
+pub async fn dispatch(
+    state: &AppState,
+    method: &str,
+    params: serde_json::Map<String, Value>,
+) -> Result<Value, RpcError> {
+    match method {
+        "load_skills_protocol_guide" | "list_skills" | "describe_skill" | "read_skill_file" => {
+            catalog_method(state, method, params).await
+        }
+        "create_blob" => {
+            let content = string_param(&params, "content")?;
+            let kind = string_param(&params, "kind")?;
+            let encoding = params.get("encoding").and_then(Value::as_str);
+            let meta = state
+                .blobs
+                .create(content, kind, encoding)
+                .await
+                .map_err(blob_error)?;
+            Ok(json!({ "blob_id": meta.blob_id, "size_bytes": meta.size_bytes }))
+        }
+        "read_blob" => {
+            let blob_id = string_param(&params, "blob_id")?;
+            let mode =
+                ReadMode::parse(params.get("mode").and_then(Value::as_str)).map_err(blob_error)?;
+            let max_bytes = match params.get("max_bytes") {
+                None | Some(Value::Null) => None,
+                Some(value) => {
+                    Some(value.as_u64().filter(|bytes| *bytes > 0).ok_or_else(|| {
+                        RpcError::invalid_params("parameter `max_bytes` must be a positive integer")
+                    })?)
+                }
+            };
+            state
+                .blobs
+                .read(blob_id, mode, max_bytes)
+                .await
+                .map_err(blob_error)
+        }
+        "execute_skill" | "run_code" => Err(RpcError::new(
+            protocol::METHOD_NOT_FOUND,
+            format!(
+                "`{method}` is not available on this server yet; the catalog and blob methods are"
+            ),
+        )),
+        other => Err(RpcError::new(
+            protocol::METHOD_NOT_FOUND,
+            format!(
+                "unknown method `{other}`; the methods are {}",
+                skillbox_llm::builtin_tools::PROTOCOL_TOOL_NAMES.join(", ")
+            ),
+        )),
+    }
+}
+
+/// Catalog methods go through the same dispatcher the LLM tools use; its error results are
+/// parameter problems (unknown skill, bad cursor, path escapes).
+async fn catalog_method(
+    state: &AppState,
+    method: &str,
+    params: serde_json::Map<String, Value>,
+) -> Result<Value, RpcError> {
+    if method == "read_skill_file" {
+        string_param(&params, "name")?;
+        string_param(&params, "path")?;
+    }
+    if method == "describe_skill" {
+        string_param(&params, "name")?;
+    }
+    let outcome = state
+        .provider
+        .handle_tool_call(method, &Value::Object(params))
+        .await;
+    if outcome.is_error {
+        let message = outcome
+            .content
+            .get("error")
+            .and_then(Value::as_str)
+            .map_or_else(|| outcome.text(), str::to_owned);
+        return Err(RpcError::invalid_params(message));
+    }
+    Ok(outcome.content)
+}
+
+fn string_param<'a>(
+    params: &'a serde_json::Map<String, Value>,
+    name: &str,
+) -> Result<&'a str, RpcError> {
+    match params.get(name) {
+        Some(Value::String(value)) => Ok(value),
+        Some(_) => Err(RpcError::invalid_params(format!(
+            "parameter `{name}` must be a string"
+        ))),
+        None => Err(RpcError::invalid_params(format!(
+            "missing required parameter `{name}`"
+        ))),
+    }
+}
+
+fn blob_error(error: BlobError) -> RpcError {
+    match error {
+        BlobError::NotFound(_) | BlobError::Invalid(_) => {
+            RpcError::invalid_params(error.to_string())
+        }
+        BlobError::Storage(_) => RpcError::internal(error.to_string()),
+    }
+}
+
+/// Why the server refused to start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// Listening beyond loopback without a token.
+    #[error(
+        "refusing to listen on {0} without a token: anyone who can reach it could run skills; pass --token (or SKILLBOX_TOKEN), or listen on 127.0.0.1"
+    )]
+    TokenRequired(SocketAddr),
+    /// The address could not be bound.
+    #[error("cannot listen on {address}: {message}")]
+    Bind {
+        /// The address.
+        address: SocketAddr,
+        /// Why.
+        message: String,
+    },
+    /// The server failed while running.
+    #[error("the server stopped: {0}")]
+    Serve(String),
+}
+
+/// Check the listening rule: beyond loopback a token is required.
+///
+/// # Errors
+/// [`ServeError::TokenRequired`].
+pub fn check_listen(address: SocketAddr, token: Option<&str>) -> Result<(), ServeError> {
+    if !address.ip().is_loopback() && token.is_none_or(str::is_empty) {
+        return Err(ServeError::TokenRequired(address));
+    }
+    Ok(())
+}
+
+/// Serve on an already bound listener until `shutdown` resolves, then finish running requests.
+///
+/// # Errors
+/// When serving fails.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|error| ServeError::Serve(error.to_string()))
+}
+
+/// Bind `address` (after the token rule) and serve until SIGINT or SIGTERM.
+///
+/// # Errors
+/// Token rule, bind failure, or serve failure.
+pub async fn serve(address: SocketAddr, state: AppState) -> Result<(), ServeError> {
+    check_listen(address, state.token.as_deref())?;
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|error| ServeError::Bind {
+            address,
+            message: error.to_string(),
+        })?;
+    let local = listener.local_addr().unwrap_or(address);
+    tracing::info!(%local, "serving the Skills Protocol at POST /rpc");
+    let blobs = state.blobs.clone();
+    let sweeper = tokio::spawn(async move {
+        let mut interval = tokio::time::interval(BLOB_SWEEP_INTERVAL);
+        loop {
+            interval.tick().await;
+            match blobs.sweep().await {
+                Ok(0) => {}
+                Ok(removed) => tracing::info!(removed, "expired blobs removed"),
+                Err(error) => tracing::warn!(%error, "blob sweep failed"),
+            }
+        }
+    });
+    let served = serve_on(listener, state, shutdown_signal()).await;
+    sweeper.abort();
+    served
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}
+
+/// Handlers run on a multi-threaded runtime: the futures they await must be `Send`.
+#[allow(dead_code)]
+fn handler_futures_are_send(state: &AppState) {
+    fn is_send<T: Send>(_: T) {}
+    is_send(state.provider.handle_tool_call("x", &Value::Null));
+    is_send(dispatch(state, "x", serde_json::Map::new()));
+}
