@@ -6,4 +6,6 @@ pub mod protocol;
 pub mod server;
 
 pub use blobs::{BlobError, BlobStore};
-pub use server::{AppState, ServeError, check_listen, router, serve, serve_on};
+pub use server::{
+    AppState, ServeError, bind, check_listen, router, serve, serve_listener, serve_on,
+};

@@ -309,20 +309,31 @@ pub async fn serve_on(
         .map_err(|error| ServeError::Serve(error.to_string()))
 }
 
-/// Bind `address` (after the token rule) and serve until SIGINT or SIGTERM.
+/// Bind `address` after checking the token rule.
 ///
 /// # Errors
-/// Token rule, bind failure, or serve failure.
-pub async fn serve(address: SocketAddr, state: AppState) -> Result<(), ServeError> {
-    check_listen(address, state.token.as_deref())?;
-    let listener = tokio::net::TcpListener::bind(address)
+/// Token rule or bind failure.
+pub async fn bind(
+    address: SocketAddr,
+    token: Option<&str>,
+) -> Result<tokio::net::TcpListener, ServeError> {
+    check_listen(address, token)?;
+    tokio::net::TcpListener::bind(address)
         .await
         .map_err(|error| ServeError::Bind {
             address,
             message: error.to_string(),
-        })?;
-    let local = listener.local_addr().unwrap_or(address);
-    tracing::info!(%local, "serving the Skills Protocol at POST /rpc");
+        })
+}
+
+/// Serve a bound listener until SIGINT or SIGTERM, sweeping expired blobs meanwhile.
+///
+/// # Errors
+/// When serving fails.
+pub async fn serve_listener(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+) -> Result<(), ServeError> {
     let blobs = state.blobs.clone();
     let sweeper = tokio::spawn(async move {
         let mut interval = tokio::time::interval(BLOB_SWEEP_INTERVAL);
@@ -338,6 +349,15 @@ pub async fn serve(address: SocketAddr, state: AppState) -> Result<(), ServeErro
     let served = serve_on(listener, state, shutdown_signal()).await;
     sweeper.abort();
     served
+}
+
+/// Bind `address` (after the token rule) and serve until SIGINT or SIGTERM.
+///
+/// # Errors
+/// Token rule, bind failure, or serve failure.
+pub async fn serve(address: SocketAddr, state: AppState) -> Result<(), ServeError> {
+    let listener = bind(address, state.token.as_deref()).await?;
+    serve_listener(listener, state).await
 }
 
 async fn shutdown_signal() {

@@ -129,6 +129,18 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         token: arguments.token.clone().filter(|token| !token.is_empty()),
     };
     let runtime = super::execute::runtime()?;
-    runtime.block_on(skillbox_server::serve(arguments.listen, state))?;
+    runtime.block_on(async {
+        let listener = skillbox_server::bind(arguments.listen, state.token.as_deref()).await?;
+        let address = listener
+            .local_addr()
+            .map_err(|error| anyhow::anyhow!("cannot read the bound address: {error}"))?;
+        // The one line a person (or a test using port 0) needs: where to send requests.
+        eprintln!(
+            "skillbox: serving the Skills Protocol at http://{address}/rpc (blobs in {})",
+            data_dir.display()
+        );
+        skillbox_server::serve_listener(listener, state).await?;
+        anyhow::Ok(())
+    })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 mod discovery;
 mod execute;
 mod list_and_show;
+mod serve;
 mod skills_ref_parity;
 mod support;
 mod validate;
