@@ -171,3 +171,24 @@ fn acknowledged_blobs_survive_a_kill_9_and_no_partial_blob_is_visible() {
     restarted.kill().unwrap();
     restarted.wait().unwrap();
 }
+
+#[test]
+fn a_python_requests_client_speaks_the_protocol() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) = start_server(data.path());
+    let output = Command::new(super::support::peer_python())
+        .arg(repo_root().join("tests/peers/rpc_client.py"))
+        .arg(&url)
+        .output()
+        .unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["failures"], json!([]), "{report}");
+    assert_eq!(report["checks"].as_array().unwrap().len(), 9, "{report}");
+}
