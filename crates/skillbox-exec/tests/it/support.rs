@@ -133,18 +133,7 @@ fn uuid_like() -> u128 {
         % 1_000_000_007
 }
 
-/// One runtime for the whole test binary: warm workers' pipes belong to the runtime that
-/// started them, as they would in a server.
-pub fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
-}
+pub use skillbox_testkit::runtime;
 
 pub fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()

@@ -4,20 +4,9 @@ use std::process::Command;
 
 use skillbox_llm::{PromptFormat, ProviderOptions, SkillsProvider};
 
-use super::support::{catalog, executor, repo_root};
+use skillbox_testkit::peer_python;
 
-fn peer_python() -> std::path::PathBuf {
-    let output = Command::new("bash")
-        .arg(repo_root().join("scripts/setup-test-venv.sh"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "test venv: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    std::path::PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-}
+use super::support::{catalog, executor, repo_root};
 
 #[test]
 fn xml_prompt_equals_skills_ref_to_prompt_on_the_corpus() {

@@ -1,16 +1,10 @@
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
 use skillbox_llm::{ProviderOptions, SkillsProvider};
-
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+pub use skillbox_testkit::{repo_root, runtime};
 
 pub fn catalog(root: &Path) -> Arc<SkillCatalog> {
     Arc::new(
@@ -47,17 +41,6 @@ pub fn examples_provider(options: ProviderOptions) -> SkillsProvider {
         executor(),
         options,
     )
-}
-
-pub fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
 }
 
 /// Replace the machine-specific repository path in rendered text.
