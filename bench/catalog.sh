@@ -22,6 +22,7 @@ cd "$repo"
 
 log() { printf 'catalog: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+. bench/common.sh
 
 count="${BENCH_COUNT:-10000}"
 seed="${BENCH_SEED:-1}"
@@ -55,17 +56,10 @@ fi
 [[ -x "$bin" ]] || die "skillbox binary not found or not executable: $bin"
 
 # 2. Generate the skills (reused when count, seed and generator are unchanged).
-if "${measure[@]}" stamp-ok "$skills" "$count" "$seed"; then
-    log "reusing $skills ($count skills, seed $seed)"
-else
-    log "generating $count skills (seed $seed) into $skills"
-    python3 bench/generate_skills.py "$skills" --count "$count" --seed "$seed" --force \
-        || die "generator failed"
-fi
+ensure_generated_skills "$skills" "$count" "$seed"
 
 # 3. The test venv with skills-ref.
-py="$(scripts/setup-test-venv.sh)" || die "scripts/setup-test-venv.sh failed"
-[[ -x "$py" ]] || die "venv python not found: $py"
+py="$(test_venv_python)"
 
 # 4. One checked skillbox run: exit 0 (all valid) or 1 (some invalid) is success.
 validate_json="$out/skillbox-validate.json"

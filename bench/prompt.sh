@@ -24,6 +24,7 @@ cd "$repo"
 
 log() { printf 'prompt: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+. bench/common.sh
 
 count="${BENCH_COUNT:-1000}"
 seed="${BENCH_SEED:-1}"
@@ -62,17 +63,10 @@ fi
 [[ -x "$example" ]] || die "prompt_render example not found or not executable: $example"
 
 # 2. The skills (reused when count, seed and generator are unchanged; same stamp as catalog.sh).
-if python3 bench/catalog_measure.py stamp-ok "$skills" "$count" "$seed"; then
-    log "reusing $skills ($count skills, seed $seed)"
-else
-    log "generating $count skills (seed $seed) into $skills"
-    python3 bench/generate_skills.py "$skills" --count "$count" --seed "$seed" --force \
-        || die "generator failed"
-fi
+ensure_generated_skills "$skills" "$count" "$seed"
 
 # 3. The test venv with skills-ref.
-py="$(scripts/setup-test-venv.sh)" || die "scripts/setup-test-venv.sh failed"
-[[ -x "$py" ]] || die "venv python not found: $py"
+py="$(test_venv_python)"
 
 # 4. One checked run of the CLI; its stdout is compared with skills-ref's XML in the report.
 cli_cmd="$bin --root $skills prompt --format xml"

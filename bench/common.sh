@@ -1,0 +1,23 @@
+# Steps shared by the bench scripts. Sourced (after the script defines `log` and `die` and has
+# changed to the repository root), not run.
+
+# Generate COUNT skills with SEED into DIR, or reuse DIR when its stamp shows the same count,
+# seed and generator.
+ensure_generated_skills() {
+    local dir="$1" count="$2" seed="$3"
+    if python3 bench/catalog_measure.py stamp-ok "$dir" "$count" "$seed"; then
+        log "reusing $dir ($count skills, seed $seed)"
+    else
+        log "generating $count skills (seed $seed) into $dir"
+        python3 bench/generate_skills.py "$dir" --count "$count" --seed "$seed" --force \
+            || die "generator failed"
+    fi
+}
+
+# Print the test venv's python (skills-ref and the other peers), creating the venv if needed.
+test_venv_python() {
+    local py
+    py="$(scripts/setup-test-venv.sh)" || die "scripts/setup-test-venv.sh failed"
+    [[ -x "$py" ]] || die "venv python not found: $py"
+    printf '%s\n' "$py"
+}
