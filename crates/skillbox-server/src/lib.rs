@@ -8,4 +8,5 @@ pub mod server;
 pub use blobs::{BlobError, BlobStore};
 pub use server::{
     AppState, ServeError, bind, check_listen, router, serve, serve_listener, serve_on,
+    serve_with_grace,
 };

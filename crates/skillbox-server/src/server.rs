@@ -294,7 +294,12 @@ pub fn check_listen(address: SocketAddr, token: Option<&str>) -> Result<(), Serv
     Ok(())
 }
 
-/// Serve on an already bound listener until `shutdown` resolves, then finish running requests.
+/// How long requests in flight may take to finish after shutdown is asked for. A client that
+/// never completes its request (a half-sent header, say) cannot hold shutdown longer than this.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+
+/// Serve on an already bound listener until `shutdown` resolves, then let requests in flight
+/// finish for at most [`SHUTDOWN_GRACE`].
 ///
 /// # Errors
 /// When serving fails.
@@ -303,10 +308,35 @@ pub async fn serve_on(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|error| ServeError::Serve(error.to_string()))
+    serve_with_grace(listener, state, shutdown, SHUTDOWN_GRACE).await
+}
+
+/// [`serve_on`] with a chosen grace period.
+///
+/// # Errors
+/// When serving fails.
+pub async fn serve_with_grace(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> Result<(), ServeError> {
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let announce = Arc::clone(&asked);
+    let server = axum::serve(listener, router(state)).with_graceful_shutdown(async move {
+        shutdown.await;
+        announce.notify_one();
+    });
+    tokio::select! {
+        served = server => served.map_err(|error| ServeError::Serve(error.to_string())),
+        () = async {
+            asked.notified().await;
+            tokio::time::sleep(grace).await;
+        } => {
+            tracing::warn!(grace_seconds = grace.as_secs(), "requests still open after the shutdown grace period were dropped");
+            Ok(())
+        }
+    }
 }
 
 /// Bind `address` after checking the token rule.

@@ -414,3 +414,65 @@ fn health_and_the_listening_rule() {
     assert!(skillbox_server::check_listen("127.0.0.1:7878".parse().unwrap(), None).is_ok());
     assert!(skillbox_server::check_listen("[::1]:7878".parse().unwrap(), None).is_ok());
 }
+
+#[test]
+fn a_half_sent_request_cannot_hold_shutdown_past_the_grace_period() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let state = AppState {
+        provider: Arc::new(SkillsProvider::new(
+            Arc::new(SkillCatalog::default()),
+            Arc::new(
+                Executor::new(ExecutorConfig {
+                    helper: None,
+                    policy: SandboxPolicy {
+                        mode: SandboxMode::Off,
+                        ..SandboxPolicy::default()
+                    },
+                    workspace_root: data.path().join("runs"),
+                    ..ExecutorConfig::default()
+                })
+                .unwrap(),
+            ),
+            ProviderOptions::default(),
+        )),
+        blobs: BlobStore::local(
+            &data.path().join("blobs"),
+            skillbox_server::blobs::DEFAULT_BLOB_TTL,
+        )
+        .unwrap(),
+        token: None,
+    };
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(skillbox_server::serve_with_grace(
+        listener,
+        state,
+        async move {
+            let _ = stopped.await;
+        },
+        std::time::Duration::from_millis(500),
+    ));
+    // A slow client: the request line and one header, then nothing.
+    let mut slow = std::net::TcpStream::connect(address).unwrap();
+    std::io::Write::write_all(&mut slow, b"POST /rpc HTTP/1.1\r\nHost: x\r\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    stop.send(()).unwrap();
+    let outcome = runtime
+        .block_on(async { tokio::time::timeout(std::time::Duration::from_secs(10), server).await });
+    assert!(outcome.is_ok(), "shutdown hung behind a half-sent request");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(slow);
+}
