@@ -356,6 +356,24 @@ impl SkillCatalog {
         }
     }
 
+    /// Whether `skill` is the newest version of its name in this catalog.
+    #[must_use]
+    pub fn is_latest(&self, skill: &Arc<Skill>) -> bool {
+        self.get(skill.name())
+            .is_some_and(|latest| Arc::ptr_eq(latest, skill))
+    }
+
+    /// The skill name closest to `wanted` by edit distance, when close enough to be a typo
+    /// (for "did you mean …?" hints).
+    #[must_use]
+    pub fn closest_name(&self, wanted: &str) -> Option<&str> {
+        self.names()
+            .map(|name| (edit_distance(wanted, name), name))
+            .filter(|(distance, name)| *distance <= (name.len() / 3).max(2))
+            .min()
+            .map(|(_, name)| name)
+    }
+
     /// Skills replaced by a skill of the same id in a later root (or a duplicate in one root).
     #[must_use]
     pub fn shadowed(&self) -> &[Arc<Skill>] {
@@ -474,4 +492,31 @@ fn load_candidate<'a>(
         },
     };
     (path, outcome)
+}
+
+/// Levenshtein distance in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit_distance;
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("comit-message", "commit-message"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode, has_errors};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::frontmatter;
 use crate::limits::CatalogLimits;
 use crate::manifest::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
@@ -396,13 +396,4 @@ fn read_sidecar(
         )
         .with_hint("save the file as UTF-8")
     })
-}
-
-/// Whether a load produced a skill free of errors.
-#[must_use]
-pub fn is_valid(outcome: &LoadOutcome) -> bool {
-    match outcome {
-        LoadOutcome::Loaded(skill) => !has_errors(&skill.diagnostics),
-        LoadOutcome::Skipped(_) => false,
-    }
 }

@@ -4,13 +4,11 @@
 //! Every field is also kept verbatim (as JSON) in [`SkillProperties::raw`], so front doors such
 //! as MCP can pass the frontmatter through unchanged.
 
-use std::collections::BTreeMap;
-
 use indexmap::IndexMap;
 use serde::Serialize;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::yaml::{YamlNode, YamlValue};
 
 /// Longest skill name the agentskills spec allows, in characters.
@@ -709,19 +707,10 @@ pub fn split_words(text: &str) -> Vec<String> {
     words
 }
 
-/// Counts of diagnostics by severity, for summaries.
-#[must_use]
-pub fn count_by_severity(diagnostics: &[Diagnostic]) -> BTreeMap<Severity, usize> {
-    let mut counts = BTreeMap::new();
-    for diagnostic in diagnostics {
-        *counts.entry(diagnostic.severity).or_insert(0) += 1;
-    }
-    counts
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::Severity;
     use crate::frontmatter::parse_head;
 
     fn run(

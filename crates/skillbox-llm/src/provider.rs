@@ -538,8 +538,7 @@ impl SkillsProvider {
         })?;
         let version = arguments.get("version").and_then(Value::as_str);
         self.catalog.find(&name, version).cloned().map_err(|_| {
-            let names = self.skill_names();
-            let close = closest(&name, &names);
+            let close = self.catalog.closest_name(&name);
             ToolOutcome::error(match close {
                 Some(close) => format!("no skill named `{name}`; did you mean `{close}`?"),
                 None => format!("no skill named `{name}`; call load_skill with {{\"list_skills\": true}} to see the skills"),
@@ -1119,36 +1118,4 @@ fn media_type(path: &str) -> &'static str {
         "ttf" | "otf" | "woff" | "woff2" => "font",
         _ => "application/octet-stream",
     }
-}
-
-/// The name closest to `wanted`, when close enough to be a typo.
-fn closest(wanted: &str, names: &[String]) -> Option<String> {
-    let distance = |a: &str, b: &str| -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut previous: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut current = vec![i + 1];
-            for (j, cb) in b.iter().enumerate() {
-                current.push(
-                    (previous[j] + usize::from(ca != *cb))
-                        .min(previous[j + 1] + 1)
-                        .min(current[j] + 1),
-                );
-            }
-            previous = current;
-        }
-        previous[b.len()]
-    };
-    names
-        .iter()
-        .map(|name| (distance(wanted, name), name))
-        .filter(|(d, name)| *d <= (name.len() / 3).max(2))
-        .min()
-        .map(|(_, name)| name.clone())
-}
-
-/// All protocol tool names (re-exported for front doors).
-#[must_use]
-pub fn protocol_tool_names() -> &'static [&'static str] {
-    PROTOCOL_TOOL_NAMES
 }

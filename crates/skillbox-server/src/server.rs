@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -89,8 +89,7 @@ async fn healthz(State(state): State<AppState>) -> Json<Value> {
     Json(json!({ "status": "ok", "skills": state.provider.skill_names().len() }))
 }
 
-async fn rpc(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let _ = headers;
+async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
     let parsed: Value = match serde_json::from_slice(&body) {
         Ok(value) => value,
         Err(error) => {

@@ -1,9 +1,8 @@
 //! `skillbox list`: the skills in effect, one row per version.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use skillbox_core::{Severity, Skill, SkillCatalog, ValidationMode};
+use skillbox_core::{Severity, SkillCatalog, ValidationMode};
 
 use crate::arguments::{GlobalOptions, ListArguments};
 use crate::output::{eprint_diagnostics, print_json, print_text, table, terminal_width};
@@ -20,7 +19,7 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
     let summaries: Vec<_> = catalog
         .skills()
         .iter()
-        .map(|skill| skill.summary(is_latest(&catalog, skill)))
+        .map(|skill| skill.summary(catalog.is_latest(skill)))
         .collect();
     if arguments.json {
         print_json(&summaries)?;
@@ -61,12 +60,6 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
     }
     report_problems(&catalog);
     Ok(ExitCode::SUCCESS)
-}
-
-fn is_latest(catalog: &SkillCatalog, skill: &Arc<Skill>) -> bool {
-    catalog
-        .get(skill.name())
-        .is_some_and(|latest| Arc::ptr_eq(latest, skill))
 }
 
 /// Catalog-level problems (skipped skills, shadowing, limits) go to stderr in full; per-skill

@@ -53,7 +53,7 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
         Err(error) => {
             let known: Vec<&str> = catalog.names().collect();
             eprintln!("error: {error}");
-            if let Some(close) = closest(&arguments.name, &known) {
+            if let Some(close) = catalog.closest_name(&arguments.name) {
                 eprintln!("  hint: did you mean `{close}`?");
             } else if known.is_empty() {
                 eprintln!("  hint: no skills were found; pass --root DIR or set SKILLBOX_ROOTS");
@@ -66,9 +66,7 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    let latest = catalog
-        .get(skill.name())
-        .is_some_and(|newest| std::sync::Arc::ptr_eq(newest, skill));
+    let latest = catalog.is_latest(skill);
     let body = skill.body()?;
     let (resources, resources_truncated) = skill.resources();
     let view = SkillView {
@@ -223,28 +221,4 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
         text.push_str("\n[body truncated at the size limit]\n");
     }
     text
-}
-
-/// The known name closest to `wanted` by edit distance, if close enough to be a typo.
-fn closest<'a>(wanted: &str, known: &[&'a str]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|name| (edit_distance(wanted, name), *name))
-        .filter(|(distance, name)| *distance <= (name.len() / 3).max(2))
-        .min()
-        .map(|(_, name)| name)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
