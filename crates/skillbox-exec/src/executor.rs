@@ -24,6 +24,8 @@ use crate::sandbox::{
 };
 use crate::workers::{WorkerKey, WorkerPool, WorkerPoolConfig};
 
+pub mod python_run;
+
 /// Default wall-clock limit per execution, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 /// Default bytes kept per output stream.
@@ -369,6 +371,8 @@ impl Executor {
             max_output_bytes: self.config.max_output_bytes,
             live_output: options.live_output.clone(),
             uid: workspace.uid(),
+            stderr_tail_bytes: 0,
+            root: None,
         };
         let completed = self.sandbox.execute(invocation).await;
         let result = self.script_result(&completed, timeout, label);
@@ -585,6 +589,8 @@ impl Executor {
             max_output_bytes: self.config.max_output_bytes.max(1024 * 1024),
             live_output: None,
             uid: workspace.uid(),
+            stderr_tail_bytes: 0,
+            root: None,
         };
         let completed = self.sandbox.execute(invocation).await;
         let (value, error_type) = tool_value(&completed, timeout, &tool.name, bootstrap.is_some());
@@ -798,16 +804,7 @@ impl Executor {
     /// A fresh workspace (or the configured working directory), with the uid the execution
     /// runs as leased for as long as the workspace lives.
     fn workspace(&self) -> Result<Workspace, ExecError> {
-        let lease = if self.sandbox.layers.uid_drop {
-            Some(
-                self.sandbox
-                    .uids
-                    .lease()
-                    .map_err(|message| ExecError::new(ErrorType::SandboxUnavailable, message))?,
-            )
-        } else {
-            None
-        };
+        let lease = self.lease_uid()?;
         if let Some(directory) = &self.config.working_directory {
             return Ok(Workspace {
                 path: directory.clone(),
@@ -833,6 +830,18 @@ impl Executor {
             remove: true,
             lease,
         })
+    }
+
+    /// A uid of its own for one execution, when the sandbox drops to one.
+    fn lease_uid(&self) -> Result<Option<crate::sandbox::UidLease>, ExecError> {
+        if !self.sandbox.layers.uid_drop {
+            return Ok(None);
+        }
+        self.sandbox
+            .uids
+            .lease()
+            .map(Some)
+            .map_err(|message| ExecError::new(ErrorType::SandboxUnavailable, message))
     }
 
     /// The environment of one execution: a minimal base, the allowlist, declared secrets.
@@ -911,6 +920,7 @@ struct PreparedScript {
 }
 
 /// A workspace that is removed when dropped (unless it is the configured working directory).
+#[derive(Debug)]
 struct Workspace {
     path: PathBuf,
     remove: bool,
@@ -1122,10 +1132,25 @@ fn write_bootstraps(root: &Path) -> std::io::Result<PathBuf> {
             "python_handler.py",
             include_str!("bootstrap/python_handler.py"),
         ),
+        (
+            "protocol_runner.py",
+            include_str!("bootstrap/protocol_runner.py"),
+        ),
+        (
+            "python-lib/runtime.py",
+            include_str!("bootstrap/runtime.py"),
+        ),
     ] {
         let path = directory.join(name);
         if fs_err::read_to_string(&path).ok().as_deref() != Some(text) {
-            let staging = directory.join(format!(".{name}.{}", uuid::Uuid::new_v4()));
+            let folder = path.parent().unwrap_or(&directory);
+            fs_err::create_dir_all(folder)?;
+            fs_err::set_permissions(folder, std::fs::Permissions::from_mode(0o755))?;
+            let file_name = path
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let staging = folder.join(format!(".{file_name}.{}", uuid::Uuid::new_v4()));
             fs_err::write(&staging, text)?;
             fs_err::set_permissions(&staging, std::fs::Permissions::from_mode(0o644))?;
             fs_err::rename(&staging, &path)?;

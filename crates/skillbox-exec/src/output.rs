@@ -1,5 +1,8 @@
-//! Reading a child's output with a byte cap: the first `cap` bytes are kept, the rest is read
-//! and thrown away (so the child never blocks on a full pipe) and counted.
+//! Reading a child's output with a byte cap: the first `cap` bytes are kept (and, when asked,
+//! the last few), the rest is read and thrown away (so the child never blocks on a full pipe)
+//! and counted.
+
+use std::collections::VecDeque;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -11,6 +14,8 @@ pub const TRUNCATION_MARKER: &str = "[output truncated]";
 pub struct CapturedOutput {
     /// The first bytes, up to the cap.
     pub bytes: Vec<u8>,
+    /// The last bytes after those, when a tail was asked for.
+    pub tail: Vec<u8>,
     /// Every byte the stream produced.
     pub total_bytes: u64,
 }
@@ -19,7 +24,7 @@ impl CapturedOutput {
     /// Whether bytes were thrown away.
     #[must_use]
     pub fn truncated(&self) -> bool {
-        self.total_bytes > self.bytes.len() as u64
+        self.total_bytes > (self.bytes.len() + self.tail.len()) as u64
     }
 
     /// The kept bytes as text (invalid UTF-8 replaced), with the truncation marker when cut.
@@ -30,8 +35,14 @@ impl CapturedOutput {
             if !text.ends_with('\n') && !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(TRUNCATION_MARKER);
+            if self.tail.is_empty() {
+                text.push_str(TRUNCATION_MARKER);
+            } else {
+                let omitted = self.total_bytes - (self.bytes.len() + self.tail.len()) as u64;
+                text.push_str(&format!("[{omitted} bytes of output omitted]\n"));
+            }
         }
+        text.push_str(&String::from_utf8_lossy(&self.tail));
         text
     }
 }
@@ -48,16 +59,20 @@ pub enum StreamKind {
 /// Where live output chunks go (for a person watching), besides the capped capture.
 pub type OutputSender = tokio::sync::mpsc::UnboundedSender<(StreamKind, Vec<u8>)>;
 
-/// Read a stream to its end, keeping at most `cap` bytes and forwarding every chunk to `live`.
+/// Read a stream to its end, keeping its first `cap` bytes and its last `tail_cap` bytes after
+/// those, and forwarding every chunk to `live`.
 pub async fn capture<R: AsyncRead + Unpin>(
     mut reader: R,
     cap: usize,
+    tail_cap: usize,
     live: Option<(StreamKind, OutputSender)>,
 ) -> CapturedOutput {
     let mut captured = CapturedOutput {
         bytes: Vec::with_capacity(cap.min(64 * 1024)),
+        tail: Vec::new(),
         total_bytes: 0,
     };
+    let mut tail: VecDeque<u8> = VecDeque::new();
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
         match reader.read(&mut buffer).await {
@@ -68,10 +83,19 @@ pub async fn capture<R: AsyncRead + Unpin>(
                 }
                 captured.total_bytes += read as u64;
                 let room = cap.saturating_sub(captured.bytes.len());
-                captured.bytes.extend_from_slice(&buffer[..read.min(room)]);
+                let kept = read.min(room);
+                captured.bytes.extend_from_slice(&buffer[..kept]);
+                if tail_cap > 0 && kept < read {
+                    let rest = &buffer[kept..read];
+                    let rest = &rest[rest.len().saturating_sub(tail_cap)..];
+                    tail.extend(rest);
+                    let excess = tail.len().saturating_sub(tail_cap);
+                    tail.drain(..excess);
+                }
             }
         }
     }
+    captured.tail = tail.into();
     captured
 }
 
@@ -82,15 +106,32 @@ mod tests {
     #[tokio::test]
     async fn keeps_the_head_and_counts_the_rest() {
         let data = vec![b'x'; 100_000];
-        let captured = capture(&data[..], 1000, None).await;
+        let captured = capture(&data[..], 1000, 0, None).await;
         assert_eq!(captured.bytes.len(), 1000);
         assert_eq!(captured.total_bytes, 100_000);
         assert!(captured.text().ends_with("\n[output truncated]"));
     }
 
     #[tokio::test]
+    async fn keeps_the_tail_when_asked() {
+        let mut data = vec![b'a'; 10];
+        data.extend(vec![b'b'; 1000]);
+        data.extend(b"the end");
+        let captured = capture(&data[..], 10, 7, None).await;
+        assert_eq!(captured.bytes, b"aaaaaaaaaa");
+        assert_eq!(captured.tail, b"the end");
+        assert_eq!(
+            captured.text(),
+            "aaaaaaaaaa\n[1000 bytes of output omitted]\nthe end"
+        );
+        let short = capture(&b"short"[..], 3, 10, None).await;
+        assert!(!short.truncated());
+        assert_eq!(short.text(), "short");
+    }
+
+    #[tokio::test]
     async fn replaces_invalid_utf8() {
-        let captured = capture(&b"ok \xff\xfe end"[..], 1000, None).await;
+        let captured = capture(&b"ok \xff\xfe end"[..], 1000, 0, None).await;
         assert_eq!(captured.text(), "ok \u{fffd}\u{fffd} end");
     }
 }

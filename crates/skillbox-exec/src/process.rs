@@ -53,12 +53,17 @@ pub struct Invocation {
     pub stdin: Option<Vec<u8>>,
     /// Wall-clock limit.
     pub timeout: Duration,
-    /// Bytes kept per output stream.
+    /// Bytes kept per output stream (from its beginning).
     pub max_output_bytes: usize,
+    /// Bytes of the end of stderr kept besides its beginning (0: none).
+    pub stderr_tail_bytes: usize,
     /// Forward output chunks here as they arrive.
     pub live_output: Option<OutputSender>,
     /// The uid (and gid) the execution runs as when the uid drop is on.
     pub uid: u32,
+    /// Run in a minimal root instead of the host's file tree (paths in `workspace`, `readable`
+    /// and `program` are then paths inside that root).
+    pub root: Option<crate::sandbox::RootLayout>,
 }
 
 /// What happened.
@@ -86,10 +91,16 @@ impl SandboxRuntime {
             network: invocation.network,
             workspace: invocation.workspace.clone(),
             readable: invocation.readable.clone(),
-            writable: Vec::new(),
+            // A private root has its own small writable /tmp.
+            writable: if invocation.root.is_some() {
+                vec![PathBuf::from("/tmp")]
+            } else {
+                Vec::new()
+            },
             limits: self.policy.limits,
             uid: invocation.uid,
             gid: invocation.uid,
+            root: invocation.root.clone(),
         }
     }
 
@@ -172,11 +183,15 @@ impl SandboxRuntime {
         let stdout_task = child
             .stdout
             .take()
-            .map(|stream| tokio::spawn(capture(stream, cap, stdout_live)));
-        let stderr_task = child
-            .stderr
-            .take()
-            .map(|stream| tokio::spawn(capture(stream, cap, stderr_live)));
+            .map(|stream| tokio::spawn(capture(stream, cap, 0, stdout_live)));
+        let stderr_task = child.stderr.take().map(|stream| {
+            tokio::spawn(capture(
+                stream,
+                cap,
+                invocation.stderr_tail_bytes,
+                stderr_live,
+            ))
+        });
         let (status, timed_out) = match tokio::time::timeout(invocation.timeout, child.wait()).await
         {
             Ok(status) => (status.ok(), false),

@@ -352,6 +352,8 @@ async fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
         max_output_bytes: 0,
         live_output: None,
         uid: owner.unwrap_or(crate::sandbox::SANDBOX_UID),
+        stderr_tail_bytes: 0,
+        root: None,
     };
     let mut child = spawn
         .sandbox

@@ -27,7 +27,10 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
-use super::{HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, SYSTEM_READ_PATHS, SandboxPlan};
+use super::{
+    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, ROOT_ETC_ENTRIES, ROOT_SYSTEM_FOLDERS,
+    RootLayout, SYSTEM_READ_PATHS, SandboxPlan,
+};
 
 /// Landlock ABI the helper asks for; older kernels get the best they support.
 const LANDLOCK_ABI: ABI = ABI::V6;
@@ -88,12 +91,19 @@ fn exec(args: &[OsString]) -> i32 {
             Ok(ForkResult::Child) => {
                 // Die with the helper, and see only this namespace's processes in /proc.
                 let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
-                if let Err(message) = mount_private_proc() {
+                let mounted = match &plan.root {
+                    Some(layout) => build_root(layout),
+                    None => mount_private_proc(),
+                };
+                if let Err(message) = mounted {
                     return fail(&message);
                 }
             }
             Err(error) => return fail(&format!("cannot fork into the new namespaces: {error}")),
         }
+    }
+    if plan.root.is_some() && !plan.layers.namespaces {
+        return fail("a private root needs namespaces, which this sandbox does not have");
     }
     if let Err(message) = confine(&plan) {
         return fail(&message);
@@ -186,6 +196,191 @@ fn mount_private_proc() -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|error| format!("cannot mount a private /proc: {error}"))
+}
+
+/// Devices the private `/dev` shows (bound from the host's).
+const ROOT_DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+
+/// Build the minimal root described by `layout` and enter it. Runs as root inside the new mount
+/// and PID namespaces, before any privilege is dropped; nothing here is visible to the host.
+fn build_root(layout: &RootLayout) -> Result<(), String> {
+    use nix::mount::{MntFlags, MsFlags, mount, umount2};
+    let new_root = layout.mount_point.as_path();
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|error| format!("cannot make mounts private: {error}"))?;
+    mount(
+        Some("tmpfs"),
+        new_root,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("mode=0755,size=4m"),
+    )
+    .map_err(|error| {
+        format!(
+            "cannot mount the new root on `{}`: {error}",
+            new_root.display()
+        )
+    })?;
+    let inside = |path: &Path| new_root.join(path.strip_prefix("/").unwrap_or(path));
+    for folder in ROOT_SYSTEM_FOLDERS {
+        let host = Path::new(folder);
+        match std::fs::symlink_metadata(host) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let target = std::fs::read_link(host)
+                    .map_err(|error| format!("cannot read the link `{folder}`: {error}"))?;
+                std::os::unix::fs::symlink(&target, inside(host))
+                    .map_err(|error| format!("cannot link `{folder}`: {error}"))?;
+            }
+            Ok(_) => bind(host, &inside(host), BindKind::ReadOnly)?,
+            Err(_) => {}
+        }
+    }
+    for entry in ROOT_ETC_ENTRIES {
+        let host = Path::new(entry);
+        if host.exists() {
+            bind(host, &inside(host), BindKind::ReadOnly)?;
+        }
+    }
+    let dev = inside(Path::new("/dev"));
+    create_folder(&dev)?;
+    for device in ROOT_DEVICES {
+        bind(
+            &Path::new("/dev").join(device),
+            &dev.join(device),
+            BindKind::Device,
+        )?;
+    }
+    for (link, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(target, dev.join(link))
+            .map_err(|error| format!("cannot link `/dev/{link}`: {error}"))?;
+    }
+    let tmp = inside(Path::new("/tmp"));
+    create_folder(&tmp)?;
+    mount(
+        Some("tmpfs"),
+        &tmp,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(format!("mode=1777,size={}", layout.tmp_bytes.max(4096)).as_str()),
+    )
+    .map_err(|error| format!("cannot mount `/tmp`: {error}"))?;
+    for extra in &layout.binds {
+        if !extra.target.is_absolute() {
+            return Err(format!(
+                "bind target `{}` must be absolute",
+                extra.target.display()
+            ));
+        }
+        let kind = if extra.writable {
+            BindKind::Writable
+        } else {
+            BindKind::ReadOnly
+        };
+        bind(&extra.source, &inside(&extra.target), kind)?;
+    }
+    for folder in &layout.folders {
+        create_folder(&inside(folder))?;
+    }
+    for (link, target) in &layout.symlinks {
+        let link = inside(link);
+        if let Some(parent) = link.parent() {
+            create_folder(parent)?;
+        }
+        std::os::unix::fs::symlink(target, &link)
+            .map_err(|error| format!("cannot link `{}`: {error}", link.display()))?;
+    }
+    create_folder(&inside(Path::new("/proc")))?;
+    let old_root = inside(Path::new("/.old-root"));
+    create_folder(&old_root)?;
+    nix::unistd::pivot_root(new_root, &old_root)
+        .map_err(|error| format!("cannot enter the new root: {error}"))?;
+    nix::unistd::chdir("/").map_err(|error| format!("cannot enter the new root: {error}"))?;
+    umount2("/.old-root", MntFlags::MNT_DETACH)
+        .map_err(|error| format!("cannot detach the host's root: {error}"))?;
+    std::fs::remove_dir("/.old-root")
+        .map_err(|error| format!("cannot remove the host root's mount point: {error}"))?;
+    mount(
+        Some("proc"),
+        "/proc",
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(|error| format!("cannot mount a private /proc: {error}"))?;
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        None::<&str>,
+    )
+    .map_err(|error| format!("cannot make the new root read-only: {error}"))
+}
+
+fn create_folder(path: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(path)
+        .map_err(|error| format!("cannot create `{}`: {error}", path.display()))
+}
+
+/// How a bind mount may be used. All are `nosuid`; all but devices are `nodev`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BindKind {
+    ReadOnly,
+    Writable,
+    Device,
+}
+
+/// Show `source` at `target` (created as an empty file or folder first).
+fn bind(source: &Path, target: &Path, kind: BindKind) -> Result<(), String> {
+    use nix::mount::{MsFlags, mount};
+    let metadata = std::fs::metadata(source)
+        .map_err(|error| format!("cannot mount `{}`: {error}", source.display()))?;
+    if metadata.is_dir() {
+        create_folder(target)?;
+    } else {
+        if let Some(parent) = target.parent() {
+            create_folder(parent)?;
+        }
+        std::fs::File::create(target)
+            .map_err(|error| format!("cannot create `{}`: {error}", target.display()))?;
+    }
+    mount(
+        Some(source),
+        target,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(|error| {
+        format!(
+            "cannot mount `{}` at `{}`: {error}",
+            source.display(),
+            target.display()
+        )
+    })?;
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_NOSUID;
+    match kind {
+        BindKind::ReadOnly => flags |= MsFlags::MS_RDONLY | MsFlags::MS_NODEV,
+        BindKind::Writable => flags |= MsFlags::MS_NODEV,
+        BindKind::Device => {}
+    }
+    mount(None::<&str>, target, None::<&str>, flags, None::<&str>).map_err(|error| {
+        format!(
+            "cannot restrict the mount at `{}`: {error}",
+            target.display()
+        )
+    })
 }
 
 /// Limits, privilege drop, `no_new_privs`, Landlock, seccomp: in that order.

@@ -298,7 +298,70 @@ pub struct SandboxPlan {
     pub uid: u32,
     /// See `uid`.
     pub gid: u32,
+    /// Build a minimal root for the program (needs `layers.namespaces`); `None` keeps the
+    /// host's file tree (narrowed by Landlock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<RootLayout>,
 }
+
+/// A minimal root file system, built by the helper inside the sandbox's own mount namespace
+/// (the host sees none of it) and entered with `pivot_root`.
+///
+/// It always holds the system folders read-only ([`ROOT_SYSTEM_FOLDERS`], the symlinks the host
+/// has in their place, and the [`ROOT_ETC_ENTRIES`] of `/etc`), a private `/proc`, a `/dev` with
+/// only the harmless devices, and a small writable `/tmp`. Everything else comes from `binds`.
+/// The root itself is read-only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootLayout {
+    /// An empty folder on the host; a tmpfs is mounted over it (inside the sandbox's mount
+    /// namespace only) and becomes the new root.
+    pub mount_point: PathBuf,
+    /// Host paths shown inside the root.
+    pub binds: Vec<BindMount>,
+    /// Empty folders created inside the root (absolute).
+    pub folders: Vec<PathBuf>,
+    /// Symlinks created inside the root: `(link, target)`.
+    pub symlinks: Vec<(PathBuf, PathBuf)>,
+    /// Size of the writable `/tmp`, in bytes.
+    pub tmp_bytes: u64,
+}
+
+/// One host path shown inside a [`RootLayout`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BindMount {
+    /// The path on the host (a file or a folder).
+    pub source: PathBuf,
+    /// Where it appears inside the root (absolute).
+    pub target: PathBuf,
+    /// Writable (otherwise read-only, and never setuid or device files).
+    pub writable: bool,
+}
+
+/// Host folders a [`RootLayout`] shows read-only at the same place (when they exist). A host
+/// that has a symlink there (merged `/usr`) gets the same symlink.
+pub const ROOT_SYSTEM_FOLDERS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32"];
+
+/// The parts of `/etc` a [`RootLayout`] shows: what the dynamic loader, locale, time zone,
+/// TLS, name lookup and MIME guessing need; no credentials, no host configuration.
+pub const ROOT_ETC_ENTRIES: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/locale.alias",
+    "/etc/mime.types",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/protocols",
+    "/etc/services",
+];
 
 /// System folders every sandboxed program may read and execute from.
 pub const SYSTEM_READ_PATHS: &[&str] = &[

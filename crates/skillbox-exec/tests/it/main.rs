@@ -3,5 +3,6 @@
 
 mod attacks;
 mod handlers;
+mod python_runs;
 mod scripts;
 mod support;

@@ -1,0 +1,708 @@
+//! Skills Protocol runs (`execute_skill`, `run_code`): Python called through a small runner,
+//! in a fresh sandbox whose file tree is built for the run.
+//!
+//! With namespaces the run sees a minimal root (see [`crate::sandbox::RootLayout`]): the system
+//! folders read-only, every mounted skill read-only at `/skills/<name>/`, each input blob as a
+//! read-only file `/blobs/<id>`, the runner and the `runtime` module at `/skillbox/`, and a
+//! writable `/workspace/` whose `out/` files the caller turns into output blobs. Without
+//! namespaces (a weaker host, or the sandbox off) the same runner gets the host paths instead,
+//! so the code behaves the same, only less isolated.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use skillbox_core::Skill;
+
+use super::{Executor, Workspace, resolve_in_skill};
+use crate::error::{ErrorType, ExecError};
+use crate::interpreter::Language;
+use crate::process::{Completed, Invocation};
+use crate::sandbox::{BindMount, ROOT_SYSTEM_FOLDERS, RootLayout, SandboxLevel};
+
+/// Where mounted skills appear inside the run.
+pub const SANDBOX_SKILLS_DIR: &str = "/skills";
+/// Where input blobs appear inside the run.
+pub const SANDBOX_BLOBS_DIR: &str = "/blobs";
+/// The run's writable folder.
+pub const SANDBOX_WORKSPACE: &str = "/workspace";
+/// Where the runner and the `runtime` module appear inside the run.
+pub const SANDBOX_RUNTIME_DIR: &str = "/skillbox";
+/// The folder of the workspace whose files become output blobs.
+pub const OUTPUT_FOLDER: &str = "out";
+/// Size of the run's private `/tmp`.
+pub const RUN_TMP_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest JSON value a run may return (bigger results belong in `out/`).
+pub const MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;
+/// Bytes of the end of the logs kept besides their beginning.
+pub const LOG_TAIL_BYTES: usize = 16 * 1024;
+/// Most files collected from `out/`.
+pub const MAX_OUTPUT_FILES: usize = 100;
+/// Most bytes collected from `out/` in total.
+pub const MAX_OUTPUT_BYTES_TOTAL: u64 = 512 * 1024 * 1024;
+
+/// What a run calls.
+#[derive(Debug, Clone)]
+pub enum PythonTarget<'a> {
+    /// A `skill.toml` action skill: its `[runtime].export` function in `[runtime].entrypoint`.
+    Export(&'a Skill),
+    /// Model-written code defining `entrypoint`.
+    Code {
+        /// The source.
+        code: String,
+        /// The function to call (`main` by default).
+        entrypoint: String,
+    },
+}
+
+/// A blob a run may read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputBlob {
+    /// `blob:<32 hex>`.
+    pub blob_id: String,
+    /// The file holding its bytes on the host.
+    pub path: PathBuf,
+}
+
+/// One Python run.
+#[derive(Debug, Clone)]
+pub struct PythonRun<'a> {
+    /// What to call.
+    pub target: PythonTarget<'a>,
+    /// The JSON value passed to the function.
+    pub args: Value,
+    /// Skills mounted (and importable) besides the target; one per name.
+    pub mount_skills: Vec<&'a Skill>,
+    /// Blobs the run may read.
+    pub input_blobs: Vec<InputBlob>,
+    /// Wall-clock limit.
+    pub timeout: Duration,
+}
+
+/// Why a run failed: a type (a Python exception's class name, or one of the runtime's own)
+/// and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFailure {
+    /// E.g. `ValueError`, `Timeout`, `SandboxUnavailable`.
+    pub error_type: String,
+    /// What happened.
+    pub message: String,
+}
+
+impl RunFailure {
+    fn new(error_type: impl Into<String>, message: impl Into<String>) -> Self {
+        RunFailure {
+            error_type: error_type.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ExecError> for RunFailure {
+    fn from(error: ExecError) -> Self {
+        RunFailure::new(error.error_type.as_str(), error.message)
+    }
+}
+
+/// A file the run left in `out/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    /// Its path relative to `out/`.
+    pub name: String,
+    /// Where it is on the host (valid while the outcome lives).
+    pub path: PathBuf,
+    /// Its size.
+    pub size_bytes: u64,
+}
+
+/// What a run produced. Output files live until the outcome is dropped.
+#[derive(Debug)]
+pub struct PythonRunOutcome {
+    /// The returned JSON value, or why there is none.
+    pub result: Result<Value, RunFailure>,
+    /// The run's logs (everything it printed), shortened to their beginning and end.
+    pub logs_preview: String,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Files left in `out/`, in name order.
+    pub output_files: Vec<OutputFile>,
+    /// Entries of `out/` that were not collected, and why.
+    pub skipped_outputs: Vec<String>,
+    /// The sandbox level the run had.
+    pub sandbox: SandboxLevel,
+    _workspace: Option<Workspace>,
+}
+
+impl PythonRunOutcome {
+    fn failed(failure: RunFailure, sandbox: SandboxLevel) -> Self {
+        PythonRunOutcome {
+            result: Err(failure),
+            logs_preview: String::new(),
+            duration_ms: 0,
+            output_files: Vec::new(),
+            skipped_outputs: Vec::new(),
+            sandbox,
+            _workspace: None,
+        }
+    }
+}
+
+/// A mounted skill as the runner sees it.
+struct MountedSkill {
+    name: String,
+    host_directory: PathBuf,
+    entrypoint: Option<String>,
+}
+
+impl Executor {
+    /// Run Python for the Skills Protocol: a skill's export function or model-written code.
+    /// Failures of the code (and of the sandbox) come back in the outcome's `result`.
+    pub async fn run_python(&self, run: PythonRun<'_>) -> PythonRunOutcome {
+        let label = match &run.target {
+            PythonTarget::Export(skill) => skill.name().to_owned(),
+            PythonTarget::Code { .. } => "run_code".to_owned(),
+        };
+        let outcome = match self.prepare_python(&run) {
+            Ok(prepared) => self.execute_python(run, prepared).await,
+            Err(error) => PythonRunOutcome::failed(error.into(), self.level),
+        };
+        let (kind, target) = match outcome.result {
+            Ok(_) => ("success".to_owned(), label),
+            Err(ref failure) => (failure.error_type.clone(), label),
+        };
+        self.audit(crate::audit::AuditRecord {
+            timestamp_ms: crate::audit::now_ms(),
+            kind: "protocol-run",
+            skill: target.clone(),
+            target,
+            argument_count: 1,
+            duration_ms: outcome.duration_ms,
+            exit_code: None,
+            stdout_bytes: 0,
+            stderr_bytes: outcome.logs_preview.len() as u64,
+            truncated: false,
+            sandbox_level: self.level,
+            outcome: kind,
+        });
+        outcome
+    }
+
+    fn prepare_python(&self, run: &PythonRun<'_>) -> Result<PreparedRun, ExecError> {
+        let mut skills: Vec<MountedSkill> = Vec::new();
+        let target_skill: Option<&Skill> = match &run.target {
+            PythonTarget::Export(skill) => Some(*skill),
+            PythonTarget::Code { .. } => None,
+        };
+        let is_target =
+            |skill: &Skill| target_skill.is_some_and(|target| std::ptr::eq(target, skill));
+        for skill in target_skill
+            .into_iter()
+            .chain(run.mount_skills.iter().copied())
+        {
+            if skills.iter().any(|mounted| mounted.name == skill.name()) {
+                continue;
+            }
+            check_mount_name(skill.name())?;
+            let host_directory = self.skill_directory(skill)?;
+            let entrypoint = match skill.manifest.as_ref().and_then(|m| m.runtime.as_ref()) {
+                Some(runtime) if runtime.language.eq_ignore_ascii_case("python") => {
+                    let real = resolve_in_skill(&host_directory, &runtime.entrypoint, false)?;
+                    let relative = real
+                        .strip_prefix(&host_directory)
+                        .map(|relative| relative.to_string_lossy().into_owned())
+                        .map_err(|_| {
+                            ExecError::new(
+                                ErrorType::ScriptNotAllowed,
+                                format!(
+                                    "the entrypoint of skill `{}` leaves its folder",
+                                    skill.name()
+                                ),
+                            )
+                        })?;
+                    Some(relative)
+                }
+                Some(runtime) if is_target(skill) => {
+                    return Err(ExecError::new(
+                        ErrorType::ScriptNotAllowed,
+                        format!(
+                            "skill `{}` declares runtime language `{}`; only `python` can be executed",
+                            skill.name(),
+                            runtime.language
+                        ),
+                    ));
+                }
+                _ => None,
+            };
+            if is_target(skill) && entrypoint.is_none() {
+                return Err(ExecError::new(
+                    ErrorType::ScriptNotFound,
+                    format!(
+                        "skill `{}` has no [runtime] entrypoint to execute",
+                        skill.name()
+                    ),
+                ));
+            }
+            skills.push(MountedSkill {
+                name: skill.name().to_owned(),
+                host_directory,
+                entrypoint,
+            });
+        }
+        let interpreter = self.interpreter(Language::Python, Path::new("run.py"))?;
+        Ok(PreparedRun {
+            skills,
+            interpreter,
+        })
+    }
+
+    async fn execute_python(&self, run: PythonRun<'_>, prepared: PreparedRun) -> PythonRunOutcome {
+        let workspace = match self.protocol_workspace() {
+            Ok(workspace) => workspace,
+            Err(error) => return PythonRunOutcome::failed(error.into(), self.level),
+        };
+        let isolated = self.sandbox.layers.namespaces;
+        let host_workspace = workspace.path().join("workspace");
+        let bootstrap = &self.bootstrap_directory;
+        let paths = RunPaths {
+            isolated,
+            host_workspace: host_workspace.clone(),
+            bootstrap: bootstrap.clone(),
+        };
+        let workspace_path = paths.workspace();
+        let runtime_path = paths.runtime();
+        let request = json!({
+            "target": match &run.target {
+                PythonTarget::Export(skill) => json!({
+                    "kind": "export",
+                    "skill": skill.name(),
+                    "export": skill
+                        .manifest
+                        .as_ref()
+                        .and_then(|manifest| manifest.runtime.as_ref())
+                        .map_or("main", |runtime| runtime.export.as_str()),
+                }),
+                PythonTarget::Code { code, entrypoint } => json!({
+                    "kind": "code", "code": code, "entrypoint": entrypoint,
+                }),
+            },
+            "args": run.args,
+            "skills": prepared.skills.iter().map(|skill| json!({
+                "name": skill.name,
+                "module": python_module_name(&skill.name),
+                "path": paths.skill(skill),
+                "entrypoint": skill.entrypoint,
+            })).collect::<Vec<_>>(),
+            "blobs": run.input_blobs.iter()
+                .map(|blob| (blob.blob_id.clone(), Value::String(paths.blob(blob).display().to_string())))
+                .collect::<serde_json::Map<_, _>>(),
+            "workspace": workspace_path,
+            "runtime_path": runtime_path.join("python-lib"),
+        });
+        let (root, readable) = if isolated {
+            let mut binds: Vec<BindMount> = prepared
+                .skills
+                .iter()
+                .map(|skill| BindMount {
+                    source: skill.host_directory.clone(),
+                    target: paths.skill(skill),
+                    writable: false,
+                })
+                .collect();
+            binds.extend(run.input_blobs.iter().map(|blob| BindMount {
+                source: blob.path.clone(),
+                target: paths.blob(blob),
+                writable: false,
+            }));
+            binds.push(BindMount {
+                source: bootstrap.clone(),
+                target: PathBuf::from(SANDBOX_RUNTIME_DIR),
+                writable: false,
+            });
+            binds.push(BindMount {
+                source: host_workspace.clone(),
+                target: PathBuf::from(SANDBOX_WORKSPACE),
+                writable: true,
+            });
+            // Everything in the minimal root was put there to be read; Landlock still keeps
+            // writes to the workspace and /tmp.
+            let readable = vec![PathBuf::from("/")];
+            if let Some(prefix) = installation_prefix(&prepared.interpreter) {
+                binds.push(BindMount {
+                    source: prefix.clone(),
+                    target: prefix,
+                    writable: false,
+                });
+            }
+            let layout = RootLayout {
+                mount_point: workspace.path().join("root"),
+                binds,
+                folders: vec![
+                    PathBuf::from(SANDBOX_SKILLS_DIR),
+                    PathBuf::from(SANDBOX_BLOBS_DIR),
+                ],
+                symlinks: Vec::new(),
+                tmp_bytes: RUN_TMP_BYTES,
+            };
+            (Some(layout), readable)
+        } else {
+            let mut readable: Vec<PathBuf> = prepared
+                .skills
+                .iter()
+                .map(|skill| skill.host_directory.clone())
+                .collect();
+            readable.extend(run.input_blobs.iter().map(|blob| blob.path.clone()));
+            readable.push(bootstrap.clone());
+            (None, readable)
+        };
+        let network = match &run.target {
+            PythonTarget::Export(skill) => self.config.policy.allows_network(skill.name()),
+            PythonTarget::Code { .. } => self.config.policy.network,
+        };
+        let mut env: Vec<(String, String)> = super::BASE_ENVIRONMENT
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect();
+        let tmp = if isolated {
+            PathBuf::from("/tmp")
+        } else {
+            host_workspace.join("tmp")
+        };
+        env.push(("HOME".to_owned(), workspace_path.display().to_string()));
+        env.push(("TMPDIR".to_owned(), tmp.display().to_string()));
+        env.push((
+            "SKILLBOX_WORKSPACE".to_owned(),
+            workspace_path.display().to_string(),
+        ));
+        for name in &self.config.environment_allowlist {
+            if let Ok(value) = std::env::var(name) {
+                env.push((name.clone(), value));
+            }
+        }
+        if let PythonTarget::Export(skill) = &run.target {
+            for name in skill.declared_secrets() {
+                if let Some(value) = self.config.secrets.get(&name) {
+                    env.push((name, value.clone()));
+                }
+            }
+        }
+        let invocation = Invocation {
+            program: prepared.interpreter,
+            args: vec![
+                "-I".into(),
+                "-B".into(),
+                runtime_path.join("protocol_runner.py").into_os_string(),
+            ],
+            env,
+            workspace: workspace_path,
+            readable,
+            network,
+            stdin: Some(serde_json::to_vec(&request).unwrap_or_default()),
+            timeout: run.timeout,
+            max_output_bytes: MAX_RESULT_BYTES,
+            stderr_tail_bytes: LOG_TAIL_BYTES,
+            live_output: None,
+            uid: workspace.uid(),
+            root,
+        };
+        let completed = self.sandbox.execute(invocation).await;
+        let result = run_result(&completed, run.timeout);
+        let (output_files, skipped_outputs) = collect_outputs(&host_workspace.join(OUTPUT_FOLDER));
+        PythonRunOutcome {
+            result,
+            logs_preview: completed.stderr.text(),
+            duration_ms: u64::try_from(completed.duration.as_millis()).unwrap_or(u64::MAX),
+            output_files,
+            skipped_outputs,
+            sandbox: self.level,
+            _workspace: Some(workspace),
+        }
+    }
+
+    /// A fresh folder for one protocol run: `root/` (the mount point of the minimal root) and
+    /// `workspace/` with `out/` and `tmp/`, owned by the run's uid.
+    fn protocol_workspace(&self) -> Result<Workspace, ExecError> {
+        let lease = self.lease_uid()?;
+        let path = self
+            .config
+            .workspace_root
+            .join(format!("protocol-run-{}", uuid::Uuid::new_v4()));
+        let io = |error: std::io::Error| {
+            ExecError::new(
+                ErrorType::SandboxUnavailable,
+                format!("cannot create a workspace: {error}"),
+            )
+        };
+        let owner = lease.as_ref().map(|lease| lease.uid);
+        fs_err::create_dir_all(path.join("root")).map_err(io)?;
+        for folder in ["workspace", "workspace/out", "workspace/tmp"] {
+            crate::workers::prepare_directory(&path.join(folder), owner).map_err(io)?;
+        }
+        Ok(Workspace {
+            path,
+            remove: true,
+            lease,
+        })
+    }
+}
+
+/// Paths as the code sees them: inside the minimal root, or the host's own.
+struct RunPaths {
+    isolated: bool,
+    host_workspace: PathBuf,
+    bootstrap: PathBuf,
+}
+
+impl RunPaths {
+    fn skill(&self, skill: &MountedSkill) -> PathBuf {
+        if self.isolated {
+            Path::new(SANDBOX_SKILLS_DIR).join(&skill.name)
+        } else {
+            skill.host_directory.clone()
+        }
+    }
+
+    fn blob(&self, blob: &InputBlob) -> PathBuf {
+        if self.isolated {
+            Path::new(SANDBOX_BLOBS_DIR).join(blob_file_name(&blob.blob_id))
+        } else {
+            blob.path.clone()
+        }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        if self.isolated {
+            PathBuf::from(SANDBOX_WORKSPACE)
+        } else {
+            self.host_workspace.clone()
+        }
+    }
+
+    fn runtime(&self) -> PathBuf {
+        if self.isolated {
+            PathBuf::from(SANDBOX_RUNTIME_DIR)
+        } else {
+            self.bootstrap.clone()
+        }
+    }
+}
+
+struct PreparedRun {
+    skills: Vec<MountedSkill>,
+    interpreter: PathBuf,
+}
+
+/// Skill names become folder names under `/skills/`: refuse anything that could be a path.
+fn check_mount_name(name: &str) -> Result<(), ExecError> {
+    let fine = !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if fine {
+        Ok(())
+    } else {
+        Err(ExecError::new(
+            ErrorType::InvalidArgs,
+            format!(
+                "skill `{name}` cannot be mounted: its name must be letters, digits, `.`, `-` and `_`"
+            ),
+        ))
+    }
+}
+
+/// The module under `skills.` a skill is imported as: its name with `-` as `_`; `None` when a
+/// part is not a Python identifier (the skill is then mounted but not importable).
+#[must_use]
+pub fn python_module_name(skill_name: &str) -> Option<String> {
+    let module = skill_name.replace('-', "_");
+    let valid = module.split('.').all(|part| {
+        let mut chars = part.chars();
+        chars
+            .next()
+            .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    valid.then_some(module)
+}
+
+/// The file name of a blob under `/blobs/`: its id without the `blob:` prefix.
+fn blob_file_name(blob_id: &str) -> String {
+    blob_id.strip_prefix("blob:").unwrap_or(blob_id).to_owned()
+}
+
+/// The folder an interpreter outside the system folders is installed in (bound into the root).
+fn installation_prefix(interpreter: &Path) -> Option<PathBuf> {
+    let inside_system = ROOT_SYSTEM_FOLDERS
+        .iter()
+        .any(|folder| interpreter.starts_with(folder));
+    if inside_system {
+        return None;
+    }
+    interpreter.parent()?.parent().map(Path::to_path_buf)
+}
+
+/// The run's result from the runner's answer line, or why there is none.
+fn run_result(completed: &Completed, timeout: Duration) -> Result<Value, RunFailure> {
+    if let Some(setup) = &completed.setup_error {
+        return Err(RunFailure::new(
+            ErrorType::SandboxUnavailable.as_str(),
+            format!("the sandbox could not start the run: {setup}"),
+        ));
+    }
+    if completed.timed_out {
+        return Err(RunFailure::new(
+            "Timeout",
+            format!(
+                "the run took longer than {} ms and was stopped, with everything it started",
+                timeout.as_millis()
+            ),
+        ));
+    }
+    if completed.stdout.truncated() {
+        return Err(RunFailure::new(
+            "OutputTooLarge",
+            format!(
+                "the returned value is larger than {MAX_RESULT_BYTES} bytes of JSON; write large results to /workspace/out/ (they become output blobs) and return a summary"
+            ),
+        ));
+    }
+    let answer = String::from_utf8_lossy(&completed.stdout.bytes);
+    let answer = answer
+        .lines()
+        .rev()
+        .find_map(|line| serde_json::from_str::<Value>(line).ok());
+    match answer {
+        Some(Value::Object(mut answer)) => match answer.remove("ok") {
+            Some(Value::Bool(true)) => Ok(answer.remove("output").unwrap_or(Value::Null)),
+            _ => {
+                let error = answer.remove("error").unwrap_or(Value::Null);
+                Err(RunFailure::new(
+                    error.get("type").and_then(Value::as_str).unwrap_or("Error"),
+                    error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the code failed without a message"),
+                ))
+            }
+        },
+        _ => Err(RunFailure::new(
+            "ExecutionFailed",
+            match completed.exit_code {
+                Some(code) if code > 128 => format!(
+                    "the Python process was killed by signal {} before it returned (a resource limit: memory, CPU time or file size?)",
+                    code - 128
+                ),
+                Some(code) => format!(
+                    "the Python process exited with status {code} before it returned a value; see the logs"
+                ),
+                None => "the Python process ended before it returned a value".to_owned(),
+            },
+        )),
+    }
+}
+
+/// The regular files under `out/` (symlinks and special files are skipped, never followed).
+fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let mut total: u64 = 0;
+    let walker = walkdir::WalkDir::new(out)
+        .follow_links(false)
+        .min_depth(1)
+        .max_depth(16)
+        .sort_by_file_name();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                skipped.push(format!("out/: {error}"));
+                continue;
+            }
+        };
+        let name = entry
+            .path()
+            .strip_prefix(out)
+            .map(|relative| relative.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file_type = entry.file_type();
+        if file_type.is_dir() {
+            continue;
+        }
+        if !file_type.is_file() {
+            skipped.push(format!(
+                "out/{name}: not a regular file (links are not followed)"
+            ));
+            continue;
+        }
+        let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
+        if files.len() >= MAX_OUTPUT_FILES {
+            skipped.push(format!(
+                "out/{name}: more than {MAX_OUTPUT_FILES} output files"
+            ));
+            continue;
+        }
+        if total.saturating_add(size) > MAX_OUTPUT_BYTES_TOTAL {
+            skipped.push(format!(
+                "out/{name}: output files exceed {MAX_OUTPUT_BYTES_TOTAL} bytes in total"
+            ));
+            continue;
+        }
+        total += size;
+        files.push(OutputFile {
+            name,
+            path: entry.path().to_path_buf(),
+            size_bytes: size,
+        });
+    }
+    (files, skipped)
+}
+
+/// Read an output file without following a symlink swapped in for it.
+///
+/// # Errors
+/// When it cannot be opened or read, or is no longer a regular file.
+pub fn read_output_file(file: &OutputFile) -> std::io::Result<Vec<u8>> {
+    use fs_err::os::unix::fs::OpenOptionsExt;
+    use std::io::Read;
+    let mut opened = fs_err::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&file.path)?;
+    if !opened.file().metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(file.size_bytes).unwrap_or(0));
+    opened
+        .by_ref()
+        .take(MAX_OUTPUT_BYTES_TOTAL)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_names_follow_python_rules() {
+        assert_eq!(
+            python_module_name("text.stats").as_deref(),
+            Some("text.stats")
+        );
+        assert_eq!(
+            python_module_name("pdf-tools").as_deref(),
+            Some("pdf_tools")
+        );
+        assert_eq!(python_module_name("3d.render"), None);
+        assert_eq!(python_module_name("a..b"), None);
+    }
+
+    #[test]
+    fn mount_names_cannot_be_paths() {
+        assert!(check_mount_name("text.stats").is_ok());
+        for bad in ["", ".", "..", "a/b", "a b", "../x"] {
+            assert!(check_mount_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}
