@@ -124,6 +124,13 @@ pub struct ServeArguments {
         value_name = "TOKEN"
     )]
     pub token: Option<String>,
+    /// Runs (`execute_skill`, `run_code`) executing at once (default: the number of cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_runs: Option<u16>,
+    /// Runs waiting for a turn; past this, callers get a "busy, retry" error (default: four
+    /// times --max-runs).
+    #[arg(long, value_name = "N")]
+    pub max_queued_runs: Option<u16>,
 }
 
 /// `skillbox prompt`.

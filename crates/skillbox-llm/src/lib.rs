@@ -2,6 +2,7 @@
 //! section ([`PromptFormat`]) and the tool definitions ([`ToolFormat`], [`ToolProfile`]) from one
 //! source per schema, and answers every tool call through `handle_tool_call`.
 
+pub mod builtin_skills;
 pub mod builtin_tools;
 pub mod preprocess;
 pub mod prompt;

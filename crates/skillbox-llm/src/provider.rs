@@ -220,6 +220,12 @@ impl SkillsProvider {
         ))
     }
 
+    /// The executor that runs the skills' code.
+    #[must_use]
+    pub fn executor(&self) -> &Arc<Executor> {
+        &self.executor
+    }
+
     /// The catalog the provider serves.
     #[must_use]
     pub fn catalog(&self) -> &Arc<SkillCatalog> {

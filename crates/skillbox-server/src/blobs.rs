@@ -85,6 +85,8 @@ impl ReadMode {
 pub struct BlobStore {
     store: Arc<dyn ObjectStore>,
     ttl: Duration,
+    /// The folder of a local store, whose blob files runs can see directly.
+    local_root: Option<std::path::PathBuf>,
 }
 
 fn now_ms() -> u128 {
@@ -118,13 +120,18 @@ impl BlobStore {
         Ok(BlobStore {
             store: Arc::new(store),
             ttl,
+            local_root: Some(directory.to_path_buf()),
         })
     }
 
     /// A store over any object store (S3 and others later).
     #[must_use]
     pub fn new(store: Arc<dyn ObjectStore>, ttl: Duration) -> Self {
-        BlobStore { store, ttl }
+        BlobStore {
+            store,
+            ttl,
+            local_root: None,
+        }
     }
 
     /// Store content. `encoding` is `None`/`"utf-8"` for text, `"base64"` for binary.
@@ -154,6 +161,14 @@ impl BlobStore {
                 )));
             }
         };
+        self.create_bytes(bytes, kind).await
+    }
+
+    /// Store bytes as a new blob.
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub async fn create_bytes(&self, bytes: Bytes, kind: &str) -> Result<BlobMeta, BlobError> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let meta = BlobMeta {
             blob_id: format!("blob:{id}"),
@@ -254,6 +269,49 @@ impl BlobStore {
             }
         }
         Ok(result)
+    }
+
+    /// Whether blobs live in a local folder (runs then read their files in place).
+    #[must_use]
+    pub fn is_local(&self) -> bool {
+        self.local_root.is_some()
+    }
+
+    /// A file holding a blob's bytes that a run can be given read-only. A local store hands out
+    /// its own file (made readable by the sandbox user; the store's folder stays private);
+    /// any other store copies the blob into `scratch`.
+    ///
+    /// # Errors
+    /// Unknown blob, or storage failure.
+    pub async fn input_file(
+        &self,
+        blob_id: &str,
+        scratch: &std::path::Path,
+    ) -> Result<std::path::PathBuf, BlobError> {
+        use std::os::unix::fs::PermissionsExt;
+        self.meta(blob_id).await?;
+        let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
+        if let Some(root) = &self.local_root {
+            let path = root.join("data").join(&id);
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
+                .map_err(|error| storage(format!("`{}`: {error}", path.display())))?;
+            return Ok(path);
+        }
+        let bytes = self
+            .store
+            .get(&StorePath::from(format!("data/{id}")))
+            .await
+            .map_err(storage)?
+            .bytes()
+            .await
+            .map_err(storage)?;
+        let path = scratch.join(&id);
+        tokio::fs::write(&path, &bytes)
+            .await
+            .map_err(|error| storage(format!("`{}`: {error}", path.display())))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
+            .map_err(|error| storage(format!("`{}`: {error}", path.display())))?;
+        Ok(path)
     }
 
     /// Remove blobs older than the time to keep them, and orphaned bytes without metadata.

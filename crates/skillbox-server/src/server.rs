@@ -18,6 +18,7 @@ use skillbox_llm::SkillsProvider;
 
 use crate::blobs::{BlobError, BlobStore, ReadMode};
 use crate::protocol::{self, RpcError, RpcRequest, failure, parse_request, success};
+use crate::runs::{RunGate, RunLimits};
 
 /// Largest request body accepted, in bytes (a `create_blob` payload is the big case).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
@@ -37,6 +38,28 @@ pub struct AppState {
     pub blobs: BlobStore,
     /// When set, every request needs `Authorization: Bearer <token>`.
     pub token: Option<String>,
+    /// The bounded queue `execute_skill` and `run_code` wait in.
+    pub runs: Arc<RunGate>,
+}
+
+impl AppState {
+    /// State with the default run limits (as many runs as cores, four times that waiting).
+    #[must_use]
+    pub fn new(provider: Arc<SkillsProvider>, blobs: BlobStore, token: Option<String>) -> Self {
+        AppState {
+            provider,
+            blobs,
+            token,
+            runs: Arc::new(RunGate::new(RunLimits::default())),
+        }
+    }
+
+    /// The same state with other run limits.
+    #[must_use]
+    pub fn with_run_limits(mut self, limits: RunLimits) -> Self {
+        self.runs = Arc::new(RunGate::new(limits));
+        self
+    }
 }
 
 /// The server's routes, with auth, body limit, timeout and tracing.
@@ -191,12 +214,8 @@ pub async fn dispatch(
                 .await
                 .map_err(blob_error)
         }
-        "execute_skill" | "run_code" => Err(RpcError::new(
-            protocol::METHOD_NOT_FOUND,
-            format!(
-                "`{method}` is not available on this server yet; the catalog and blob methods are"
-            ),
-        )),
+        "execute_skill" => crate::runs::execute_skill(state, params).await,
+        "run_code" => crate::runs::run_code(state, params).await,
         other => Err(RpcError::new(
             protocol::METHOD_NOT_FOUND,
             format!(

@@ -97,7 +97,22 @@ pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Resu
 /// `skillbox serve`.
 pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Result<ExitCode> {
     skillbox_server::check_listen(arguments.listen, arguments.token.as_deref())?;
-    let roots = super::roots(global, &arguments.roots)?;
+    let data_dir = match &arguments.data_dir {
+        Some(directory) => directory.clone(),
+        None => dirs::data_dir()
+            .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
+            .join("skillbox"),
+    };
+    // The built-in skills (the protocol guide) come first, so no root can shadow them.
+    let builtin = skillbox_llm::builtin_skills::write_builtin_skills(&data_dir.join("builtin"))
+        .map_err(|error| {
+            anyhow::anyhow!(
+                "cannot write the built-in skills under `{}`: {error}",
+                data_dir.display()
+            )
+        })?;
+    let mut roots = vec![skillbox_core::SkillRoot::explicit(builtin)];
+    roots.extend(super::roots(global, &arguments.roots)?);
     let catalog = Arc::new(super::load_catalog(
         roots,
         &[],
@@ -113,21 +128,26 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         executor,
         provider_options(global, ProviderOptions::default()),
     ));
-    let data_dir = match &arguments.data_dir {
-        Some(directory) => directory.clone(),
-        None => dirs::data_dir()
-            .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
-            .join("skillbox"),
-    };
     let blobs = skillbox_server::BlobStore::local(
         &data_dir.join("blobs"),
         skillbox_server::blobs::DEFAULT_BLOB_TTL,
     )?;
-    let state = skillbox_server::AppState {
+    let defaults = skillbox_server::RunLimits::default();
+    let max_concurrent = arguments
+        .max_runs
+        .map_or(defaults.max_concurrent, usize::from);
+    let limits = skillbox_server::RunLimits {
+        max_concurrent,
+        max_queued: arguments
+            .max_queued_runs
+            .map_or(max_concurrent * 4, usize::from),
+    };
+    let state = skillbox_server::AppState::new(
         provider,
         blobs,
-        token: arguments.token.clone().filter(|token| !token.is_empty()),
-    };
+        arguments.token.clone().filter(|token| !token.is_empty()),
+    )
+    .with_run_limits(limits);
     let runtime = super::execute::runtime()?;
     runtime.block_on(async {
         let listener = skillbox_server::bind(arguments.listen, state.token.as_deref()).await?;

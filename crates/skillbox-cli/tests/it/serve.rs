@@ -9,21 +9,31 @@ use serde_json::{Value, json};
 
 use super::support::repo_root;
 
-/// Start `skillbox serve` on port 0 and return the child and its `/rpc` URL.
+/// Start `skillbox serve examples/skills` (sandbox off) on port 0 and return the child and its
+/// `/rpc` URL.
 fn start_server(data_dir: &std::path::Path) -> (Child, String) {
+    start_server_with(
+        data_dir,
+        &[repo_root().join("examples/skills")],
+        &["--sandbox", "off"],
+    )
+}
+
+/// Start `skillbox serve ROOTS... EXTRA...` on port 0 and return the child and its `/rpc` URL.
+pub fn start_server_with(
+    data_dir: &std::path::Path,
+    roots: &[std::path::PathBuf],
+    extra: &[&str],
+) -> (Child, String) {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillbox"))
         .current_dir(repo_root())
-        .args([
-            "serve",
-            "examples/skills",
-            "--listen",
-            "127.0.0.1:0",
-            "--sandbox",
-            "off",
-            "--data-dir",
-        ])
+        .arg("serve")
+        .args(roots)
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
+        .args(extra)
         .env_remove("SKILLBOX_TOKEN")
+        .env_remove("SKILLBOX_ROOTS")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -49,7 +59,7 @@ fn start_server(data_dir: &std::path::Path) -> (Child, String) {
     }
 }
 
-fn rpc(
+pub fn rpc(
     client: &reqwest::Client,
     runtime: &tokio::runtime::Runtime,
     url: &str,

@@ -58,6 +58,9 @@ impl Server {
             )
             .unwrap(),
             token: token.map(str::to_owned),
+            runs: Arc::new(skillbox_server::RunGate::new(
+                skillbox_server::RunLimits::default(),
+            )),
         };
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -446,6 +449,9 @@ fn a_half_sent_request_cannot_hold_shutdown_past_the_grace_period() {
         )
         .unwrap(),
         token: None,
+        runs: Arc::new(skillbox_server::RunGate::new(
+            skillbox_server::RunLimits::default(),
+        )),
     };
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

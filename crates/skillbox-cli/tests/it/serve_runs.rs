@@ -1,0 +1,473 @@
+//! `execute_skill` and `run_code` through a real `skillbox serve` (real sandbox, real Python),
+//! driven with reqwest: Run shapes, versions, blobs in and out, the `runtime` module, errors at
+//! both levels, timeouts, the bounded queue and graceful shutdown.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::serve::start_server_with;
+use super::support::{repo_root, write_tree};
+
+/// A world-readable copy of the examples plus skills made for these tests.
+struct Site {
+    skills: tempfile::TempDir,
+    data: tempfile::TempDir,
+}
+
+impl Site {
+    fn new() -> Self {
+        let skills = tempfile::Builder::new()
+            .prefix("skillbox-serve-runs")
+            .tempdir()
+            .unwrap();
+        copy_tree(&repo_root().join("examples/skills"), skills.path());
+        write_tree(
+            skills.path(),
+            &[
+                (
+                    "acme.billing.charge/skill.toml",
+                    "name = \"acme.billing.charge\"\nversion = \"1.0.0\"\ndescription = \"Charges a card.\"\nkind = \"action\"\n\n[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\nexport = \"main\"\n",
+                ),
+                (
+                    "acme.billing.charge/SKILL.md",
+                    "---\nname: acme.billing.charge\ndescription: Charges a card.\n---\nCharges.\n",
+                ),
+                (
+                    "acme.billing.charge/code/main.py",
+                    "from .errors import AuthenticationError\n\ndef main(args):\n    print('Connecting...')\n    print('Auth failed')\n    raise AuthenticationError('bad API key')\n",
+                ),
+                (
+                    "acme.billing.charge/code/errors.py",
+                    "class AuthenticationError(Exception):\n    pass\n",
+                ),
+            ],
+        );
+        make_world_readable(skills.path());
+        let data = tempfile::tempdir().unwrap();
+        Site { skills, data }
+    }
+
+    fn start(&self, extra: &[&str]) -> Server {
+        let (child, url) =
+            start_server_with(self.data.path(), &[self.skills.path().to_path_buf()], extra);
+        Server {
+            child,
+            url,
+            client: reqwest::Client::new(),
+            runtime: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap(),
+        }
+    }
+}
+
+struct Server {
+    child: Child,
+    url: String,
+    client: reqwest::Client,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// The whole JSON-RPC response.
+    fn call(&self, method: &str, params: Value) -> Value {
+        let request = json!({"jsonrpc": "2.0", "id": "t-1", "method": method, "params": params});
+        self.runtime
+            .block_on(send(&self.client, &self.url, request))
+            .unwrap()
+    }
+
+    /// The result, failing the test on a JSON-RPC error.
+    fn result(&self, method: &str, params: Value) -> Value {
+        let response = self.call(method, params);
+        response
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{method} failed: {response}"))
+    }
+
+    /// The JSON-RPC error, failing the test on a result.
+    fn error(&self, method: &str, params: Value) -> Value {
+        let response = self.call(method, params);
+        assert_eq!(response["id"], json!("t-1"), "{response}");
+        response
+            .get("error")
+            .cloned()
+            .unwrap_or_else(|| panic!("{method} should have failed: {response}"))
+    }
+}
+
+async fn send(client: &reqwest::Client, url: &str, request: Value) -> Result<Value, String> {
+    let response = client
+        .post(url)
+        .json(&request)
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .map_err(|error| error.to_string())?;
+    response.json().await.map_err(|error| error.to_string())
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in fs_err::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn make_world_readable(path: &Path) {
+    let metadata = std::fs::metadata(path).unwrap();
+    let mode = if metadata.is_dir() { 0o755 } else { 0o644 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    if metadata.is_dir() {
+        for entry in fs_err::read_dir(path).unwrap() {
+            make_world_readable(&entry.unwrap().path());
+        }
+    }
+}
+
+fn assert_run_shape(run: &Value) {
+    let run_id = run["run_id"].as_str().unwrap();
+    assert!(run_id.starts_with("run_") && run_id.len() == 20, "{run}");
+    assert!(
+        run["summary"].as_str().is_some_and(|s| !s.is_empty()),
+        "{run}"
+    );
+    assert!(run["output_blobs"].is_array(), "{run}");
+    assert!(run["logs_preview"].is_string(), "{run}");
+    match run["status"].as_str() {
+        Some("completed") => assert!(run.get("error").is_none(), "{run}"),
+        Some("failed") => {
+            assert!(run["error"]["type"].is_string(), "{run}");
+            assert!(run["error"]["message"].is_string(), "{run}");
+            assert!(run.get("output").is_none(), "{run}");
+        }
+        _ => panic!("bad status: {run}"),
+    }
+}
+
+#[test]
+fn execute_skill_runs_action_skills_at_each_version_and_reports_failures_as_runs() {
+    let site = Site::new();
+    let server = site.start(&[]);
+    let text = "One two three. Four five!";
+    let latest = server.result(
+        "execute_skill",
+        json!({"name": "text.stats", "args": {"text": text, "top": 2}}),
+    );
+    assert_run_shape(&latest);
+    assert_eq!(latest["status"], "completed", "{latest}");
+    assert_eq!(latest["output"]["version"], "0.10.0");
+    assert_eq!(latest["output"]["words"], 5);
+    assert!(latest["summary"].as_str().unwrap().contains("text.stats"));
+    let older = server.result(
+        "execute_skill",
+        json!({"name": "text.stats", "version": "0.9.0", "args": {"text": text}}),
+    );
+    assert_eq!(older["output"]["version"], "0.9.0", "{older}");
+
+    // A skill raising: a successful response carrying a failed Run (the reference's example).
+    let failed = server.result("execute_skill", json!({"name": "acme.billing.charge"}));
+    assert_run_shape(&failed);
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["error"]["type"], "AuthenticationError");
+    assert_eq!(failed["error"]["message"], "bad API key");
+    let logs = failed["logs_preview"].as_str().unwrap();
+    assert!(logs.starts_with("Connecting...\nAuth failed\n"), "{logs}");
+    assert!(logs.contains("Traceback"), "{logs}");
+
+    // Bad arguments reach the skill's own validation.
+    let invalid = server.result(
+        "execute_skill",
+        json!({"name": "text.stats", "args": {"top": 3}}),
+    );
+    assert_eq!(invalid["error"]["type"], "ValueError", "{invalid}");
+
+    // tools.json skills: args names the tool.
+    let tool = server.result(
+        "execute_skill",
+        json!({"name": "text-tools", "args": {"tool": "slugify", "arguments": {"text": "Hello World"}}}),
+    );
+    assert_run_shape(&tool);
+    assert_eq!(tool["status"], "completed", "{tool}");
+    assert!(tool["output"].to_string().contains("hello-world"), "{tool}");
+}
+
+#[test]
+fn execute_skill_protocol_errors_are_json_rpc_errors_that_say_what_to_do() {
+    let site = Site::new();
+    let server = site.start(&[]);
+    let cases = [
+        (json!({}), "missing required parameter `name`"),
+        (json!({"name": 7}), "`name` must be a string"),
+        (json!({"name": "text.stat"}), "did you mean `text.stats`"),
+        (
+            json!({"name": "text.stats", "version": "9.9.9"}),
+            "0.10.0, 0.9.0",
+        ),
+        (
+            json!({"name": "text.stats", "args": [1]}),
+            "`args` must be a JSON object",
+        ),
+        (
+            json!({"name": "text.stats", "timeout_ms": 0}),
+            "`timeout_ms` must be a whole number",
+        ),
+        (
+            json!({"name": "text.stats", "input_blobs": ["blob:00000000000000000000000000000000"]}),
+            "parameter `input_blobs`: no blob",
+        ),
+        (
+            json!({"name": "text.stats", "input_blobs": "blob:x"}),
+            "`input_blobs` must be an array",
+        ),
+        (json!({"name": "commit-message"}), "instruction skill"),
+        (
+            json!({"name": "skills.protocol.guide"}),
+            "instruction skill",
+        ),
+        (
+            json!({"name": "text-tools"}),
+            "`args.tool` must name the tool",
+        ),
+        (
+            json!({"name": "text-tools", "args": {"tool": "nope"}}),
+            "has no tool `nope`",
+        ),
+        (
+            json!({"name": "text-tools", "args": {"tool": "slugify", "text": "x"}}),
+            "`args.text` is not expected",
+        ),
+    ];
+    for (params, expected) in cases {
+        let error = server.error("execute_skill", params.clone());
+        assert_eq!(error["code"], -32602, "{params}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains(expected), "{params}: {message}");
+    }
+}
+
+#[test]
+fn run_code_mounts_skills_and_blobs_and_returns_out_files_as_blobs() {
+    let site = Site::new();
+    let server = site.start(&[]);
+    let csv = "name,score\nada,3\nbob,5\n";
+    let blob = server.result("create_blob", json!({"content": csv, "kind": "text/csv"}));
+    let blob_id = blob["blob_id"].as_str().unwrap().to_owned();
+    let code = r##"
+import csv, io, os, runtime
+from skills.text.stats import main as stats
+
+def main(args):
+    text = runtime.blobs.read_text(args["blob"])
+    rows = list(csv.DictReader(io.StringIO(text)))
+    total = sum(int(row["score"]) for row in rows)
+    with open("/workspace/out/report.md", "w") as report:
+        report.write(f"# Scores\n\ntotal: {total}\n")
+    print("rows:", len(rows))
+    same_file = open("/blobs/" + args["blob"].split(":")[1]).read() == text
+    return {"total": total, "words": stats({"text": "a b c"})["words"],
+            "uid": os.getuid(), "same_file": same_file}
+"##;
+    let run = server.result(
+        "run_code",
+        json!({"language": "python", "code": code, "args": {"blob": blob_id},
+               "mount_skills": ["text.stats"], "input_blobs": [blob_id]}),
+    );
+    assert_run_shape(&run);
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["output"]["total"], 8);
+    assert_eq!(run["output"]["words"], 3);
+    assert_eq!(run["output"]["same_file"], true);
+    assert_ne!(run["output"]["uid"], 0, "runs never run as root");
+    assert!(run["logs_preview"].as_str().unwrap().contains("rows: 2"));
+    let outputs = run["output_blobs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 1, "{run}");
+    assert_eq!(run["output_files"][0]["path"], "out/report.md");
+    assert_eq!(run["output_files"][0]["kind"], "text/markdown");
+    let report = server.result("read_blob", json!({"blob_id": outputs[0], "mode": "full"}));
+    assert_eq!(report["preview"], "# Scores\n\ntotal: 8\n");
+
+    // A custom entrypoint and an exception class.
+    let failed = server.result(
+        "run_code",
+        json!({"language": "python", "entrypoint": "go",
+               "code": "class Oops(RuntimeError):\n    pass\ndef go(args):\n    raise Oops('nope ' + args['x'])\n",
+               "args": {"x": "here"}}),
+    );
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(
+        failed["error"],
+        json!({"type": "Oops", "message": "nope here"})
+    );
+    assert!(
+        failed["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Oops: nope here")
+    );
+}
+
+#[test]
+fn run_code_is_contained_and_limited() {
+    let site = Site::new();
+    let server = site.start(&[]);
+    let code = r#"
+import os, socket
+def main(args):
+    found = {}
+    for path in ["/etc/shadow", "/root", "/work", "/home"]:
+        found[path] = os.path.exists(path)
+    try:
+        socket.create_connection(("1.1.1.1", 53), timeout=2)
+        found["network"] = True
+    except OSError:
+        found["network"] = False
+    try:
+        open("/skills/text.stats/owned", "w")
+        found["skill_written"] = True
+    except OSError:
+        found["skill_written"] = False
+    return found
+"#;
+    let run = server.result(
+        "run_code",
+        json!({"language": "python", "code": code, "mount_skills": ["text.stats"]}),
+    );
+    assert_eq!(
+        run["output"],
+        json!({"/etc/shadow": false, "/root": false, "/work": false, "/home": false,
+               "network": false, "skill_written": false}),
+        "{run}"
+    );
+    let started = Instant::now();
+    let slow = server.result(
+        "run_code",
+        json!({"language": "python", "code": "import time\ndef main(args):\n    time.sleep(30)\n",
+               "limits": {"timeout_ms": 800}}),
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(slow["status"], "failed");
+    assert_eq!(slow["error"]["type"], "Timeout", "{slow}");
+    for (params, expected) in [
+        (
+            json!({"code": "x"}),
+            "missing required parameter `language`",
+        ),
+        (
+            json!({"language": "ruby", "code": "x"}),
+            "must be \"python\"",
+        ),
+        (
+            json!({"language": "python"}),
+            "missing required parameter `code`",
+        ),
+        (
+            json!({"language": "python", "code": "x", "entrypoint": "a b"}),
+            "`entrypoint` must be a Python function name",
+        ),
+        (
+            json!({"language": "python", "code": "x", "limits": {"memory": 1}}),
+            "`limits.memory` is not a limit",
+        ),
+        (
+            json!({"language": "python", "code": "x", "mount_skills": ["nope"]}),
+            "no skill",
+        ),
+    ] {
+        let error = server.error("run_code", params.clone());
+        assert_eq!(error["code"], -32602, "{params}: {error}");
+        assert!(
+            error["message"].as_str().unwrap().contains(expected),
+            "{params}: {error}"
+        );
+    }
+}
+
+#[test]
+fn past_the_queue_callers_get_a_clean_busy_error_and_shutdown_finishes_running_work() {
+    let site = Site::new();
+    let mut server = site.start(&["--max-runs", "1", "--max-queued-runs", "1"]);
+    let slow = json!({"jsonrpc": "2.0", "id": 1, "method": "run_code", "params": {
+        "language": "python", "code": "import time\ndef main(args):\n    time.sleep(1.5)\n    return 'slept'\n"}});
+    let answers = concurrent_calls(&server, &slow, 5);
+    let completed = answers
+        .iter()
+        .filter(|answer| answer["result"]["status"] == "completed")
+        .count();
+    let busy: Vec<&Value> = answers
+        .iter()
+        .filter(|answer| answer["error"]["code"] == -32000)
+        .collect();
+    // One runs, one waits, three are turned away at once.
+    assert_eq!((completed, busy.len()), (2, 3), "{answers:?}");
+    assert!(
+        busy[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("retry")
+    );
+    assert_eq!(busy[0]["error"]["data"]["retry_after_ms"], 1000);
+
+    // SIGTERM while a run is executing: the run finishes and its answer is delivered.
+    let pending = {
+        let client = server.client.clone();
+        let url = server.url.clone();
+        let slow = slow.clone();
+        server
+            .runtime
+            .spawn(async move { send(&client, &url, slow).await })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    nix_kill_term(server.child.id());
+    let answer = server.runtime.block_on(pending).unwrap().unwrap();
+    assert_eq!(answer["result"]["output"], "slept", "{answer}");
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// Send `count` copies of a request at once; the answers in order.
+fn concurrent_calls(server: &Server, request: &Value, count: usize) -> Vec<Value> {
+    server.runtime.block_on(async {
+        let tasks: Vec<_> = (0..count)
+            .map(|_| {
+                let client = server.client.clone();
+                let url = server.url.clone();
+                let request = request.clone();
+                tokio::spawn(async move { send(&client, &url, request).await })
+            })
+            .collect();
+        let mut answers = Vec::with_capacity(count);
+        for task in tasks {
+            answers.push(task.await.unwrap().unwrap());
+        }
+        answers
+    })
+}
+
+fn nix_kill_term(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}

@@ -1,0 +1,703 @@
+//! `execute_skill` and `run_code`: parameters checked (protocol errors are JSON-RPC errors),
+//! a place in the bounded run queue taken, the run done by the executor, and the outcome
+//! turned into a Run object (a failing skill is a successful response with `status: "failed"`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+use skillbox_core::{Skill, SkillKind};
+use skillbox_exec::executor::python_run::{
+    InputBlob, PythonRun, PythonRunOutcome, PythonTarget, RunFailure, read_output_file,
+};
+use skillbox_exec::{ErrorType, RunOptions};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::protocol::{RpcError, SERVER_BUSY};
+use crate::server::AppState;
+
+/// Default wall-clock limit of one run.
+pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest wall-clock limit a caller may ask for.
+pub const MAX_RUN_TIMEOUT: Duration = Duration::from_secs(240);
+/// Most input blobs one run may mount.
+pub const MAX_INPUT_BLOBS: usize = 64;
+/// Most skills one `run_code` may mount.
+pub const MAX_MOUNTED_SKILLS: usize = 64;
+/// Largest `code` accepted, in bytes.
+pub const MAX_CODE_BYTES: usize = 1024 * 1024;
+/// Characters of the logs returned in `logs_preview`: from the beginning, then from the end.
+const LOG_PREVIEW_HEAD: usize = 2_000;
+const LOG_PREVIEW_TAIL: usize = 6_000;
+/// Characters of an error message repeated in the summary.
+const SUMMARY_MESSAGE_CHARS: usize = 200;
+
+/// How many runs may execute at once, and how many may wait for a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunLimits {
+    /// Runs executing at once.
+    pub max_concurrent: usize,
+    /// Runs waiting for a turn; past this, callers get a "busy, retry" error.
+    pub max_queued: usize,
+}
+
+impl Default for RunLimits {
+    /// As many runs as cores, and four times that waiting.
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        RunLimits {
+            max_concurrent: cores,
+            max_queued: cores * 4,
+        }
+    }
+}
+
+/// The bounded run queue: a semaphore for the runs executing, a counter for those waiting.
+#[derive(Debug)]
+pub struct RunGate {
+    limits: RunLimits,
+    running: Arc<Semaphore>,
+    waiting: AtomicUsize,
+}
+
+impl RunGate {
+    /// A gate with these limits (at least one run at a time).
+    #[must_use]
+    pub fn new(limits: RunLimits) -> Self {
+        let limits = RunLimits {
+            max_concurrent: limits.max_concurrent.max(1),
+            ..limits
+        };
+        RunGate {
+            running: Arc::new(Semaphore::new(limits.max_concurrent)),
+            waiting: AtomicUsize::new(0),
+            limits,
+        }
+    }
+
+    /// The limits in force.
+    #[must_use]
+    pub fn limits(&self) -> RunLimits {
+        self.limits
+    }
+
+    /// Wait for a turn, or fail at once with the busy error when the queue is full.
+    async fn enter(&self) -> Result<OwnedSemaphorePermit, RpcError> {
+        if let Ok(permit) = Arc::clone(&self.running).try_acquire_owned() {
+            return Ok(permit);
+        }
+        let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _leave = WaitingGuard(&self.waiting);
+        if queued >= self.limits.max_queued {
+            let mut error = RpcError::new(
+                SERVER_BUSY,
+                format!(
+                    "the server is busy: {} runs are executing and {} are waiting; retry in a moment",
+                    self.limits.max_concurrent, self.limits.max_queued
+                ),
+            );
+            error.data = Some(json!({ "retry_after_ms": 1000 }));
+            return Err(error);
+        }
+        Arc::clone(&self.running)
+            .acquire_owned()
+            .await
+            .map_err(|_| RpcError::internal("the run queue is closed (the server is stopping)"))
+    }
+}
+
+struct WaitingGuard<'a>(&'a AtomicUsize);
+
+impl Drop for WaitingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// `execute_skill {name, version?, args?, input_blobs?, timeout_ms?}`.
+///
+/// # Errors
+/// Protocol errors: bad parameters, unknown skill, version, blob or tool, an instruction skill,
+/// a full queue.
+pub async fn execute_skill(
+    state: &AppState,
+    params: Map<String, Value>,
+) -> Result<Value, RpcError> {
+    let name = required_string(&params, "name")?;
+    let version = optional_string(&params, "version")?;
+    let args = optional_object(&params, "args")?;
+    let blob_ids = string_list(&params, "input_blobs", MAX_INPUT_BLOBS)?;
+    let timeout = timeout_param(params.get("timeout_ms"), "timeout_ms")?;
+    let skill = find_skill(state, name, version)?;
+    let label = match skill.id.version.as_ref() {
+        Some(version) => format!("`{name}` {version}"),
+        None => format!("`{name}`"),
+    };
+    if skill
+        .manifest
+        .as_ref()
+        .is_some_and(|manifest| manifest.runtime.is_some())
+        && skill.kind() == SkillKind::Action
+    {
+        let input_blobs = input_blobs(state, &blob_ids).await?;
+        let _turn = state.runs.enter().await?;
+        let outcome = state
+            .provider
+            .executor()
+            .run_python(PythonRun {
+                target: PythonTarget::Export(&skill),
+                args,
+                mount_skills: Vec::new(),
+                input_blobs: input_blobs.files.clone(),
+                timeout,
+            })
+            .await;
+        return Ok(run_object(state, &label, outcome).await);
+    }
+    if !skill.tools.is_empty() {
+        return execute_tool(state, &skill, &label, args, &blob_ids, timeout).await;
+    }
+    Err(RpcError::invalid_params(format!(
+        "skill `{name}` is an instruction skill: it cannot be executed; read it with describe_skill (detail \"full\") or read_skill_file and follow it"
+    )))
+}
+
+/// `run_code {language, code, entrypoint?, args?, mount_skills?, input_blobs?, limits?}`.
+///
+/// # Errors
+/// Protocol errors: bad parameters, an unsupported language, unknown skills or blobs, a full
+/// queue.
+pub async fn run_code(state: &AppState, params: Map<String, Value>) -> Result<Value, RpcError> {
+    let language = required_string(&params, "language")?;
+    if !language.eq_ignore_ascii_case("python") {
+        return Err(RpcError::invalid_params(format!(
+            "parameter `language` must be \"python\" (the only language run_code supports), not \"{language}\""
+        )));
+    }
+    let code = required_string(&params, "code")?;
+    if code.len() > MAX_CODE_BYTES {
+        return Err(RpcError::invalid_params(format!(
+            "parameter `code` is {} bytes; at most {MAX_CODE_BYTES} are accepted (put data in a blob)",
+            code.len()
+        )));
+    }
+    let entrypoint = optional_string(&params, "entrypoint")?.unwrap_or("main");
+    if !is_python_identifier(entrypoint) {
+        return Err(RpcError::invalid_params(format!(
+            "parameter `entrypoint` must be a Python function name, not `{entrypoint}`"
+        )));
+    }
+    let args = optional_object(&params, "args")?;
+    let skill_names = string_list(&params, "mount_skills", MAX_MOUNTED_SKILLS)?;
+    let blob_ids = string_list(&params, "input_blobs", MAX_INPUT_BLOBS)?;
+    let timeout = match params.get("limits") {
+        None | Some(Value::Null) => DEFAULT_RUN_TIMEOUT,
+        Some(Value::Object(limits)) => {
+            if let Some(unknown) = limits.keys().find(|key| key.as_str() != "timeout_ms") {
+                return Err(RpcError::invalid_params(format!(
+                    "parameter `limits.{unknown}` is not a limit this server knows; the limits are: timeout_ms"
+                )));
+            }
+            timeout_param(limits.get("timeout_ms"), "limits.timeout_ms")?
+        }
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "parameter `limits` must be an object such as {\"timeout_ms\": 10000}",
+            ));
+        }
+    };
+    let mut skills = Vec::with_capacity(skill_names.len());
+    for name in &skill_names {
+        skills.push(find_skill(state, name, None)?);
+    }
+    let input_blobs = input_blobs(state, &blob_ids).await?;
+    let _turn = state.runs.enter().await?;
+    let outcome = state
+        .provider
+        .executor()
+        .run_python(PythonRun {
+            target: PythonTarget::Code {
+                code: code.to_owned(),
+                entrypoint: entrypoint.to_owned(),
+            },
+            args,
+            mount_skills: skills.iter().map(AsRef::as_ref).collect(),
+            input_blobs: input_blobs.files.clone(),
+            timeout,
+        })
+        .await;
+    Ok(run_object(state, "the code", outcome).await)
+}
+
+/// `execute_skill` on a `tools.json` skill: `args` is `{"tool": NAME, "arguments": {...}}`.
+async fn execute_tool(
+    state: &AppState,
+    skill: &Skill,
+    label: &str,
+    mut args: Value,
+    blob_ids: &[&str],
+    timeout: Duration,
+) -> Result<Value, RpcError> {
+    let tool_names = || {
+        skill
+            .tools
+            .iter()
+            .map(|tool| tool.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !blob_ids.is_empty() {
+        return Err(RpcError::invalid_params(format!(
+            "skill `{}` is a tools.json skill: its tools take their input in `args.arguments`, so `input_blobs` cannot be mounted; use run_code to work on blobs",
+            skill.name()
+        )));
+    }
+    let Some(object) = args.as_object_mut() else {
+        return Err(RpcError::invalid_params(
+            "parameter `args` must be an object",
+        ));
+    };
+    if let Some(unknown) = object
+        .keys()
+        .find(|key| !matches!(key.as_str(), "tool" | "arguments"))
+    {
+        return Err(RpcError::invalid_params(format!(
+            "parameter `args.{unknown}` is not expected: skill `{}` is a tools.json skill, so `args` is {{\"tool\": NAME, \"arguments\": {{...}}}} (tools: {})",
+            skill.name(),
+            tool_names()
+        )));
+    }
+    let tool_name = match object.get("tool") {
+        Some(Value::String(tool)) => tool.clone(),
+        _ => {
+            return Err(RpcError::invalid_params(format!(
+                "parameter `args.tool` must name the tool to call: skill `{}` is a tools.json skill (tools: {})",
+                skill.name(),
+                tool_names()
+            )));
+        }
+    };
+    let Some(tool) = skill.tools.iter().find(|tool| tool.name == tool_name) else {
+        return Err(RpcError::invalid_params(format!(
+            "skill `{}` has no tool `{tool_name}`; its tools are: {}",
+            skill.name(),
+            tool_names()
+        )));
+    };
+    let arguments = match object.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(Value::Object(arguments)) => Value::Object(arguments),
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "parameter `args.arguments` must be an object of the tool's parameters",
+            ));
+        }
+    };
+    let _turn = state.runs.enter().await?;
+    let started = Instant::now();
+    let result = state
+        .provider
+        .executor()
+        .call_tool(
+            skill,
+            tool,
+            arguments,
+            RunOptions {
+                timeout: Some(timeout),
+                live_output: None,
+            },
+        )
+        .await;
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let label = format!("{label} tool `{tool_name}`");
+    let outcome = match result.error_type {
+        None => Ok(result.value),
+        Some(error_type) => {
+            let message = result
+                .value
+                .get("error")
+                .map(|error| match error {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_else(|| result.value.to_string());
+            let error_type = match error_type {
+                ErrorType::ExecutionTimeout => "Timeout".to_owned(),
+                other => other.as_str().to_owned(),
+            };
+            Err(RunFailure {
+                error_type,
+                message,
+            })
+        }
+    };
+    let sandbox = state.provider.executor().sandbox_level();
+    Ok(run_json(
+        &label,
+        &outcome,
+        duration_ms,
+        String::new(),
+        Vec::new(),
+        sandbox,
+    ))
+}
+
+/// Turn an outcome into a Run, storing `out/` files as output blobs.
+async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) -> Value {
+    let mut result = outcome.result.clone();
+    let mut logs = outcome.logs_preview.clone();
+    let mut output_files = Vec::new();
+    for file in &outcome.output_files {
+        let stored = match read_output_file(file) {
+            Ok(bytes) => state
+                .blobs
+                .create_bytes(Bytes::from(bytes), kind_for(&file.name))
+                .await
+                .map_err(|error| error.to_string()),
+            Err(error) => Err(format!("cannot read it: {error}")),
+        };
+        match stored {
+            Ok(meta) => output_files.push(json!({
+                "path": format!("out/{}", file.name),
+                "blob_id": meta.blob_id,
+                "kind": meta.kind,
+                "size_bytes": meta.size_bytes,
+            })),
+            Err(error) => {
+                tracing::error!(file = %file.name, %error, "an output file could not be stored");
+                if result.is_ok() {
+                    result = Err(RunFailure {
+                        error_type: "OutputNotStored".to_owned(),
+                        message: format!(
+                            "the run completed but `out/{}` could not be stored as a blob: {error}",
+                            file.name
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    for skipped in &outcome.skipped_outputs {
+        if !logs.is_empty() && !logs.ends_with('\n') {
+            logs.push('\n');
+        }
+        logs.push_str(&format!("skillbox: not collected: {skipped}\n"));
+    }
+    run_json(
+        label,
+        &result,
+        outcome.duration_ms,
+        logs,
+        output_files,
+        outcome.sandbox,
+    )
+}
+
+fn run_json(
+    label: &str,
+    result: &Result<Value, RunFailure>,
+    duration_ms: u64,
+    logs: String,
+    output_files: Vec<Value>,
+    sandbox: skillbox_exec::SandboxLevel,
+) -> Value {
+    let run_id = format!("run_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+    let blob_count = output_files.len();
+    let mut run = json!({
+        "run_id": run_id,
+        "duration_ms": duration_ms,
+        "sandbox": sandbox,
+    });
+    match result {
+        Ok(output) => {
+            run["status"] = json!("completed");
+            run["summary"] = json!(format!(
+                "{label} completed in {duration_ms} ms{}.",
+                match blob_count {
+                    0 => String::new(),
+                    1 => "; 1 output blob".to_owned(),
+                    count => format!("; {count} output blobs"),
+                }
+            ));
+            run["output"] = output.clone();
+        }
+        Err(failure) => {
+            run["status"] = json!("failed");
+            run["summary"] = json!(format!(
+                "{label} failed: {}: {}",
+                failure.error_type,
+                shorten(&failure.message, SUMMARY_MESSAGE_CHARS)
+            ));
+            run["error"] = json!({ "type": failure.error_type, "message": failure.message });
+        }
+    }
+    run["output_blobs"] = Value::Array(
+        output_files
+            .iter()
+            .filter_map(|file| file.get("blob_id").cloned())
+            .collect(),
+    );
+    run["output_files"] = Value::Array(output_files);
+    run["logs_preview"] = json!(logs_preview(&logs));
+    run
+}
+
+/// The logs' beginning and end, with the middle cut out when they are long.
+fn logs_preview(logs: &str) -> String {
+    let count = logs.chars().count();
+    if count <= LOG_PREVIEW_HEAD + LOG_PREVIEW_TAIL {
+        return logs.to_owned();
+    }
+    let head: String = logs.chars().take(LOG_PREVIEW_HEAD).collect();
+    let tail: String = logs.chars().skip(count - LOG_PREVIEW_TAIL).collect();
+    format!(
+        "{head}\n[… {} characters of logs omitted …]\n{tail}",
+        count - LOG_PREVIEW_HEAD - LOG_PREVIEW_TAIL
+    )
+}
+
+fn shorten(text: &str, max_chars: usize) -> String {
+    let first_line = text.lines().next().unwrap_or_default();
+    if first_line.chars().count() <= max_chars && first_line.len() == text.len() {
+        return text.to_owned();
+    }
+    let mut short: String = first_line.chars().take(max_chars).collect();
+    short.push('…');
+    short
+}
+
+/// A MIME type for an output file, by its extension.
+fn kind_for(name: &str) -> &'static str {
+    let extension = std::path::Path::new(name)
+        .extension()
+        .and_then(|extension| extension.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("txt" | "log") => "text/plain",
+        Some("md" | "markdown") => "text/markdown",
+        Some("csv") => "text/csv",
+        Some("tsv") => "text/tab-separated-values",
+        Some("json") => "application/json",
+        Some("jsonl" | "ndjson") => "application/x-ndjson",
+        Some("html" | "htm") => "text/html",
+        Some("xml") => "application/xml",
+        Some("yaml" | "yml") => "application/yaml",
+        Some("pdf") => "application/pdf",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("svg") => "image/svg+xml",
+        Some("zip") => "application/zip",
+        _ => "application/octet-stream",
+    }
+}
+
+fn is_python_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn find_skill(state: &AppState, name: &str, version: Option<&str>) -> Result<Arc<Skill>, RpcError> {
+    let catalog = state.provider.catalog();
+    catalog.find(name, version).cloned().map_err(|error| {
+        let hint = match (version, catalog.get(name), catalog.closest_name(name)) {
+            (Some(_), Some(_), _) => {
+                let versions: Vec<String> = catalog
+                    .versions(name)
+                    .filter_map(|skill| skill.id.version.as_ref().map(ToString::to_string))
+                    .collect();
+                format!("; its versions are: {}", versions.join(", "))
+            }
+            (_, None, Some(close)) => format!("; did you mean `{close}`?"),
+            _ => "; list_skills shows the skills".to_owned(),
+        };
+        RpcError::invalid_params(format!("{error}{hint}"))
+    })
+}
+
+/// The input blobs of one run, and the folder holding copies of those a non-local store had
+/// to download (removed with the run).
+struct MountedBlobs {
+    files: Vec<InputBlob>,
+    scratch: std::path::PathBuf,
+}
+
+impl Drop for MountedBlobs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
+async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<MountedBlobs, RpcError> {
+    let scratch = state
+        .provider
+        .executor()
+        .config()
+        .workspace_root
+        .join(format!("blob-copies-{}", uuid::Uuid::new_v4().simple()));
+    let mut mounted = MountedBlobs {
+        files: Vec::with_capacity(blob_ids.len()),
+        scratch,
+    };
+    if !blob_ids.is_empty() && !state.blobs.is_local() {
+        std::fs::create_dir_all(&mounted.scratch)
+            .map_err(|error| RpcError::internal(format!("cannot copy input blobs: {error}")))?;
+    }
+    let files = &mut mounted.files;
+    for blob_id in blob_ids {
+        if files
+            .iter()
+            .any(|file: &InputBlob| file.blob_id == *blob_id)
+        {
+            continue;
+        }
+        let path = state
+            .blobs
+            .input_file(blob_id, &mounted.scratch)
+            .await
+            .map_err(|error| match error {
+                crate::blobs::BlobError::NotFound(_) => {
+                    RpcError::invalid_params(format!("parameter `input_blobs`: {error}"))
+                }
+                other => RpcError::internal(other.to_string()),
+            })?;
+        files.push(InputBlob {
+            blob_id: (*blob_id).to_ascii_lowercase(),
+            path,
+        });
+    }
+    Ok(mounted)
+}
+
+fn required_string<'a>(params: &'a Map<String, Value>, name: &str) -> Result<&'a str, RpcError> {
+    match params.get(name) {
+        Some(Value::String(value)) if !value.trim().is_empty() => Ok(value),
+        Some(Value::String(_)) => Err(RpcError::invalid_params(format!(
+            "parameter `{name}` must not be empty"
+        ))),
+        Some(_) => Err(RpcError::invalid_params(format!(
+            "parameter `{name}` must be a string"
+        ))),
+        None => Err(RpcError::invalid_params(format!(
+            "missing required parameter `{name}`"
+        ))),
+    }
+}
+
+fn optional_string<'a>(
+    params: &'a Map<String, Value>,
+    name: &str,
+) -> Result<Option<&'a str>, RpcError> {
+    match params.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(_) => required_string(params, name).map(Some),
+    }
+}
+
+fn optional_object(params: &Map<String, Value>, name: &str) -> Result<Value, RpcError> {
+    match params.get(name) {
+        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
+        Some(Value::Object(object)) => Ok(Value::Object(object.clone())),
+        Some(_) => Err(RpcError::invalid_params(format!(
+            "parameter `{name}` must be a JSON object"
+        ))),
+    }
+}
+
+fn string_list<'a>(
+    params: &'a Map<String, Value>,
+    name: &str,
+    max: usize,
+) -> Result<Vec<&'a str>, RpcError> {
+    let items = match params.get(name) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(RpcError::invalid_params(format!(
+                "parameter `{name}` must be an array of strings"
+            )));
+        }
+    };
+    if items.len() > max {
+        return Err(RpcError::invalid_params(format!(
+            "parameter `{name}` has {} entries; at most {max} are accepted",
+            items.len()
+        )));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            item.as_str().ok_or_else(|| {
+                RpcError::invalid_params(format!("parameter `{name}[{index}]` must be a string"))
+            })
+        })
+        .collect()
+}
+
+fn timeout_param(value: Option<&Value>, name: &str) -> Result<Duration, RpcError> {
+    let Some(value) = value.filter(|value| !value.is_null()) else {
+        return Ok(DEFAULT_RUN_TIMEOUT);
+    };
+    let max_ms = MAX_RUN_TIMEOUT.as_millis();
+    match value.as_u64() {
+        Some(ms) if ms > 0 && u128::from(ms) <= max_ms => Ok(Duration::from_millis(ms)),
+        _ => Err(RpcError::invalid_params(format!(
+            "parameter `{name}` must be a whole number of milliseconds from 1 to {max_ms}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_logs_keep_their_beginning_and_end() {
+        let logs = format!(
+            "{}{}{}",
+            "a".repeat(3000),
+            "b".repeat(10_000),
+            "c".repeat(3000)
+        );
+        let preview = logs_preview(&logs);
+        assert!(preview.starts_with(&"a".repeat(2000)));
+        assert!(preview.ends_with(&"c".repeat(3000)));
+        assert!(preview.contains("[… 8000 characters of logs omitted …]"));
+        assert_eq!(logs_preview("short"), "short");
+    }
+
+    #[test]
+    fn timeouts_are_bounded() {
+        assert_eq!(
+            timeout_param(Some(&json!(1500)), "timeout_ms").unwrap(),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(
+            timeout_param(None, "timeout_ms").unwrap(),
+            DEFAULT_RUN_TIMEOUT
+        );
+        for bad in [
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!("10"),
+            json!(10_000_000),
+        ] {
+            let error = timeout_param(Some(&bad), "timeout_ms").unwrap_err();
+            assert!(error.message.contains("`timeout_ms`"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn output_kinds_follow_extensions() {
+        assert_eq!(kind_for("report.MD"), "text/markdown");
+        assert_eq!(kind_for("nested/data.csv"), "text/csv");
+        assert_eq!(kind_for("blob"), "application/octet-stream");
+    }
+}
