@@ -58,6 +58,20 @@ def main():
     status, body = call("read_blob", {"blob_id": blob_id, "mode": "sample_tail", "max_bytes": 18})
     check("read_blob tail", body.get("result", {}).get("preview") == "from python\n" or body.get("result", {}).get("preview", "").endswith("python\n"), body)
 
+    status, body = call("execute_skill", {"name": "text.stats", "args": {"text": "One two. Three!"}})
+    run = body.get("result", {})
+    check("execute_skill", run.get("status") == "completed" and run.get("output", {}).get("words") == 3
+          and run.get("run_id", "").startswith("run_"), body)
+
+    code = "import runtime\ndef main(args):\n    return runtime.blobs.read_text(args['blob']).count('python')\n"
+    status, body = call("run_code", {"language": "python", "code": code, "args": {"blob": blob_id},
+                                     "input_blobs": [blob_id]})
+    check("run_code with a blob", body.get("result", {}).get("output") == 1000, body)
+
+    status, body = call("run_code", {"language": "python", "code": "def main(args):\n    raise KeyError('k')\n"})
+    run = body.get("result", {})
+    check("run_code failure", run.get("status") == "failed" and run.get("error", {}).get("type") == "KeyError", body)
+
     print(json.dumps({"checks": checks, "failures": failures}))
 
 

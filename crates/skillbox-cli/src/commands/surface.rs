@@ -103,7 +103,8 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
             .join("skillbox"),
     };
-    // The built-in skills (the protocol guide) come first, so no root can shadow them.
+    // The built-in skills (the protocol guide) come last: later roots take precedence, so no
+    // root can shadow them.
     let builtin = skillbox_llm::builtin_skills::write_builtin_skills(&data_dir.join("builtin"))
         .map_err(|error| {
             anyhow::anyhow!(
@@ -111,8 +112,8 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
                 data_dir.display()
             )
         })?;
-    let mut roots = vec![skillbox_core::SkillRoot::explicit(builtin)];
-    roots.extend(super::roots(global, &arguments.roots)?);
+    let mut roots = super::roots(global, &arguments.roots)?;
+    roots.push(skillbox_core::SkillRoot::explicit(builtin));
     let catalog = Arc::new(super::load_catalog(
         roots,
         &[],

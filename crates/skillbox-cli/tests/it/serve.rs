@@ -200,5 +200,5 @@ fn a_python_requests_client_speaks_the_protocol() {
     );
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["failures"], json!([]), "{report}");
-    assert_eq!(report["checks"].as_array().unwrap().len(), 9, "{report}");
+    assert_eq!(report["checks"].as_array().unwrap().len(), 12, "{report}");
 }

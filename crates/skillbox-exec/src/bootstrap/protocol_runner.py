@@ -10,17 +10,13 @@
 #           "skills": [{"name": NAME, "module": DOTTED, "path": DIR, "entrypoint": FILE|null}],
 #           "blobs": {"blob:<id>": PATH}, "workspace": DIR, "runtime_path": DIR}
 # Result: {"ok": true, "output": VALUE} or {"ok": false, "error": {"type": ..., "message": ...}}
-import asyncio
-import importlib.abc
+# Only what every run needs is imported up front: interpreter start-up is most of a run's cost,
+# and asyncio, inspect and traceback alone would add tens of milliseconds to each one.
 import importlib.machinery
 import importlib.util
-import inspect
 import json
-import linecache
 import os
 import sys
-import traceback
-import types
 
 CODE_FILENAME = "<run_code>"
 
@@ -33,8 +29,9 @@ class RunError(Exception):
         self.error_type = error_type
 
 
-class SkillImporter(importlib.abc.MetaPathFinder):
-    """Makes `import skills.<dotted.name>` load a mounted skill.
+class SkillImporter:
+    """Makes `import skills.<dotted.name>` load a mounted skill (a meta path finder; it does not
+    subclass importlib.abc.MetaPathFinder because importing that module costs 20 ms).
 
     A skill with a Python entrypoint becomes a package whose code is the entrypoint file and
     whose folder is the entrypoint's folder, so the entrypoint's relative imports work. A skill
@@ -97,8 +94,7 @@ def load_target(request):
             )
         return function
     code = target["code"]
-    linecache.cache[CODE_FILENAME] = (len(code), None, code.splitlines(True), CODE_FILENAME)
-    module = types.ModuleType("__run_code__")
+    module = type(sys)("__run_code__")
     module.__file__ = CODE_FILENAME
     sys.modules["__run_code__"] = module
     exec(compile(code, CODE_FILENAME, "exec"), module.__dict__)
@@ -145,9 +141,17 @@ def main():
     try:
         function = load_target(request)
         value = function(request["args"])
-        if inspect.isawaitable(value):
+        if hasattr(value, "__await__"):
+            import asyncio
+
             value = asyncio.run(value)
     except BaseException as error:  # the code's failure is the run's result
+        import linecache
+        import traceback
+
+        if request["target"]["kind"] == "code":
+            code = request["target"]["code"]
+            linecache.cache[CODE_FILENAME] = (len(code), None, code.splitlines(True), CODE_FILENAME)
         traceback.print_exc()
         emit(result_fd, {"ok": False, "error": describe(error)})
         return
