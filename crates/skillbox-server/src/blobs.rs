@@ -21,6 +21,10 @@ use serde_json::{Value, json};
 pub const DEFAULT_READ_BYTES: u64 = 2_000;
 /// Most bytes one `read_blob` returns, whatever is asked.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+/// Bytes per part when a blob is uploaded in parts.
+const UPLOAD_CHUNK: usize = 8 * 1024 * 1024;
+/// Bytes read at a time when a blob is stored from a reader.
+const READ_CHUNK: usize = 1024 * 1024;
 /// Default time a blob is kept.
 pub const DEFAULT_BLOB_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -170,12 +174,7 @@ impl BlobStore {
     /// Storage failure.
     pub async fn create_bytes(&self, bytes: Bytes, kind: &str) -> Result<BlobMeta, BlobError> {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let meta = BlobMeta {
-            blob_id: format!("blob:{id}"),
-            kind: kind.to_owned(),
-            size_bytes: bytes.len() as u64,
-            created_ms: now_ms(),
-        };
+        let size_bytes = bytes.len() as u64;
         self.store
             .put(
                 &StorePath::from(format!("data/{id}")),
@@ -183,8 +182,64 @@ impl BlobStore {
             )
             .await
             .map_err(storage)?;
+        self.commit(id, kind, size_bytes).await
+    }
+
+    /// Store what a reader yields as a new blob, in chunks: memory stays a few MiB however
+    /// large the content (up to `max_bytes`).
+    ///
+    /// # Errors
+    /// Read or storage failure, or more than `max_bytes` bytes.
+    pub async fn create_from_reader(
+        &self,
+        mut reader: impl tokio::io::AsyncRead + Unpin,
+        kind: &str,
+        max_bytes: u64,
+    ) -> Result<BlobMeta, BlobError> {
+        use tokio::io::AsyncReadExt;
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let upload = self
+            .store
+            .put_multipart(&StorePath::from(format!("data/{id}")))
+            .await
+            .map_err(storage)?;
+        let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, UPLOAD_CHUNK);
+        let mut buffer = vec![0u8; READ_CHUNK];
+        let mut size_bytes: u64 = 0;
+        let outcome: Result<(), BlobError> = async {
+            loop {
+                let read = reader.read(&mut buffer).await.map_err(storage)?;
+                if read == 0 {
+                    return Ok(());
+                }
+                size_bytes += read as u64;
+                if size_bytes > max_bytes {
+                    return Err(BlobError::Invalid(format!(
+                        "the content is larger than {max_bytes} bytes"
+                    )));
+                }
+                writer.wait_for_capacity(2).await.map_err(storage)?;
+                writer.write(&buffer[..read]);
+            }
+        }
+        .await;
+        if let Err(error) = outcome {
+            let _ = writer.abort().await;
+            return Err(error);
+        }
+        writer.finish().await.map_err(storage)?;
+        self.commit(id, kind, size_bytes).await
+    }
+
+    /// Write the metadata object, the commit record: only then is the blob visible.
+    async fn commit(&self, id: String, kind: &str, size_bytes: u64) -> Result<BlobMeta, BlobError> {
+        let meta = BlobMeta {
+            blob_id: format!("blob:{id}"),
+            kind: kind.to_owned(),
+            size_bytes,
+            created_ms: now_ms(),
+        };
         let record = serde_json::to_vec(&meta).map_err(storage)?;
-        // The metadata object is the commit record: only now is the blob visible.
         self.store
             .put(
                 &StorePath::from(format!("meta/{id}.json")),

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use skillbox_core::{Skill, SkillKind};
 use skillbox_exec::executor::python_run::{
-    InputBlob, PythonRun, PythonRunOutcome, PythonTarget, RunFailure, read_output_file,
+    InputBlob, MAX_OUTPUT_BYTES_TOTAL, PythonRun, PythonRunOutcome, PythonTarget, RunFailure,
+    open_output_file,
 };
 use skillbox_exec::{ErrorType, RunOptions};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -350,10 +350,14 @@ async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) ->
     let mut logs = outcome.logs_preview.clone();
     let mut output_files = Vec::new();
     for file in &outcome.output_files {
-        let stored = match read_output_file(file) {
-            Ok(bytes) => state
+        let stored = match open_output_file(file) {
+            Ok(opened) => state
                 .blobs
-                .create_bytes(Bytes::from(bytes), kind_for(&file.name))
+                .create_from_reader(
+                    tokio::fs::File::from_std(opened),
+                    kind_for(&file.name),
+                    MAX_OUTPUT_BYTES_TOTAL,
+                )
                 .await
                 .map_err(|error| error.to_string()),
             Err(error) => Err(format!("cannot read it: {error}")),

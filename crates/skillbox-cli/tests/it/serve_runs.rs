@@ -283,6 +283,8 @@ def main(args):
     total = sum(int(row["score"]) for row in rows)
     with open("/workspace/out/report.md", "w") as report:
         report.write(f"# Scores\n\ntotal: {total}\n")
+    with open("/workspace/out/big.txt", "w") as big:
+        big.write("x" * (20 * 1024 * 1024 - 3) + "end")
     print("rows:", len(rows))
     same_file = open("/blobs/" + args["blob"].split(":")[1]).read() == text
     return {"total": total, "words": stats({"text": "a b c"})["words"],
@@ -301,11 +303,18 @@ def main(args):
     assert_ne!(run["output"]["uid"], 0, "runs never run as root");
     assert!(run["logs_preview"].as_str().unwrap().contains("rows: 2"));
     let outputs = run["output_blobs"].as_array().unwrap();
-    assert_eq!(outputs.len(), 1, "{run}");
-    assert_eq!(run["output_files"][0]["path"], "out/report.md");
-    assert_eq!(run["output_files"][0]["kind"], "text/markdown");
-    let report = server.result("read_blob", json!({"blob_id": outputs[0], "mode": "full"}));
+    assert_eq!(outputs.len(), 2, "{run}");
+    assert_eq!(run["output_files"][0]["path"], "out/big.txt");
+    assert_eq!(run["output_files"][0]["size_bytes"], 20 * 1024 * 1024);
+    assert_eq!(run["output_files"][1]["path"], "out/report.md");
+    assert_eq!(run["output_files"][1]["kind"], "text/markdown");
+    let report = server.result("read_blob", json!({"blob_id": outputs[1], "mode": "full"}));
     assert_eq!(report["preview"], "# Scores\n\ntotal: 8\n");
+    let big_tail = server.result(
+        "read_blob",
+        json!({"blob_id": outputs[0], "mode": "sample_tail", "max_bytes": 5}),
+    );
+    assert_eq!(big_tail["preview"], "xxend");
 
     // A custom entrypoint and an exception class.
     let failed = server.result(

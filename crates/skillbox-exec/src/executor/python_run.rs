@@ -658,26 +658,20 @@ fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
     (files, skipped)
 }
 
-/// Read an output file without following a symlink swapped in for it.
+/// Open an output file for reading without following a symlink swapped in for it.
 ///
 /// # Errors
-/// When it cannot be opened or read, or is no longer a regular file.
-pub fn read_output_file(file: &OutputFile) -> std::io::Result<Vec<u8>> {
+/// When it cannot be opened, or is no longer a regular file.
+pub fn open_output_file(file: &OutputFile) -> std::io::Result<std::fs::File> {
     use fs_err::os::unix::fs::OpenOptionsExt;
-    use std::io::Read;
-    let mut opened = fs_err::OpenOptions::new()
+    let opened = fs_err::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&file.path)?;
     if !opened.file().metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(file.size_bytes).unwrap_or(0));
-    opened
-        .by_ref()
-        .take(MAX_OUTPUT_BYTES_TOTAL)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
+    Ok(opened.into_parts().0)
 }
 
 #[cfg(test)]

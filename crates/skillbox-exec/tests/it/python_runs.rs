@@ -145,9 +145,11 @@ def main(args):
     assert_ne!(report["net"], json!("connected"));
     assert_eq!(outcome.output_files.len(), 1);
     assert_eq!(outcome.output_files[0].name, "result.txt");
-    let bytes =
-        skillbox_exec::executor::python_run::read_output_file(&outcome.output_files[0]).unwrap();
-    assert_eq!(bytes, b"done");
+    let mut opened =
+        skillbox_exec::executor::python_run::open_output_file(&outcome.output_files[0]).unwrap();
+    let mut bytes = String::new();
+    std::io::Read::read_to_string(&mut opened, &mut bytes).unwrap();
+    assert_eq!(bytes, "done");
 }
 
 #[test]
