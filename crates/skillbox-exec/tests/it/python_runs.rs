@@ -83,7 +83,8 @@ def main(args):
               "skills": os.listdir("/skills"), "blobs": sorted(os.listdir("/blobs")),
               "etc_has_passwd": os.path.exists("/etc/passwd"),
               "pids": sorted(p for p in os.listdir("/proc") if p.isdigit())}
-    for path in ["/x", "/skills/demo.calc.add/new", "/usr/new", "/blobs/new"]:
+    for path in ["/x", "/skills/demo.calc.add/new", "/usr/new", "/blobs/new",
+                 "/skillbox/python-lib/runtime.py", "/etc/hosts"]:
         try:
             open(path, "w").close(); report[path] = "written"
         except OSError as error:
@@ -139,7 +140,14 @@ def main(args):
     assert_eq!(report["blobs"], json!(["0123456789abcdef0123456789abcdef"]));
     assert_eq!(report["etc_has_passwd"], json!(false));
     assert_eq!(report["pids"].as_array().unwrap().len(), 1, "{report}");
-    for path in ["/x", "/skills/demo.calc.add/new", "/usr/new", "/blobs/new"] {
+    for path in [
+        "/x",
+        "/skills/demo.calc.add/new",
+        "/usr/new",
+        "/blobs/new",
+        "/skillbox/python-lib/runtime.py",
+        "/etc/hosts",
+    ] {
         assert_ne!(report[path], json!("written"), "{path}: {report}");
     }
     assert_ne!(report["net"], json!("connected"));
