@@ -740,6 +740,17 @@ impl Executor {
 
     /// The skill's folder on disk; archived skills are unpacked read-only on first use.
     fn skill_directory(&self, skill: &Skill) -> Result<PathBuf, ExecError> {
+        self.skill_directory_reached(skill, false)
+    }
+
+    /// [`Executor::skill_directory`]; `bound_into_root` when the folder is bind-mounted into a
+    /// minimal root, where only the folder itself (not its parents on the host) must be open
+    /// to the sandbox user.
+    fn skill_directory_reached(
+        &self,
+        skill: &Skill,
+        bound_into_root: bool,
+    ) -> Result<PathBuf, ExecError> {
         let directory = match &skill.source {
             SkillSource::Directory(directory) => {
                 fs_err::canonicalize(directory).map_err(|error| {
@@ -751,13 +762,23 @@ impl Executor {
             }
             SkillSource::Archive(files) => self.unpack(skill, files)?,
         };
-        if self.sandbox.layers.uid_drop && !crate::sandbox::readable_by_others(&directory) {
+        let readable = if bound_into_root {
+            crate::sandbox::folder_open_to_others(&directory)
+        } else {
+            crate::sandbox::readable_by_others(&directory)
+        };
+        if self.sandbox.layers.uid_drop && !readable {
             return Err(ExecError::new(
                 ErrorType::SandboxUnavailable,
                 format!(
-                    "the sandbox user cannot read skill `{}` at `{}`; make the folder and its parents world-readable (chmod o+rx)",
+                    "the sandbox user cannot read skill `{}` at `{}`; make the folder{} world-readable (chmod o+rx)",
                     skill.name(),
-                    directory.display()
+                    directory.display(),
+                    if bound_into_root {
+                        ""
+                    } else {
+                        " and its parents"
+                    }
                 ),
             ));
         }

@@ -203,7 +203,8 @@ impl Executor {
                 continue;
             }
             check_mount_name(skill.name())?;
-            let host_directory = self.skill_directory(skill)?;
+            let host_directory =
+                self.skill_directory_reached(skill, self.sandbox.layers.namespaces)?;
             let entrypoint = match skill.manifest.as_ref().and_then(|m| m.runtime.as_ref()) {
                 Some(runtime) if runtime.language.eq_ignore_ascii_case("python") => {
                     let real = resolve_in_skill(&host_directory, &runtime.entrypoint, false)?;

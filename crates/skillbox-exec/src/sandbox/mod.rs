@@ -444,6 +444,14 @@ impl HelperCommand {
     }
 }
 
+/// Whether a folder itself can be listed and entered by a user other than its owner (its
+/// parents are not checked: for folders bind-mounted into a minimal root).
+#[must_use]
+pub fn folder_open_to_others(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.permissions().mode() & 0o005 == 0o005)
+}
+
 /// Whether a path can be read (and, for folders, entered) by a user other than its owner —
 /// that is, by the sandbox uid — checking every ancestor folder.
 #[must_use]

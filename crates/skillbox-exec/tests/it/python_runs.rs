@@ -318,3 +318,25 @@ fn without_namespaces_the_same_code_gets_host_paths() {
     assert_eq!(output(&outcome), &json!([5, "plain words", true]));
     assert_eq!(outcome.output_files.len(), 1);
 }
+
+#[test]
+fn a_skill_under_a_private_folder_still_runs_in_the_minimal_root() {
+    if !full_sandbox_or_skip("a_skill_under_a_private_folder_still_runs_in_the_minimal_root") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = calc_fixture();
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    // Like a clone under /root: the parent is closed to others, the skill folder is not.
+    std::fs::set_permissions(fixture.root.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let skill = catalog.get("demo.calc.add").unwrap();
+    let outcome = runtime().block_on(executor.run_python(PythonRun {
+        target: PythonTarget::Export(skill),
+        args: json!({"numbers": [1, 1]}),
+        mount_skills: Vec::new(),
+        input_blobs: Vec::new(),
+        timeout: Duration::from_secs(20),
+    }));
+    assert_eq!(output(&outcome)["sum"], 2);
+}
