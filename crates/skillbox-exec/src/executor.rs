@@ -224,6 +224,7 @@ impl Executor {
         }
         let io = |error: std::io::Error| unavailable(error.to_string());
         create_private_root(&config.workspace_root).map_err(io)?;
+        sweep_stale_runs(&config.workspace_root, STALE_RUN_AGE);
         let bootstrap_directory = write_bootstraps(&config.workspace_root).map_err(io)?;
         let audit = match &config.audit_log {
             Some(path) => Some(AuditLog::open(path).map_err(io)?),
@@ -1134,6 +1135,46 @@ fn describe_schema_error(error: &jsonschema::ValidationError<'_>) -> String {
     }
 }
 
+/// Age after which a run folder left in the workspace root (by a runtime killed mid-run) is
+/// removed when an executor starts. Generous, since other runtimes may share the root.
+const STALE_RUN_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Remove run folders older than `age` that a killed runtime left behind. Worker folders are
+/// kept: another runtime's warm worker may still use one.
+fn sweep_stale_runs(root: &Path, age: Duration) {
+    let Ok(entries) = fs_err::read_dir(root) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !["run-", "protocol-run-", "blob-copies-"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|metadata| metadata.modified())
+            .is_ok_and(|modified| {
+                now.duration_since(modified)
+                    .is_ok_and(|elapsed| elapsed > age)
+            });
+        if old {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => {
+                    tracing::info!(folder = %entry.path().display(), "removed a stale run folder")
+                }
+                Err(error) => {
+                    tracing::warn!(folder = %entry.path().display(), %error, "cannot remove a stale run folder")
+                }
+            }
+        }
+    }
+}
+
 fn create_private_root(root: &Path) -> std::io::Result<()> {
     fs_err::create_dir_all(root)?;
     // Others may pass through (sandboxed runs own their subfolders) but not list it.
@@ -1204,4 +1245,35 @@ fn executor_futures_are_send(
     is_send(executor.run_script(skill, "script", &[], RunOptions::default()));
     is_send(executor.run_command(skill, "true", RunOptions::default()));
     is_send(executor.call_tool(skill, tool, Value::Null, RunOptions::default()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_old_run_folders_are_swept() {
+        let root = tempfile::tempdir().unwrap();
+        for name in [
+            "run-old",
+            "protocol-run-old",
+            "worker-old",
+            "bootstrap-1",
+            "run-new",
+        ] {
+            fs_err::create_dir_all(root.path().join(name).join("inside")).unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - Duration::from_secs(48 * 60 * 60);
+        for name in ["run-old", "protocol-run-old", "worker-old", "bootstrap-1"] {
+            let folder = fs_err::File::open(root.path().join(name)).unwrap();
+            folder.file().set_modified(long_ago).unwrap();
+        }
+        sweep_stale_runs(root.path(), STALE_RUN_AGE);
+        let mut left: Vec<String> = fs_err::read_dir(root.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["bootstrap-1", "run-new", "worker-old"]);
+    }
 }

@@ -91,9 +91,9 @@ impl SandboxRuntime {
             network: invocation.network,
             workspace: invocation.workspace.clone(),
             readable: invocation.readable.clone(),
-            // A private root has its own small writable /tmp.
+            // A private root has its own small writable /tmp and /dev/shm.
             writable: if invocation.root.is_some() {
-                vec![PathBuf::from("/tmp")]
+                vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")]
             } else {
                 Vec::new()
             },

@@ -265,16 +265,22 @@ fn build_root(layout: &RootLayout) -> Result<(), String> {
         std::os::unix::fs::symlink(target, dev.join(link))
             .map_err(|error| format!("cannot link `/dev/{link}`: {error}"))?;
     }
-    let tmp = inside(Path::new("/tmp"));
-    create_folder(&tmp)?;
-    mount(
-        Some("tmpfs"),
-        &tmp,
-        Some("tmpfs"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some(format!("mode=1777,size={}", layout.tmp_bytes.max(4096)).as_str()),
-    )
-    .map_err(|error| format!("cannot mount `/tmp`: {error}"))?;
+    // Private scratch space: /tmp, and /dev/shm for POSIX shared memory and semaphores.
+    for (folder, bytes) in [
+        ("/tmp", layout.tmp_bytes),
+        ("/dev/shm", layout.tmp_bytes / 4),
+    ] {
+        let path = inside(Path::new(folder));
+        create_folder(&path)?;
+        mount(
+            Some("tmpfs"),
+            &path,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some(format!("mode=1777,size={}", bytes.max(4096)).as_str()),
+        )
+        .map_err(|error| format!("cannot mount `{folder}`: {error}"))?;
+    }
     for extra in &layout.binds {
         if !extra.target.is_absolute() {
             return Err(format!(

@@ -309,7 +309,8 @@ pub struct SandboxPlan {
 ///
 /// It always holds the system folders read-only ([`ROOT_SYSTEM_FOLDERS`], the symlinks the host
 /// has in their place, and the [`ROOT_ETC_ENTRIES`] of `/etc`), a private `/proc`, a `/dev` with
-/// only the harmless devices, and a small writable `/tmp`. Everything else comes from `binds`.
+/// only the harmless devices, and small writable `/tmp` and `/dev/shm` tmpfs mounts (the latter a
+/// quarter of `tmp_bytes`). Everything else comes from `binds`.
 /// The root itself is read-only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootLayout {

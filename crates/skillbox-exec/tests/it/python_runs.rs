@@ -93,6 +93,10 @@ def main(args):
         out.write("done")
     with open("/tmp/scratch", "w") as scratch:
         scratch.write("ok")
+    import multiprocessing
+    lock = multiprocessing.Lock()  # a POSIX semaphore in /dev/shm
+    with lock:
+        report["shm"] = sorted(os.listdir("/dev"))
     try:
         socket.create_connection(("127.0.0.1", 9), timeout=1); report["net"] = "connected"
     except OSError as error:
@@ -151,6 +155,12 @@ def main(args):
         assert_ne!(report[path], json!("written"), "{path}: {report}");
     }
     assert_ne!(report["net"], json!("connected"));
+    assert_eq!(
+        report["shm"],
+        json!([
+            "fd", "full", "null", "random", "shm", "stderr", "stdin", "stdout", "urandom", "zero"
+        ])
+    );
     assert_eq!(outcome.output_files.len(), 1);
     assert_eq!(outcome.output_files[0].name, "result.txt");
     let mut opened =
