@@ -159,6 +159,11 @@ pub async fn execute_skill(
     if !skill.tools.is_empty() {
         return execute_tool(state, &skill, &label, args, &blob_ids, timeout).await;
     }
+    if skill.kind() == SkillKind::Action {
+        return Err(RpcError::invalid_params(format!(
+            "skill `{name}` is an action skill without a [runtime] section in its skill.toml (language, entrypoint, export), so there is nothing to execute; its author must add one"
+        )));
+    }
     Err(RpcError::invalid_params(format!(
         "skill `{name}` is an instruction skill: it cannot be executed; read it with describe_skill (detail \"full\") or read_skill_file and follow it"
     )))

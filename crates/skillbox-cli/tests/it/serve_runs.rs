@@ -44,6 +44,14 @@ impl Site {
                     "acme.billing.charge/code/errors.py",
                     "class AuthenticationError(Exception):\n    pass\n",
                 ),
+                (
+                    "acme.broken.noruntime/skill.toml",
+                    "name = \"acme.broken.noruntime\"\nversion = \"1.0.0\"\ndescription = \"No runtime.\"\nkind = \"action\"\n",
+                ),
+                (
+                    "acme.broken.noruntime/SKILL.md",
+                    "---\nname: acme.broken.noruntime\ndescription: No runtime.\n---\nNothing.\n",
+                ),
             ],
         );
         make_world_readable(skills.path());
@@ -244,6 +252,10 @@ fn execute_skill_protocol_errors_are_json_rpc_errors_that_say_what_to_do() {
         (
             json!({"name": "skills.protocol.guide"}),
             "instruction skill",
+        ),
+        (
+            json!({"name": "acme.broken.noruntime"}),
+            "without a [runtime] section",
         ),
         (
             json!({"name": "text-tools"}),
