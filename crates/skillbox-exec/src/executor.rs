@@ -873,19 +873,29 @@ impl Executor {
         skill_directory: &Path,
         workspace: &Path,
     ) -> Vec<(String, String)> {
+        let mut env = self.run_environment(workspace, &workspace.join("tmp"), Some(skill));
+        env.push((
+            "SKILLBOX_SKILL_DIR".to_owned(),
+            skill_directory.display().to_string(),
+        ));
+        env
+    }
+
+    /// What every execution's environment starts from: the minimal base, `HOME` (the
+    /// workspace), `TMPDIR`, `SKILLBOX_WORKSPACE`, the allowlist, and the secrets `secrets_of`
+    /// declares (none without a skill).
+    fn run_environment(
+        &self,
+        workspace: &Path,
+        tmp: &Path,
+        secrets_of: Option<&Skill>,
+    ) -> Vec<(String, String)> {
         let mut env: Vec<(String, String)> = BASE_ENVIRONMENT
             .iter()
             .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
             .collect();
         env.push(("HOME".to_owned(), workspace.display().to_string()));
-        env.push((
-            "TMPDIR".to_owned(),
-            workspace.join("tmp").display().to_string(),
-        ));
-        env.push((
-            "SKILLBOX_SKILL_DIR".to_owned(),
-            skill_directory.display().to_string(),
-        ));
+        env.push(("TMPDIR".to_owned(), tmp.display().to_string()));
         env.push((
             "SKILLBOX_WORKSPACE".to_owned(),
             workspace.display().to_string(),
@@ -895,7 +905,7 @@ impl Executor {
                 env.push((name.clone(), value));
             }
         }
-        for name in skill.declared_secrets() {
+        for name in secrets_of.map(Skill::declared_secrets).unwrap_or_default() {
             if let Some(value) = self.config.secrets.get(&name) {
                 env.push((name, value.clone()));
             }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use skillbox_core::{Skill, SkillKind};
 use skillbox_exec::executor::python_run::{
     InputBlob, MAX_OUTPUT_BYTES_TOTAL, PythonRun, PythonRunOutcome, PythonTarget, RunFailure,
-    open_output_file,
+    is_python_identifier, open_output_file,
 };
 use skillbox_exec::{ErrorType, RunOptions};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -503,14 +503,6 @@ fn kind_for(name: &str) -> &'static str {
     }
 }
 
-fn is_python_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 fn find_skill(state: &AppState, name: &str, version: Option<&str>) -> Result<Arc<Skill>, RpcError> {
     let catalog = state.provider.catalog();
     catalog.find(name, version).cloned().map_err(|error| {
@@ -584,18 +576,13 @@ async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<MountedBlobs
 }
 
 fn required_string<'a>(params: &'a Map<String, Value>, name: &str) -> Result<&'a str, RpcError> {
-    match params.get(name) {
-        Some(Value::String(value)) if !value.trim().is_empty() => Ok(value),
-        Some(Value::String(_)) => Err(RpcError::invalid_params(format!(
+    let value = crate::server::string_param(params, name)?;
+    if value.trim().is_empty() {
+        return Err(RpcError::invalid_params(format!(
             "parameter `{name}` must not be empty"
-        ))),
-        Some(_) => Err(RpcError::invalid_params(format!(
-            "parameter `{name}` must be a string"
-        ))),
-        None => Err(RpcError::invalid_params(format!(
-            "missing required parameter `{name}`"
-        ))),
+        )));
     }
+    Ok(value)
 }
 
 fn optional_string<'a>(

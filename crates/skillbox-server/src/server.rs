@@ -255,7 +255,8 @@ async fn catalog_method(
     Ok(outcome.content)
 }
 
-fn string_param<'a>(
+/// A required string parameter (any string, empty included).
+pub(crate) fn string_param<'a>(
     params: &'a serde_json::Map<String, Value>,
     name: &str,
 ) -> Result<&'a str, RpcError> {

@@ -359,33 +359,16 @@ impl Executor {
             PythonTarget::Export(skill) => self.config.policy.allows_network(skill.name()),
             PythonTarget::Code { .. } => self.config.policy.network,
         };
-        let mut env: Vec<(String, String)> = super::BASE_ENVIRONMENT
-            .iter()
-            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
-            .collect();
         let tmp = if isolated {
             PathBuf::from("/tmp")
         } else {
             host_workspace.join("tmp")
         };
-        env.push(("HOME".to_owned(), workspace_path.display().to_string()));
-        env.push(("TMPDIR".to_owned(), tmp.display().to_string()));
-        env.push((
-            "SKILLBOX_WORKSPACE".to_owned(),
-            workspace_path.display().to_string(),
-        ));
-        for name in &self.config.environment_allowlist {
-            if let Ok(value) = std::env::var(name) {
-                env.push((name.clone(), value));
-            }
-        }
-        if let PythonTarget::Export(skill) = &run.target {
-            for name in skill.declared_secrets() {
-                if let Some(value) = self.config.secrets.get(&name) {
-                    env.push((name, value.clone()));
-                }
-            }
-        }
+        let secrets_of = match &run.target {
+            PythonTarget::Export(skill) => Some(*skill),
+            PythonTarget::Code { .. } => None,
+        };
+        let env = self.run_environment(&workspace_path, &tmp, secrets_of);
         let invocation = Invocation {
             program: prepared.interpreter,
             args: vec![
@@ -517,14 +500,20 @@ fn check_mount_name(name: &str) -> Result<(), ExecError> {
 #[must_use]
 pub fn python_module_name(skill_name: &str) -> Option<String> {
     let module = skill_name.replace('-', "_");
-    let valid = module.split('.').all(|part| {
-        let mut chars = part.chars();
-        chars
-            .next()
-            .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-    });
-    valid.then_some(module)
+    module
+        .split('.')
+        .all(is_python_identifier)
+        .then_some(module)
+}
+
+/// Whether `name` is an (ASCII) Python identifier.
+#[must_use]
+pub fn is_python_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The file name of a blob under `/blobs/`: its id without the `blob:` prefix.
