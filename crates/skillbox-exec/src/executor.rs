@@ -834,24 +834,37 @@ impl Executor {
                 lease,
             });
         }
+        self.new_run_folder("run", lease, |path, owner| {
+            crate::workers::prepare_directory(path, owner)?;
+            crate::workers::prepare_directory(&path.join("tmp"), owner)
+        })
+    }
+
+    /// A fresh `<prefix>-<uuid>` folder under the workspace root, laid out by `prepare` (given
+    /// the uid that should own what the run writes), removed when the workspace is dropped.
+    fn new_run_folder(
+        &self,
+        prefix: &str,
+        lease: Option<crate::sandbox::UidLease>,
+        prepare: impl FnOnce(&Path, Option<u32>) -> std::io::Result<()>,
+    ) -> Result<Workspace, ExecError> {
         let path = self
             .config
             .workspace_root
-            .join(format!("run-{}", uuid::Uuid::new_v4()));
-        let io = |error: std::io::Error| {
+            .join(format!("{prefix}-{}", uuid::Uuid::new_v4()));
+        let workspace = Workspace {
+            path,
+            remove: true,
+            lease,
+        };
+        let owner = workspace.lease.as_ref().map(|lease| lease.uid);
+        prepare(workspace.path(), owner).map_err(|error| {
             ExecError::new(
                 ErrorType::SandboxUnavailable,
                 format!("cannot create a workspace: {error}"),
             )
-        };
-        let owner = lease.as_ref().map(|lease| lease.uid);
-        crate::workers::prepare_directory(&path, owner).map_err(io)?;
-        crate::workers::prepare_directory(&path.join("tmp"), owner).map_err(io)?;
-        Ok(Workspace {
-            path,
-            remove: true,
-            lease,
-        })
+        })?;
+        Ok(workspace)
     }
 
     /// A uid of its own for one execution, when the sandbox drops to one.

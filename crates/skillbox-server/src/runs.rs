@@ -141,20 +141,8 @@ pub async fn execute_skill(
         .is_some_and(|manifest| manifest.runtime.is_some())
         && skill.kind() == SkillKind::Action
     {
-        let input_blobs = input_blobs(state, &blob_ids).await?;
-        let _turn = state.runs.enter().await?;
-        let outcome = state
-            .provider
-            .executor()
-            .run_python(PythonRun {
-                target: PythonTarget::Export(&skill),
-                args,
-                mount_skills: Vec::new(),
-                input_blobs: input_blobs.files.clone(),
-                timeout,
-            })
-            .await;
-        return Ok(run_object(state, &label, outcome).await);
+        let target = PythonTarget::Export(&skill);
+        return run_python(state, &label, target, args, &[], &blob_ids, timeout).await;
     }
     if !skill.tools.is_empty() {
         return execute_tool(state, &skill, &label, args, &blob_ids, timeout).await;
@@ -217,23 +205,37 @@ pub async fn run_code(state: &AppState, params: Map<String, Value>) -> Result<Va
     for name in &skill_names {
         skills.push(find_skill(state, name, None)?);
     }
-    let input_blobs = input_blobs(state, &blob_ids).await?;
+    let target = PythonTarget::Code {
+        code: code.to_owned(),
+        entrypoint: entrypoint.to_owned(),
+    };
+    run_python(state, "the code", target, args, &skills, &blob_ids, timeout).await
+}
+
+/// Mount the input blobs, wait for a turn in the run queue, run, and answer with the Run.
+async fn run_python(
+    state: &AppState,
+    label: &str,
+    target: PythonTarget<'_>,
+    args: Value,
+    mount_skills: &[Arc<Skill>],
+    blob_ids: &[&str],
+    timeout: Duration,
+) -> Result<Value, RpcError> {
+    let mut input_blobs = input_blobs(state, blob_ids).await?;
     let _turn = state.runs.enter().await?;
     let outcome = state
         .provider
         .executor()
         .run_python(PythonRun {
-            target: PythonTarget::Code {
-                code: code.to_owned(),
-                entrypoint: entrypoint.to_owned(),
-            },
+            target,
             args,
-            mount_skills: skills.iter().map(AsRef::as_ref).collect(),
-            input_blobs: input_blobs.files.clone(),
+            mount_skills: mount_skills.iter().map(AsRef::as_ref).collect(),
+            input_blobs: std::mem::take(&mut input_blobs.files),
             timeout,
         })
         .await;
-    Ok(run_object(state, "the code", outcome).await)
+    Ok(run_object(state, label, outcome).await)
 }
 
 /// `execute_skill` on a `tools.json` skill: `args` is `{"tool": NAME, "arguments": {...}}`.

@@ -459,7 +459,7 @@ fn past_the_queue_callers_get_a_clean_busy_error_and_shutdown_finishes_running_w
             .spawn(async move { send(&client, &url, slow).await })
     };
     std::thread::sleep(Duration::from_millis(500));
-    nix_kill_term(server.child.id());
+    send_sigterm(server.child.id());
     let answer = server.runtime.block_on(pending).unwrap().unwrap();
     assert_eq!(answer["result"]["output"], "slept", "{answer}");
     let status = server.child.wait().unwrap();
@@ -485,7 +485,7 @@ fn concurrent_calls(server: &Server, request: &Value, count: usize) -> Vec<Value
     })
 }
 
-fn nix_kill_term(pid: u32) {
+fn send_sigterm(pid: u32) {
     let status = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status()

@@ -166,15 +166,11 @@ impl Executor {
             Ok(prepared) => self.execute_python(run, prepared).await,
             Err(error) => PythonRunOutcome::failed(error.into(), self.level),
         };
-        let (kind, target) = match outcome.result {
-            Ok(_) => ("success".to_owned(), label),
-            Err(ref failure) => (failure.error_type.clone(), label),
-        };
         self.audit(crate::audit::AuditRecord {
             timestamp_ms: crate::audit::now_ms(),
             kind: "protocol-run",
-            skill: target.clone(),
-            target,
+            skill: label.clone(),
+            target: label,
             argument_count: 1,
             duration_ms: outcome.duration_ms,
             exit_code: None,
@@ -182,7 +178,10 @@ impl Executor {
             stderr_bytes: outcome.logs_preview.len() as u64,
             truncated: false,
             sandbox_level: self.level,
-            outcome: kind,
+            outcome: match &outcome.result {
+                Ok(_) => "success".to_owned(),
+                Err(failure) => failure.error_type.clone(),
+            },
         });
         outcome
     }
@@ -405,26 +404,12 @@ impl Executor {
     /// A fresh folder for one protocol run: `root/` (the mount point of the minimal root) and
     /// `workspace/` with `out/` and `tmp/`, owned by the run's uid.
     fn protocol_workspace(&self) -> Result<Workspace, ExecError> {
-        let lease = self.lease_uid()?;
-        let path = self
-            .config
-            .workspace_root
-            .join(format!("protocol-run-{}", uuid::Uuid::new_v4()));
-        let io = |error: std::io::Error| {
-            ExecError::new(
-                ErrorType::SandboxUnavailable,
-                format!("cannot create a workspace: {error}"),
-            )
-        };
-        let owner = lease.as_ref().map(|lease| lease.uid);
-        fs_err::create_dir_all(path.join("root")).map_err(io)?;
-        for folder in ["workspace", "workspace/out", "workspace/tmp"] {
-            crate::workers::prepare_directory(&path.join(folder), owner).map_err(io)?;
-        }
-        Ok(Workspace {
-            path,
-            remove: true,
-            lease,
+        self.new_run_folder("protocol-run", self.lease_uid()?, |path, owner| {
+            fs_err::create_dir_all(path.join("root"))?;
+            for folder in ["workspace", "workspace/out", "workspace/tmp"] {
+                crate::workers::prepare_directory(&path.join(folder), owner)?;
+            }
+            Ok(())
         })
     }
 }

@@ -179,6 +179,12 @@ fn relay_exit(child: nix::unistd::Pid) -> i32 {
 }
 
 fn mount_private_proc() -> Result<(), String> {
+    make_mounts_private()?;
+    mount_proc()
+}
+
+/// Stop mount events from crossing between the host and the sandbox's mount namespace.
+fn make_mounts_private() -> Result<(), String> {
     use nix::mount::{MsFlags, mount};
     mount(
         None::<&str>,
@@ -187,7 +193,12 @@ fn mount_private_proc() -> Result<(), String> {
         MsFlags::MS_REC | MsFlags::MS_PRIVATE,
         None::<&str>,
     )
-    .map_err(|error| format!("cannot make mounts private: {error}"))?;
+    .map_err(|error| format!("cannot make mounts private: {error}"))
+}
+
+/// A `/proc` showing only the sandbox's PID namespace.
+fn mount_proc() -> Result<(), String> {
+    use nix::mount::{MsFlags, mount};
     mount(
         Some("proc"),
         "/proc",
@@ -206,14 +217,7 @@ const ROOT_DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 fn build_root(layout: &RootLayout) -> Result<(), String> {
     use nix::mount::{MntFlags, MsFlags, mount, umount2};
     let new_root = layout.mount_point.as_path();
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-        None::<&str>,
-    )
-    .map_err(|error| format!("cannot make mounts private: {error}"))?;
+    make_mounts_private()?;
     mount(
         Some("tmpfs"),
         new_root,
@@ -316,14 +320,7 @@ fn build_root(layout: &RootLayout) -> Result<(), String> {
         .map_err(|error| format!("cannot detach the host's root: {error}"))?;
     std::fs::remove_dir("/.old-root")
         .map_err(|error| format!("cannot remove the host root's mount point: {error}"))?;
-    mount(
-        Some("proc"),
-        "/proc",
-        Some("proc"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        None::<&str>,
-    )
-    .map_err(|error| format!("cannot mount a private /proc: {error}"))?;
+    mount_proc()?;
     mount(
         None::<&str>,
         "/",

@@ -27,41 +27,12 @@ impl Server {
             .unwrap();
         let data = tempfile::tempdir().unwrap();
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/skills");
-        let catalog = Arc::new(
-            SkillCatalog::load(&CatalogOptions {
-                roots: vec![SkillRoot::explicit(root)],
-                ..CatalogOptions::default()
-            })
-            .unwrap(),
-        );
-        let executor = Arc::new(
-            Executor::new(ExecutorConfig {
-                helper: None,
-                policy: SandboxPolicy {
-                    mode: SandboxMode::Off,
-                    ..SandboxPolicy::default()
-                },
-                workspace_root: data.path().join("runs"),
-                ..ExecutorConfig::default()
-            })
-            .unwrap(),
-        );
-        let state = AppState {
-            provider: Arc::new(SkillsProvider::new(
-                catalog,
-                executor,
-                ProviderOptions::default(),
-            )),
-            blobs: BlobStore::local(
-                &data.path().join("blobs"),
-                skillbox_server::blobs::DEFAULT_BLOB_TTL,
-            )
-            .unwrap(),
-            token: token.map(str::to_owned),
-            runs: Arc::new(skillbox_server::RunGate::new(
-                skillbox_server::RunLimits::default(),
-            )),
-        };
+        let catalog = SkillCatalog::load(&CatalogOptions {
+            roots: vec![SkillRoot::explicit(root)],
+            ..CatalogOptions::default()
+        })
+        .unwrap();
+        let state = state(catalog, data.path(), token);
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap();
@@ -426,33 +397,7 @@ fn a_half_sent_request_cannot_hold_shutdown_past_the_grace_period() {
         .build()
         .unwrap();
     let data = tempfile::tempdir().unwrap();
-    let state = AppState {
-        provider: Arc::new(SkillsProvider::new(
-            Arc::new(SkillCatalog::default()),
-            Arc::new(
-                Executor::new(ExecutorConfig {
-                    helper: None,
-                    policy: SandboxPolicy {
-                        mode: SandboxMode::Off,
-                        ..SandboxPolicy::default()
-                    },
-                    workspace_root: data.path().join("runs"),
-                    ..ExecutorConfig::default()
-                })
-                .unwrap(),
-            ),
-            ProviderOptions::default(),
-        )),
-        blobs: BlobStore::local(
-            &data.path().join("blobs"),
-            skillbox_server::blobs::DEFAULT_BLOB_TTL,
-        )
-        .unwrap(),
-        token: None,
-        runs: Arc::new(skillbox_server::RunGate::new(
-            skillbox_server::RunLimits::default(),
-        )),
-    };
+    let state = state(SkillCatalog::default(), data.path(), None);
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
@@ -481,4 +426,32 @@ fn a_half_sent_request_cannot_hold_shutdown_past_the_grace_period() {
         started.elapsed()
     );
     drop(slow);
+}
+
+/// Server state over a catalog, with the sandbox off (these tests run no code) and blobs and
+/// run folders under `data`.
+fn state(catalog: SkillCatalog, data: &Path, token: Option<&str>) -> AppState {
+    let executor = Executor::new(ExecutorConfig {
+        helper: None,
+        policy: SandboxPolicy {
+            mode: SandboxMode::Off,
+            ..SandboxPolicy::default()
+        },
+        workspace_root: data.join("runs"),
+        ..ExecutorConfig::default()
+    })
+    .unwrap();
+    AppState::new(
+        Arc::new(SkillsProvider::new(
+            Arc::new(catalog),
+            Arc::new(executor),
+            ProviderOptions::default(),
+        )),
+        BlobStore::local(
+            &data.join("blobs"),
+            skillbox_server::blobs::DEFAULT_BLOB_TTL,
+        )
+        .unwrap(),
+        token.map(str::to_owned),
+    )
 }
