@@ -29,6 +29,16 @@ fn calc_fixture() -> Fixture {
     fixture
 }
 
+fn export_run(skill: &skillbox_core::Skill, args: Value) -> PythonRun<'_> {
+    PythonRun {
+        target: PythonTarget::Export(skill),
+        args,
+        mount_skills: Vec::new(),
+        input_blobs: Vec::new(),
+        timeout: Duration::from_secs(20),
+    }
+}
+
 fn code_run(code: &str) -> PythonRun<'static> {
     PythonRun {
         target: PythonTarget::Code {
@@ -55,13 +65,8 @@ fn an_export_function_runs_with_relative_and_plain_imports() {
     let catalog = fixture.catalog();
     let executor = fixture.executor();
     let skill = catalog.get("demo.calc.add").unwrap();
-    let outcome = runtime().block_on(executor.run_python(PythonRun {
-        target: PythonTarget::Export(skill),
-        args: json!({"numbers": [1, 2, 39]}),
-        mount_skills: Vec::new(),
-        input_blobs: Vec::new(),
-        timeout: Duration::from_secs(20),
-    }));
+    let outcome =
+        runtime().block_on(executor.run_python(export_run(skill, json!({"numbers": [1, 2, 39]}))));
     assert_eq!(output(&outcome), &json!({"sum": 42, "same": true}));
     assert!(outcome.logs_preview.contains("adding"), "{outcome:?}");
 }
@@ -341,12 +346,7 @@ fn a_skill_under_a_private_folder_still_runs_in_the_minimal_root() {
     // Like a clone under /root: the parent is closed to others, the skill folder is not.
     std::fs::set_permissions(fixture.root.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let skill = catalog.get("demo.calc.add").unwrap();
-    let outcome = runtime().block_on(executor.run_python(PythonRun {
-        target: PythonTarget::Export(skill),
-        args: json!({"numbers": [1, 1]}),
-        mount_skills: Vec::new(),
-        input_blobs: Vec::new(),
-        timeout: Duration::from_secs(20),
-    }));
+    let outcome =
+        runtime().block_on(executor.run_python(export_run(skill, json!({"numbers": [1, 1]}))));
     assert_eq!(output(&outcome)["sum"], 2);
 }
