@@ -54,7 +54,8 @@ pub struct ExecutionOptions {
     #[arg(long, value_name = "FILE", env = "SKILLBOX_AUDIT_LOG", global = true)]
     pub audit_log: Option<PathBuf>,
     /// Pass this environment variable to skills that declare it as a secret (repeatable).
-    #[arg(long = "secret", value_name = "NAME", global = true)]
+    /// `NAME:SKILL[,SKILL...]` gives it only to the named skills (when they declare it).
+    #[arg(long = "secret", value_name = "NAME[:SKILLS]", global = true)]
     pub secrets: Vec<String>,
     /// Pass this environment variable through to every script (repeatable).
     #[arg(long = "pass-env", value_name = "NAME", global = true)]

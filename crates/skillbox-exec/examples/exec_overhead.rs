@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use skillbox_core::{CatalogOptions, Skill, SkillCatalog, SkillRoot};
-use skillbox_exec::interpreter::{Language, interpreter_for};
+use skillbox_exec::interpreter::Language;
 use skillbox_exec::{
     Executor, ExecutorConfig, HelperCommand, RunOptions, SandboxMode, SandboxPolicy,
     WorkerPoolConfig,
@@ -434,8 +434,9 @@ async fn benchmark() -> i32 {
     for language in [Language::Python, Language::Node, Language::Bash] {
         let mut programs: Vec<PathBuf> = Vec::new();
         for named in &executors[..=sandbox_index] {
-            let program = interpreter_for(language, named.executor.layers().uid_drop)
-                .map(|found| found.program.clone())
+            let program = named
+                .executor
+                .interpreter_path(language)
                 .unwrap_or_else(|| {
                     fail(&format!(
                         "no {} interpreter for `{}`",
@@ -458,9 +459,7 @@ async fn benchmark() -> i32 {
             }
         }
         for (index, named) in executors[..=sandbox_index].iter().enumerate() {
-            let program = interpreter_for(language, named.executor.layers().uid_drop)
-                .map(|found| found.program.clone())
-                .unwrap();
+            let program = named.executor.interpreter_path(language).unwrap();
             cases.push(ScriptCase {
                 language,
                 label: named.label.to_owned(),

@@ -3,7 +3,7 @@
 //! fresh workspace, apply the sandbox, enforce limits, capture capped output and write the
 //! audit line.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -17,13 +17,15 @@ use skillbox_core::{Skill, SkillCatalog, ToolDefinition};
 
 use crate::audit::{AuditLog, AuditRecord, now_ms};
 use crate::error::{ErrorType, ExecError};
-use crate::interpreter::{Language, interpreter_for};
+use crate::interpreter::{Language, Reach, interpreter_for};
 use crate::process::{Completed, Invocation, SandboxRuntime};
 use crate::sandbox::{
     HelperCommand, HostSupport, SandboxLayers, SandboxLevel, SandboxMode, SandboxPolicy,
 };
 use crate::workers::{WorkerKey, WorkerPool, WorkerPoolConfig};
+use layout::{LayoutRequest, RunLayout, SANDBOX_SKILL_DIR};
 
+pub mod layout;
 pub mod python_run;
 
 /// Default wall-clock limit per execution, in milliseconds.
@@ -34,6 +36,13 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 20 * 1024;
 pub const MAX_SCRIPT_ARGUMENTS: usize = 1_000;
 /// Most bytes of arguments a script call may pass in total.
 pub const MAX_SCRIPT_ARGUMENT_BYTES: usize = 1024 * 1024;
+/// Longest a tool's arguments may take to check against its schema before the call is
+/// refused (a backtracking `pattern` over many items can take seconds).
+pub const ARGUMENT_CHECK_BUDGET: Duration = Duration::from_secs(2);
+/// Backtracking steps a schema `pattern` may take per match.
+pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
+/// Variable naming the runtime folder (default: a per-user runtime folder).
+pub const RUNTIME_DIRECTORY_VARIABLE: &str = "SKILLBOX_RUNTIME_DIR";
 /// Environment variables every execution gets, before the per-run ones (`HOME`, `TMPDIR`,
 /// `SKILLBOX_*`), the allowlist and declared secrets.
 pub const BASE_ENVIRONMENT: &[(&str, &str)] = &[
@@ -58,12 +67,15 @@ pub struct ExecutorConfig {
     pub max_output_bytes: usize,
     /// A fixed working directory for every run; `None` gives each run a fresh workspace.
     pub working_directory: Option<PathBuf>,
-    /// Where per-run workspaces (and unpacked archived skills) are created.
+    /// The runtime's private folder: handler bootstraps, unpacked archived skills, host-side
+    /// run folders and caches. It and every folder above it must be the runtime user's (or
+    /// root's) and closed to others; see [`crate::private_directory`].
     pub workspace_root: PathBuf,
     /// Names of the runtime's environment variables passed through to scripts (e.g. `TZ`).
     pub environment_allowlist: Vec<String>,
-    /// Secret values the operator provides; a skill gets only those it declares.
-    pub secrets: BTreeMap<String, String>,
+    /// Secrets the operator provides, by variable name; a skill gets only those it declares
+    /// and the operator granted to it.
+    pub secrets: BTreeMap<String, Secret>,
     /// Append an audit line per execution to this file.
     pub audit_log: Option<PathBuf>,
     /// Warm handler workers.
@@ -78,13 +90,86 @@ impl Default for ExecutorConfig {
             timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             working_directory: None,
-            workspace_root: std::env::temp_dir().join("skillbox"),
+            workspace_root: default_runtime_directory(),
             environment_allowlist: Vec::new(),
             secrets: BTreeMap::new(),
             audit_log: None,
             workers: WorkerPoolConfig::default(),
         }
     }
+}
+
+/// A secret value and the skills it may go to.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret {
+    /// The value.
+    pub value: String,
+    /// The skills that may receive it (when they declare it); `None`: every skill declaring
+    /// it.
+    pub skills: Option<BTreeSet<String>>,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secret")
+            .field("value", &"<hidden>")
+            .field("skills", &self.skills)
+            .finish()
+    }
+}
+
+impl Secret {
+    /// A secret for every skill that declares it.
+    #[must_use]
+    pub fn for_any_declaring_skill(value: impl Into<String>) -> Self {
+        Secret {
+            value: value.into(),
+            skills: None,
+        }
+    }
+
+    /// Whether `skill` may receive it.
+    #[must_use]
+    pub fn granted_to(&self, skill: &str) -> bool {
+        self.skills
+            .as_ref()
+            .is_none_or(|skills| skills.contains(skill))
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Secret::for_any_declaring_skill(value)
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Secret::for_any_declaring_skill(value)
+    }
+}
+
+/// The default runtime folder: `SKILLBOX_RUNTIME_DIR`; else `/run/skillbox` for root;
+/// `$XDG_RUNTIME_DIR/skillbox` for other users; else a per-user folder in the temp folder.
+/// Never one shared folder that another user could create first.
+#[must_use]
+pub fn default_runtime_directory() -> PathBuf {
+    if let Some(directory) =
+        std::env::var_os(RUNTIME_DIRECTORY_VARIABLE).filter(|directory| !directory.is_empty())
+    {
+        return PathBuf::from(directory);
+    }
+    let euid = nix::unistd::geteuid();
+    if euid.is_root() && Path::new("/run").is_dir() {
+        return PathBuf::from("/run/skillbox");
+    }
+    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|runtime| runtime.is_absolute() && runtime.is_dir())
+    {
+        return runtime.join("skillbox");
+    }
+    std::env::temp_dir().join(format!("skillbox-{}", euid.as_raw()))
 }
 
 /// Per-call options.
@@ -169,6 +254,10 @@ pub struct Executor {
     workers: WorkerPool,
     validators: Mutex<HashMap<(PathBuf, String), Arc<jsonschema::Validator>>>,
     unpacked_archives: Mutex<HashMap<PathBuf, PathBuf>>,
+    /// The runtime folder, checked private and with every link resolved.
+    runtime_root: PathBuf,
+    /// The empty folder every minimal root is mounted on (each in its own namespace).
+    mount_point: PathBuf,
     bootstrap_directory: PathBuf,
 }
 
@@ -180,12 +269,17 @@ impl Executor {
     /// give (or no helper is configured), and I/O errors preparing folders or the audit log.
     pub fn new(config: ExecutorConfig) -> Result<Self, ExecError> {
         let unavailable = |message: String| ExecError::new(ErrorType::SandboxUnavailable, message);
+        let io = |error: std::io::Error| unavailable(error.to_string());
+        let runtime_root =
+            crate::private_directory::ensure_private_directory(&config.workspace_root, 0o700)
+                .map_err(|error| unavailable(error.to_string()))?;
+        let probe_cache = runtime_root.join(crate::sandbox::PROBE_CACHE_FILE);
         let support = match (&config.helper, config.policy.mode) {
             (Some(helper), SandboxMode::Off) => HostSupport {
                 running_as_root: nix::unistd::geteuid().is_root(),
-                ..helper.probe().clone()
+                ..helper.probe_cached(&probe_cache)
             },
-            (Some(helper), _) => helper.probe().clone(),
+            (Some(helper), _) => helper.probe_cached(&probe_cache),
             (None, SandboxMode::Off) => HostSupport {
                 running_as_root: nix::unistd::geteuid().is_root(),
                 ..HostSupport::default()
@@ -222,10 +316,19 @@ impl Executor {
         if config.helper.is_none() && config.policy.mode != SandboxMode::Off {
             config.policy.mode = SandboxMode::Off;
         }
-        let io = |error: std::io::Error| unavailable(error.to_string());
-        create_private_root(&config.workspace_root).map_err(io)?;
-        sweep_stale_runs(&config.workspace_root, STALE_RUN_AGE);
-        let bootstrap_directory = write_bootstraps(&config.workspace_root).map_err(io)?;
+        if layers.uid_drop && !layers.namespaces {
+            // Runs see host paths: the sandbox uids must pass through (not list) this folder.
+            fs_err::set_permissions(&runtime_root, std::fs::Permissions::from_mode(0o711))
+                .map_err(io)?;
+        }
+        sweep_stale_runs(&runtime_root, STALE_RUN_AGE);
+        let bootstrap_directory = write_bootstraps(&runtime_root).map_err(io)?;
+        let mount_point = runtime_root.join("root");
+        match fs_err::create_dir(&mount_point) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(io(error)),
+        }
         let audit = match &config.audit_log {
             Some(path) => Some(AuditLog::open(path).map_err(io)?),
             None => None,
@@ -236,6 +339,7 @@ impl Executor {
             policy: config.policy.clone(),
             layers,
             uids: crate::sandbox::UidPool::global(),
+            probe_cache: Some(probe_cache),
         };
         let workers = WorkerPool::new(config.workers.clone());
         Ok(Executor {
@@ -246,8 +350,22 @@ impl Executor {
             workers,
             validators: Mutex::new(HashMap::new()),
             unpacked_archives: Mutex::new(HashMap::new()),
+            runtime_root,
+            mount_point,
             bootstrap_directory,
         })
+    }
+
+    /// Warm workers alive now.
+    #[must_use]
+    pub fn live_workers(&self) -> usize {
+        self.workers.live_workers()
+    }
+
+    /// The runtime folder in use (checked private, links resolved).
+    #[must_use]
+    pub fn runtime_directory(&self) -> &Path {
+        &self.runtime_root
     }
 
     /// The sandbox level every execution runs at.
@@ -330,7 +448,6 @@ impl Executor {
             Ok(PreparedScript {
                 program,
                 args: vec![OsString::from("-c"), OsString::from(command)],
-                readable: vec![skill_directory.clone()],
                 skill_directory,
             })
         });
@@ -355,27 +472,30 @@ impl Executor {
         prepared: PreparedScript,
         options: RunOptions,
     ) -> ScriptResult {
-        let workspace = match self.workspace() {
-            Ok(workspace) => workspace,
-            Err(error) => return ScriptResult::failed(&error, self.level),
+        let request = self.skill_request(&prepared.skill_directory, &prepared.program);
+        let layout = match self.layout(request) {
+            Ok(layout) => layout,
+            Err(error) => {
+                self.audit_failure(kind, skill.name(), label, argument_count, &error);
+                return ScriptResult::failed(&error, self.level);
+            }
         };
         let timeout = options.timeout.unwrap_or(self.config.timeout);
-        let invocation = Invocation {
-            program: prepared.program,
-            args: prepared.args,
-            env: self.environment(skill, &prepared.skill_directory, workspace.path()),
-            workspace: workspace.path().to_path_buf(),
-            readable: prepared.readable,
-            network: self.config.policy.allows_network(skill.name()),
-            stdin: None,
-            timeout,
-            max_output_bytes: self.config.max_output_bytes,
-            live_output: options.live_output.clone(),
-            uid: workspace.uid(),
-            stderr_tail_bytes: 0,
-            root: None,
-        };
+        let invocation = self.invocation(
+            skill,
+            &prepared.skill_directory,
+            &layout,
+            prepared.program,
+            prepared.args,
+            InvocationIo {
+                stdin: None,
+                timeout,
+                max_output_bytes: self.config.max_output_bytes,
+                live_output: options.live_output.clone(),
+            },
+        );
         let completed = self.sandbox.execute(invocation).await;
+        drop(layout);
         let result = self.script_result(&completed, timeout, label);
         self.audit(AuditRecord {
             timestamp_ms: now_ms(),
@@ -396,6 +516,61 @@ impl Executor {
             outcome: outcome(result.error_type),
         });
         result
+    }
+
+    /// The layout request of a script, handler or command: the skill at its fixed path, and
+    /// also at its own host path, read-only, because instructions give models that path
+    /// (`${SKILL_DIR}`) and models pass files of the skill to its scripts by it.
+    fn skill_request(&self, skill_directory: &Path, program: &Path) -> LayoutRequest {
+        let mut skills = vec![self.shown(skill_directory, Path::new(SANDBOX_SKILL_DIR))];
+        if self.isolated() && layout::may_show_at_host_path(skill_directory) {
+            skills.push(self.shown(skill_directory, skill_directory));
+        }
+        LayoutRequest {
+            skills,
+            interpreter: Some(program.to_path_buf()),
+            ..LayoutRequest::default()
+        }
+    }
+
+    /// Where a file of the skill appears to the run.
+    fn seen_in_skill(&self, skill_directory: &Path, file: &Path) -> PathBuf {
+        match file.strip_prefix(skill_directory) {
+            Ok(relative) if self.isolated() => Path::new(SANDBOX_SKILL_DIR).join(relative),
+            _ => file.to_path_buf(),
+        }
+    }
+
+    /// One process of a skill in its layout, with the skill's environment.
+    fn invocation(
+        &self,
+        skill: &Skill,
+        skill_directory: &Path,
+        layout: &RunLayout,
+        program: PathBuf,
+        args: Vec<OsString>,
+        io: InvocationIo,
+    ) -> Invocation {
+        let mut env = self.run_environment(&layout.workspace, &layout.tmp, Some(skill));
+        let seen = self
+            .shown(skill_directory, Path::new(SANDBOX_SKILL_DIR))
+            .inside;
+        env.push(("SKILLBOX_SKILL_DIR".to_owned(), seen.display().to_string()));
+        Invocation {
+            program,
+            args,
+            env,
+            workspace: layout.workspace.clone(),
+            readable: layout.readable.clone(),
+            network: self.config.policy.allows_network(skill.name()),
+            stdin: io.stdin,
+            timeout: io.timeout,
+            max_output_bytes: io.max_output_bytes,
+            live_output: io.live_output,
+            uid: layout.uid(),
+            stderr_tail_bytes: 0,
+            root: layout.root.clone(),
+        }
     }
 
     fn script_result(
@@ -488,13 +663,19 @@ impl Executor {
         arguments: Value,
         options: RunOptions,
     ) -> Result<(ToolCallResult, Option<Completed>), ExecError> {
+        if !arguments.is_object() {
+            return Err(ExecError::new(
+                ErrorType::InvalidArgs,
+                format!("arguments for tool `{}` must be a JSON object", tool.name),
+            ));
+        }
+        self.validate_arguments(skill, tool, &arguments).await?;
         let Value::Object(mut arguments) = arguments else {
             return Err(ExecError::new(
                 ErrorType::InvalidArgs,
                 format!("arguments for tool `{}` must be a JSON object", tool.name),
             ));
         };
-        self.validate_arguments(skill, tool, &Value::Object(arguments.clone()))?;
         let Some(script) = &tool.script else {
             let value = json!({
                 "message": format!(
@@ -515,12 +696,13 @@ impl Executor {
         };
         let skill_directory = self.skill_directory(skill)?;
         let handler = resolve_in_skill(&skill_directory, script, false)?;
+        let handler_seen = self.seen_in_skill(&skill_directory, &handler);
         let language = Language::from_path(&handler);
         let timeout = options.timeout.unwrap_or(self.config.timeout);
-        let network = self.config.policy.allows_network(skill.name());
+        let runtime_path = self.runtime_path();
         let bootstrap = match language {
-            Some(Language::Node) => Some(self.bootstrap_directory.join("node_handler.mjs")),
-            Some(Language::Python) => Some(self.bootstrap_directory.join("python_handler.py")),
+            Some(Language::Node) => Some(runtime_path.join("node_handler.mjs")),
+            Some(Language::Python) => Some(runtime_path.join("python_handler.py")),
             _ => None,
         };
         if let (Some(language), Some(bootstrap)) = (language, &bootstrap)
@@ -531,18 +713,36 @@ impl Executor {
                 language,
                 skill_directory: skill_directory.clone(),
             };
+            let prepare = || -> Result<(Invocation, RunLayout), ExecError> {
+                let layout = self.layout(self.skill_request(&skill_directory, &interpreter))?;
+                let invocation = self.invocation(
+                    skill,
+                    &skill_directory,
+                    &layout,
+                    interpreter.clone(),
+                    vec![OsString::from(bootstrap), OsString::from("serve")],
+                    InvocationIo {
+                        stdin: Some(Vec::new()),
+                        timeout: Duration::MAX,
+                        max_output_bytes: 0,
+                        live_output: None,
+                    },
+                );
+                Ok((invocation, layout))
+            };
             let spawn = crate::workers::WorkerSpawn {
                 sandbox: &self.sandbox,
-                program: interpreter.clone(),
-                args: vec![OsString::from(bootstrap), OsString::from("serve")],
-                env_for: &|workspace: &Path| self.environment(skill, &skill_directory, workspace),
-                readable: vec![skill_directory.clone(), self.bootstrap_directory.clone()],
-                network,
-                workspace_root: &self.config.workspace_root,
+                prepare: &prepare,
             };
             let (value, error_type) = self
                 .workers
-                .call(&key, &spawn, &handler, Value::Object(arguments), timeout)
+                .call(
+                    &key,
+                    &spawn,
+                    &handler_seen,
+                    Value::Object(arguments),
+                    timeout,
+                )
                 .await;
             return Ok((
                 ToolCallResult {
@@ -554,47 +754,43 @@ impl Executor {
                 None,
             ));
         }
-        let workspace = self.workspace()?;
+        let (program, args, bootstrapped) = match (language, &bootstrap) {
+            (Some(language), Some(bootstrap)) => (
+                self.interpreter(language, &handler)?,
+                vec![OsString::from(bootstrap)],
+                true,
+            ),
+            _ => {
+                let (program, args) = self.command_for(&handler, &handler_seen)?;
+                (program, args, false)
+            }
+        };
+        let layout = self.layout(self.skill_request(&skill_directory, &program))?;
         arguments.insert(
             "__workDir".to_owned(),
-            Value::String(workspace.path().display().to_string()),
+            Value::String(layout.workspace.display().to_string()),
         );
-        let (program, args, stdin) = match (language, &bootstrap) {
-            (Some(language), Some(bootstrap)) => {
-                let request =
-                    json!({ "id": 0, "handler": handler, "args": Value::Object(arguments) });
-                (
-                    self.interpreter(language, &handler)?,
-                    vec![OsString::from(bootstrap)],
-                    serde_json::to_vec(&request).unwrap_or_default(),
-                )
-            }
-            _ => {
-                let (program, args) = self.command_for(&handler)?;
-                (
-                    program,
-                    args,
-                    serde_json::to_vec(&Value::Object(arguments)).unwrap_or_default(),
-                )
-            }
+        let stdin = if bootstrapped {
+            json!({ "id": 0, "handler": handler_seen, "args": Value::Object(arguments) })
+        } else {
+            Value::Object(arguments)
         };
-        let invocation = Invocation {
+        let invocation = self.invocation(
+            skill,
+            &skill_directory,
+            &layout,
             program,
             args,
-            env: self.environment(skill, &skill_directory, workspace.path()),
-            workspace: workspace.path().to_path_buf(),
-            readable: vec![skill_directory.clone(), self.bootstrap_directory.clone()],
-            network,
-            stdin: Some(stdin),
-            timeout,
-            max_output_bytes: self.config.max_output_bytes.max(1024 * 1024),
-            live_output: None,
-            uid: workspace.uid(),
-            stderr_tail_bytes: 0,
-            root: None,
-        };
+            InvocationIo {
+                stdin: Some(serde_json::to_vec(&stdin).unwrap_or_default()),
+                timeout,
+                max_output_bytes: self.config.max_output_bytes.max(1024 * 1024),
+                live_output: None,
+            },
+        );
         let completed = self.sandbox.execute(invocation).await;
-        let (value, error_type) = tool_value(&completed, timeout, &tool.name, bootstrap.is_some());
+        drop(layout);
+        let (value, error_type) = tool_value(&completed, timeout, &tool.name, bootstrapped);
         Ok((
             ToolCallResult {
                 value,
@@ -606,41 +802,42 @@ impl Executor {
         ))
     }
 
-    fn validate_arguments(
+    /// Check a tool's arguments against its schema off the async threads, within
+    /// [`ARGUMENT_CHECK_BUDGET`].
+    async fn validate_arguments(
         &self,
         skill: &Skill,
         tool: &ToolDefinition,
         arguments: &Value,
     ) -> Result<(), ExecError> {
-        let key = (skill.directory.clone(), tool.name.clone());
-        let validator = {
-            let mut validators = self
-                .validators
-                .lock()
-                .map_err(|_| ExecError::new(ErrorType::InvalidArgs, "validator cache poisoned"))?;
-            match validators.get(&key) {
-                Some(validator) => Arc::clone(validator),
-                None => {
-                    let validator =
-                        jsonschema::validator_for(&tool.input_schema).map_err(|error| {
-                            ExecError::new(
-                                ErrorType::InvalidArgs,
-                                format!(
-                                    "tool `{}` has an unusable parameter schema: {error}",
-                                    tool.name
-                                ),
-                            )
-                        })?;
-                    let validator = Arc::new(validator);
-                    validators.insert(key, Arc::clone(&validator));
-                    validator
-                }
+        let validator = self.validator(skill, tool)?;
+        let checked = arguments.clone();
+        let check = tokio::task::spawn_blocking(move || {
+            validator
+                .iter_errors(&checked)
+                .take(MAX_REPORTED_PROBLEMS)
+                .map(|error| describe_schema_error(&error))
+                .collect::<Vec<String>>()
+        });
+        let problems = match tokio::time::timeout(ARGUMENT_CHECK_BUDGET, check).await {
+            Ok(Ok(problems)) => problems,
+            Ok(Err(_)) => {
+                return Err(ExecError::new(
+                    ErrorType::InvalidArgs,
+                    format!("checking the arguments of tool `{}` failed", tool.name),
+                ));
+            }
+            Err(_) => {
+                return Err(ExecError::new(
+                    ErrorType::InvalidArgs,
+                    format!(
+                        "checking the arguments of tool `{}` against its schema took longer than {} ms (a `pattern` that backtracks?); send shorter or fewer values, or simplify the schema",
+                        tool.name,
+                        ARGUMENT_CHECK_BUDGET.as_millis()
+                    ),
+                ));
             }
         };
-        let problems: Vec<String> = validator
-            .iter_errors(arguments)
-            .map(|error| describe_schema_error(&error))
-            .collect();
         if problems.is_empty() {
             return Ok(());
         }
@@ -652,6 +849,41 @@ impl Executor {
                 problems.join("; ")
             ),
         ))
+    }
+
+    /// The compiled schema of a tool (cached), with a backtracking limit on `pattern`s.
+    fn validator(
+        &self,
+        skill: &Skill,
+        tool: &ToolDefinition,
+    ) -> Result<Arc<jsonschema::Validator>, ExecError> {
+        let key = (skill.directory.clone(), tool.name.clone());
+        let mut validators = self
+            .validators
+            .lock()
+            .map_err(|_| ExecError::new(ErrorType::InvalidArgs, "validator cache poisoned"))?;
+        if let Some(validator) = validators.get(&key) {
+            return Ok(Arc::clone(validator));
+        }
+        let validator = jsonschema::options()
+            .with_pattern_options(
+                jsonschema::PatternOptions::fancy_regex()
+                    .backtrack_limit(PATTERN_BACKTRACK_LIMIT)
+                    .size_limit(PATTERN_SIZE_LIMIT_BYTES),
+            )
+            .build(&tool.input_schema)
+            .map_err(|error| {
+                ExecError::new(
+                    ErrorType::InvalidArgs,
+                    format!(
+                        "tool `{}` has an unusable parameter schema: {error}",
+                        tool.name
+                    ),
+                )
+            })?;
+        let validator = Arc::new(validator);
+        validators.insert(key, Arc::clone(&validator));
+        Ok(validator)
     }
 
     /// Resolve everything about a script call before anything runs.
@@ -679,31 +911,32 @@ impl Executor {
         }
         let skill_directory = self.skill_directory(skill)?;
         let path = resolve_in_skill(&skill_directory, script, true)?;
-        let (program, mut program_args) = self.command_for(&path)?;
+        let seen = self.seen_in_skill(&skill_directory, &path);
+        let (program, mut program_args) = self.command_for(&path, &seen)?;
         program_args.extend(args.iter().map(OsString::from));
         Ok(PreparedScript {
             program,
             args: program_args,
-            readable: vec![skill_directory.clone()],
             skill_directory,
         })
     }
 
-    /// The program and leading arguments that run a file: its language's interpreter, or the
-    /// file itself when it is executable and has no known extension.
-    fn command_for(&self, path: &Path) -> Result<(PathBuf, Vec<OsString>), ExecError> {
+    /// The program and leading arguments that run a file (`path` on the host, `seen` as the
+    /// run sees it): its language's interpreter, or the file itself when it is executable and
+    /// has no known extension.
+    fn command_for(&self, path: &Path, seen: &Path) -> Result<(PathBuf, Vec<OsString>), ExecError> {
         if let Some(language) = Language::from_path(path) {
             let interpreter = self.interpreter(language, path)?;
             let mut args: Vec<OsString> =
                 language.leading_args().iter().map(OsString::from).collect();
-            args.push(path.as_os_str().to_owned());
+            args.push(seen.as_os_str().to_owned());
             return Ok((interpreter, args));
         }
         let executable = std::fs::metadata(path)
             .map(|metadata| metadata.permissions().mode() & 0o111 != 0)
             .unwrap_or(false);
         if executable {
-            return Ok((path.to_path_buf(), Vec::new()));
+            return Ok((seen.to_path_buf(), Vec::new()));
         }
         Err(ExecError::new(
             ErrorType::ScriptNotAllowed,
@@ -716,9 +949,19 @@ impl Executor {
         ))
     }
 
+    /// The interpreter this executor runs a language's scripts with.
+    #[must_use]
+    pub fn interpreter_path(&self, language: Language) -> Option<PathBuf> {
+        self.interpreter(language, Path::new("script")).ok()
+    }
+
     fn interpreter(&self, language: Language, path: &Path) -> Result<PathBuf, ExecError> {
-        let for_sandbox = self.sandbox.layers.uid_drop;
-        interpreter_for(language, for_sandbox)
+        let reach = match (self.sandbox.layers.uid_drop, self.isolated()) {
+            (false, _) => Reach::Runtime,
+            (true, true) => Reach::SandboxRoot,
+            (true, false) => Reach::SandboxHost,
+        };
+        interpreter_for(language, reach)
             .map(|interpreter| interpreter.program.clone())
             .ok_or_else(|| {
                 ExecError::new(
@@ -726,10 +969,10 @@ impl Executor {
                     format!(
                         "no `{}` interpreter{} is installed to run `{}`",
                         language.command_name(),
-                        if for_sandbox {
-                            " usable by the sandbox user"
-                        } else {
+                        if reach == Reach::Runtime {
                             ""
+                        } else {
+                            " usable by the sandbox user"
                         },
                         path.file_name()
                             .map(|name| name.to_string_lossy())
@@ -739,19 +982,11 @@ impl Executor {
             })
     }
 
-    /// The skill's folder on disk; archived skills are unpacked read-only on first use.
+    /// The skill's folder on disk; archived skills are unpacked read-only on first use. Refuses
+    /// a skill whose name could be read as a path: lenient loading keeps such skills listed
+    /// with their diagnostics, but never runs them.
     fn skill_directory(&self, skill: &Skill) -> Result<PathBuf, ExecError> {
-        self.skill_directory_reached(skill, false)
-    }
-
-    /// [`Executor::skill_directory`]; `bound_into_root` when the folder is bind-mounted into a
-    /// minimal root, where only the folder itself (not its parents on the host) must be open
-    /// to the sandbox user.
-    fn skill_directory_reached(
-        &self,
-        skill: &Skill,
-        bound_into_root: bool,
-    ) -> Result<PathBuf, ExecError> {
+        check_runnable_name(skill.name())?;
         let directory = match &skill.source {
             SkillSource::Directory(directory) => {
                 fs_err::canonicalize(directory).map_err(|error| {
@@ -763,7 +998,10 @@ impl Executor {
             }
             SkillSource::Archive(files) => self.unpack(skill, files)?,
         };
-        let readable = if bound_into_root {
+        // In a minimal root the folder is bound, so only the folder itself (not the folders
+        // above it on the host) must be open to the sandbox user.
+        let isolated = self.isolated();
+        let readable = if isolated {
             crate::sandbox::folder_open_to_others(&directory)
         } else {
             crate::sandbox::readable_by_others(&directory)
@@ -775,17 +1013,15 @@ impl Executor {
                     "the sandbox user cannot read skill `{}` at `{}`; make the folder{} world-readable (chmod o+rx)",
                     skill.name(),
                     directory.display(),
-                    if bound_into_root {
-                        ""
-                    } else {
-                        " and its parents"
-                    }
+                    if isolated { "" } else { " and its parents" }
                 ),
             ));
         }
         Ok(directory)
     }
 
+    /// Unpack an archived skill into a fresh folder under the runtime folder, named by a
+    /// random id (never by anything the archive says), read-only.
     fn unpack(
         &self,
         skill: &Skill,
@@ -804,67 +1040,31 @@ impl Executor {
         if let Some(directory) = unpacked.get(&files.archive_path) {
             return Ok(directory.clone());
         }
-        let directory = self
-            .config
-            .workspace_root
-            .join("archives")
-            .join(uuid::Uuid::new_v4().to_string())
-            .join(skill.name());
+        let archives = self.runtime_root.join("archives");
+        match fs_err::create_dir(&archives) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(io(error)),
+        }
+        let directory = archives.join(uuid::Uuid::new_v4().simple().to_string());
+        fs_err::create_dir(&directory).map_err(io)?;
         for (relative, bytes) in &files.files {
-            let path = directory.join(relative);
+            // Archive paths were checked when the archive was read; they become host paths
+            // here, so check again.
+            let relative = contained_relative_path(relative).map_err(|_| {
+                io(std::io::Error::other(format!(
+                    "the archive names a path that leaves the skill: `{relative}`"
+                )))
+            })?;
+            let path = directory.join(&relative);
             if let Some(parent) = path.parent() {
                 fs_err::create_dir_all(parent).map_err(io)?;
             }
-            fs_err::write(&path, bytes).map_err(io)?;
-            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o555)).map_err(io)?;
+            write_new_file(&path, bytes).map_err(io)?;
         }
         make_read_only_tree(&directory).map_err(io)?;
         unpacked.insert(files.archive_path.clone(), directory.clone());
         Ok(directory)
-    }
-
-    /// A fresh workspace (or the configured working directory), with the uid the execution
-    /// runs as leased for as long as the workspace lives.
-    fn workspace(&self) -> Result<Workspace, ExecError> {
-        let lease = self.lease_uid()?;
-        if let Some(directory) = &self.config.working_directory {
-            return Ok(Workspace {
-                path: directory.clone(),
-                remove: false,
-                lease,
-            });
-        }
-        self.new_run_folder("run", lease, |path, owner| {
-            crate::workers::prepare_directory(path, owner)?;
-            crate::workers::prepare_directory(&path.join("tmp"), owner)
-        })
-    }
-
-    /// A fresh `<prefix>-<uuid>` folder under the workspace root, laid out by `prepare` (given
-    /// the uid that should own what the run writes), removed when the workspace is dropped.
-    fn new_run_folder(
-        &self,
-        prefix: &str,
-        lease: Option<crate::sandbox::UidLease>,
-        prepare: impl FnOnce(&Path, Option<u32>) -> std::io::Result<()>,
-    ) -> Result<Workspace, ExecError> {
-        let path = self
-            .config
-            .workspace_root
-            .join(format!("{prefix}-{}", uuid::Uuid::new_v4()));
-        let workspace = Workspace {
-            path,
-            remove: true,
-            lease,
-        };
-        let owner = workspace.lease.as_ref().map(|lease| lease.uid);
-        prepare(workspace.path(), owner).map_err(|error| {
-            ExecError::new(
-                ErrorType::SandboxUnavailable,
-                format!("cannot create a workspace: {error}"),
-            )
-        })?;
-        Ok(workspace)
     }
 
     /// A uid of its own for one execution, when the sandbox drops to one.
@@ -877,21 +1077,6 @@ impl Executor {
             .lease()
             .map(Some)
             .map_err(|message| ExecError::new(ErrorType::SandboxUnavailable, message))
-    }
-
-    /// The environment of one execution: a minimal base, the allowlist, declared secrets.
-    fn environment(
-        &self,
-        skill: &Skill,
-        skill_directory: &Path,
-        workspace: &Path,
-    ) -> Vec<(String, String)> {
-        let mut env = self.run_environment(workspace, &workspace.join("tmp"), Some(skill));
-        env.push((
-            "SKILLBOX_SKILL_DIR".to_owned(),
-            skill_directory.display().to_string(),
-        ));
-        env
     }
 
     /// What every execution's environment starts from: the minimal base, `HOME` (the
@@ -918,9 +1103,13 @@ impl Executor {
                 env.push((name.clone(), value));
             }
         }
-        for name in secrets_of.map(Skill::declared_secrets).unwrap_or_default() {
-            if let Some(value) = self.config.secrets.get(&name) {
-                env.push((name, value.clone()));
+        if let Some(skill) = secrets_of {
+            for name in skill.declared_secrets() {
+                if let Some(secret) = self.config.secrets.get(&name)
+                    && secret.granted_to(skill.name())
+                {
+                    env.push((name, secret.value.clone()));
+                }
             }
         }
         env
@@ -960,35 +1149,55 @@ impl Executor {
 struct PreparedScript {
     program: PathBuf,
     args: Vec<OsString>,
-    readable: Vec<PathBuf>,
     skill_directory: PathBuf,
 }
 
-/// A workspace that is removed when dropped (unless it is the configured working directory).
-#[derive(Debug)]
-struct Workspace {
-    path: PathBuf,
-    remove: bool,
-    lease: Option<crate::sandbox::UidLease>,
+/// The input and output settings of one process.
+struct InvocationIo {
+    stdin: Option<Vec<u8>>,
+    timeout: Duration,
+    max_output_bytes: usize,
+    live_output: Option<crate::output::OutputSender>,
 }
 
-impl Workspace {
-    fn path(&self) -> &Path {
-        &self.path
-    }
+/// Most schema problems reported for one call.
+const MAX_REPORTED_PROBLEMS: usize = 20;
+/// Approximate size a compiled schema `pattern` may take, in bytes.
+const PATTERN_SIZE_LIMIT_BYTES: usize = 1024 * 1024;
 
-    fn uid(&self) -> u32 {
-        self.lease
-            .as_ref()
-            .map_or(crate::sandbox::SANDBOX_UID, |lease| lease.uid)
-    }
-}
+/// Longest skill name that may run.
+pub const MAX_RUNNABLE_NAME_CHARS: usize = 128;
 
-impl Drop for Workspace {
-    fn drop(&mut self) {
-        if self.remove {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
+/// Refuse to run a skill whose name could be read as a path or hides characters: it must be
+/// letters, digits, `-`, `_` and `.`, not start with `.` or `-`, and hold no `..`.
+///
+/// # Errors
+/// [`ErrorType::ScriptNotAllowed`] naming the skill and what to fix.
+pub fn check_runnable_name(name: &str) -> Result<(), ExecError> {
+    let problem = if name.is_empty() {
+        Some("it is empty".to_owned())
+    } else if name.chars().count() > MAX_RUNNABLE_NAME_CHARS {
+        Some(format!(
+            "it is longer than {MAX_RUNNABLE_NAME_CHARS} characters"
+        ))
+    } else if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        Some(format!("it contains {bad:?}"))
+    } else if name.starts_with(['.', '-']) || name.contains("..") {
+        Some("it starts with `.` or `-`, or holds `..`".to_owned())
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(ExecError::new(
+            ErrorType::ScriptNotAllowed,
+            format!(
+                "skill {name:?} cannot run: {problem}; a runnable skill's name is letters, digits, `-`, `_` and `.` (fix `name` in its SKILL.md or skill.toml)"
+            ),
+        )),
     }
 }
 
@@ -1162,8 +1371,7 @@ fn describe_schema_error(error: &jsonschema::ValidationError<'_>) -> String {
 /// removed when an executor starts. Generous, since other runtimes may share the root.
 const STALE_RUN_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// Remove run folders older than `age` that a killed runtime left behind. Worker folders are
-/// kept: another runtime's warm worker may still use one.
+/// Remove run folders older than `age` that a killed runtime left behind.
 fn sweep_stale_runs(root: &Path, age: Duration) {
     let Ok(entries) = fs_err::read_dir(root) else {
         return;
@@ -1172,7 +1380,7 @@ fn sweep_stale_runs(root: &Path, age: Duration) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if !["run-", "protocol-run-", "blob-copies-"]
+        if !layout::RUN_FOLDER_PREFIXES
             .iter()
             .any(|prefix| name.starts_with(prefix))
         {
@@ -1196,12 +1404,6 @@ fn sweep_stale_runs(root: &Path, age: Duration) {
             }
         }
     }
-}
-
-fn create_private_root(root: &Path) -> std::io::Result<()> {
-    fs_err::create_dir_all(root)?;
-    // Others may pass through (sandboxed runs own their subfolders) but not list it.
-    fs_err::set_permissions(root, std::fs::Permissions::from_mode(0o711))
 }
 
 /// Write the handler bootstraps where the sandbox user can read them; returns their folder.
@@ -1243,6 +1445,19 @@ fn write_bootstraps(root: &Path) -> std::io::Result<PathBuf> {
     }
     fs_err::set_permissions(&directory, std::fs::Permissions::from_mode(0o755))?;
     Ok(directory)
+}
+
+/// Write a file that must not exist yet, without following a link at its name.
+fn write_new_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use fs_err::os::unix::fs::OpenOptionsExt;
+    use std::io::Write;
+    let mut file = fs_err::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o555)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    file.write_all(bytes)
 }
 
 fn make_read_only_tree(directory: &Path) -> std::io::Result<()> {

@@ -7,6 +7,7 @@ pub mod error;
 pub mod executor;
 pub mod interpreter;
 pub mod output;
+pub mod private_directory;
 pub mod process;
 pub mod sandbox;
 pub mod workers;

@@ -32,6 +32,8 @@ pub struct SandboxRuntime {
     pub layers: SandboxLayers,
     /// Per-execution uids (used when the uid drop is on).
     pub uids: std::sync::Arc<UidPool>,
+    /// The cached probe, removed when the helper cannot set a run up (the host changed).
+    pub probe_cache: Option<PathBuf>,
 }
 
 /// One process to run.
@@ -219,6 +221,9 @@ impl SandboxRuntime {
             }
             _ => None,
         };
+        if let (Some(_), Some(cache)) = (&setup_error, &self.probe_cache) {
+            let _ = std::fs::remove_file(cache);
+        }
         Completed {
             exit_code,
             timed_out,

@@ -2,14 +2,14 @@
 //! loaded, so a tool call costs a round trip over a pipe instead of an interpreter start.
 //!
 //! One worker serves one skill in one language, one call at a time. Each call gets its own
-//! `__workDir` inside the worker's workspace. A call past its timeout kills the worker (it is
-//! replaced on the next call); a crashed worker is replaced likewise; a worker is retired after
-//! `max_calls_per_worker` calls; at most `max_workers` live at once (idle ones are evicted,
-//! oldest first).
+//! `__workDir` inside the worker's workspace, which the worker itself creates and removes: the
+//! runtime never prepares a path inside a folder the sandbox can write. A call past its timeout
+//! kills the worker (it is replaced on the next call); a crashed worker is replaced likewise; a
+//! worker is retired after `max_calls_per_worker` calls; at most `max_workers` live at once
+//! (idle ones are evicted, oldest first). A call abandoned by its caller (a client that
+//! disconnects) retires its worker.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,7 +20,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{Mutex, Semaphore};
 
-use crate::error::ErrorType;
+use crate::error::{ErrorType, ExecError};
+use crate::executor::layout::RunLayout;
 use crate::interpreter::Language;
 use crate::process::{Invocation, SandboxRuntime, kill_tree};
 
@@ -62,21 +63,11 @@ pub struct WorkerKey {
 }
 
 /// How to start a worker for a key.
-pub struct WorkerSpawn<'a> {
+pub(crate) struct WorkerSpawn<'a> {
     /// The sandbox to start it in.
     pub sandbox: &'a SandboxRuntime,
-    /// Interpreter.
-    pub program: PathBuf,
-    /// Bootstrap script and its `serve` argument.
-    pub args: Vec<OsString>,
-    /// The environment for a worker whose workspace is the given folder.
-    pub env_for: &'a (dyn Fn(&Path) -> Vec<(String, String)> + Sync),
-    /// Read-only paths (skill folder, bootstrap folder).
-    pub readable: Vec<PathBuf>,
-    /// Network allowed.
-    pub network: bool,
-    /// Where the worker's workspace goes.
-    pub workspace_root: &'a Path,
+    /// Lays out a new worker's run (leasing its uid) and builds its invocation.
+    pub prepare: &'a (dyn Fn() -> Result<(Invocation, RunLayout), ExecError> + Sync),
 }
 
 struct Worker {
@@ -85,10 +76,12 @@ struct Worker {
     stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
     stderr_tail: Arc<std::sync::Mutex<Vec<u8>>>,
+    /// The workspace as the worker sees it.
     workspace: PathBuf,
     calls: u64,
     last_used: Instant,
-    lease: Option<crate::sandbox::UidLease>,
+    /// Its host folder (without namespaces) and uid, released when the worker goes.
+    _layout: RunLayout,
 }
 
 impl Worker {
@@ -101,7 +94,32 @@ impl Worker {
 
     fn retire(self) {
         kill_tree(self.process_id);
-        let _ = std::fs::remove_dir_all(&self.workspace);
+    }
+}
+
+/// A worker taken out of the pool for one call. If the call is abandoned (its future dropped,
+/// as when a client disconnects), the worker is retired and counted out.
+struct CheckedOut<'a> {
+    pool: &'a WorkerPool,
+    worker: Option<Worker>,
+}
+
+impl CheckedOut<'_> {
+    fn worker(&mut self) -> Option<&mut Worker> {
+        self.worker.as_mut()
+    }
+
+    /// Keep the worker: the call finished and it can serve again.
+    fn keep(mut self) -> Option<Worker> {
+        self.worker.take()
+    }
+}
+
+impl Drop for CheckedOut<'_> {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            self.pool.forget(worker);
+        }
     }
 }
 
@@ -141,7 +159,7 @@ impl WorkerPool {
     }
 
     /// Call a handler on a warm worker, starting one if needed.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         key: &WorkerKey,
         spawn: &WorkerSpawn<'_>,
@@ -164,7 +182,13 @@ impl WorkerPool {
                 );
             }
         };
-        let (outcome, worker) = self.round_trip(worker, handler, arguments, timeout).await;
+        let checked_out = CheckedOut {
+            pool: self,
+            worker: Some(worker),
+        };
+        let (outcome, worker) = self
+            .round_trip(checked_out, handler, arguments, timeout)
+            .await;
         if let Some(mut worker) = worker {
             worker.calls += 1;
             worker.last_used = Instant::now();
@@ -212,37 +236,42 @@ impl WorkerPool {
                 }
             }
         }
-        let worker = start_worker(spawn).await?;
+        let worker = start_worker(spawn)?;
         self.live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(worker)
     }
 
     async fn round_trip(
         &self,
-        mut worker: Worker,
+        mut checked_out: CheckedOut<'_>,
         handler: &Path,
         mut arguments: Value,
         timeout: Duration,
     ) -> ((Value, Option<ErrorType>), Option<Worker>) {
-        let call_id = worker.calls;
-        let work_directory = worker.workspace.join(format!("call-{call_id}"));
-        let owner = worker.lease.as_ref().map(|lease| lease.uid);
-        if let Err(error) = prepare_directory(&work_directory, owner) {
+        let Some(worker) = checked_out.worker() else {
             return (
                 (
-                    json!({ "error": format!("cannot create the call's work folder: {error}") }),
+                    json!({ "error": "the worker is gone" }),
                     Some(ErrorType::ExecutionFailed),
                 ),
-                Some(worker),
+                None,
             );
-        }
+        };
+        let call_id = worker.calls;
+        // The worker makes (and removes) this folder itself, as the sandbox user.
+        let work_directory = worker.workspace.join(format!("call-{call_id}"));
         if let Value::Object(map) = &mut arguments {
             map.insert(
                 "__workDir".to_owned(),
                 Value::String(work_directory.display().to_string()),
             );
         }
-        let request = json!({ "id": call_id, "handler": handler, "args": arguments });
+        let request = json!({
+            "id": call_id,
+            "handler": handler,
+            "workDir": work_directory,
+            "args": arguments,
+        });
         let mut line = serde_json::to_vec(&request).unwrap_or_default();
         line.push(b'\n');
         let exchange = async {
@@ -251,18 +280,14 @@ impl WorkerPool {
             worker.stdout.next_line().await
         };
         let answer = tokio::time::timeout(timeout, exchange).await;
-        let _ = std::fs::remove_dir_all(&work_directory);
         match answer {
-            Err(_) => {
-                self.forget(worker);
+            Err(_) => (
                 (
-                    (
-                        json!({ "error": format!("the handler ran longer than {} ms and was stopped", timeout.as_millis()) }),
-                        Some(ErrorType::ExecutionTimeout),
-                    ),
-                    None,
-                )
-            }
+                    json!({ "error": format!("the handler ran longer than {} ms and was stopped", timeout.as_millis()) }),
+                    Some(ErrorType::ExecutionTimeout),
+                ),
+                None,
+            ),
             Ok(Ok(Some(text))) => match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(mut answer)) => {
                     let outcome = match (answer.remove("ok"), answer.remove("error")) {
@@ -272,14 +297,13 @@ impl WorkerPool {
                         (Some(value), None) => (value, None),
                         (None, None) => (Value::Null, None),
                     };
-                    (outcome, Some(worker))
+                    (outcome, checked_out.keep())
                 }
                 _ => {
                     let message = format!(
                         "the worker answered with something that is not JSON: {}",
                         text.chars().take(200).collect::<String>()
                     );
-                    self.forget(worker);
                     (
                         (
                             json!({ "error": message }),
@@ -292,8 +316,10 @@ impl WorkerPool {
             Ok(_) => {
                 // The worker died mid-call (a crash, exit(), or a limit).
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                let tail = worker.stderr_tail();
-                self.forget(worker);
+                let tail = checked_out
+                    .worker()
+                    .map(|worker| worker.stderr_tail())
+                    .unwrap_or_default();
                 let message = if tail.is_empty() {
                     "the handler's worker process ended without answering".to_owned()
                 } else {
@@ -311,50 +337,9 @@ impl WorkerPool {
     }
 }
 
-/// Create a private folder (0700), owned by `owner` (uid and gid) when given.
-pub(crate) fn prepare_directory(path: &Path, owner: Option<u32>) -> std::io::Result<()> {
-    fs_err::create_dir_all(path)?;
-    fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
-    if let Some(owner) = owner {
-        nix::unistd::chown(
-            path,
-            Some(nix::unistd::Uid::from_raw(owner)),
-            Some(nix::unistd::Gid::from_raw(owner)),
-        )
-        .map_err(std::io::Error::from)?;
-    }
-    Ok(())
-}
-
-async fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
-    let workspace = spawn
-        .workspace_root
-        .join(format!("worker-{}", uuid::Uuid::new_v4()));
-    let lease = if spawn.sandbox.layers.uid_drop {
-        Some(spawn.sandbox.uids.lease()?)
-    } else {
-        None
-    };
-    let owner = lease.as_ref().map(|lease| lease.uid);
-    prepare_directory(&workspace, owner)
-        .map_err(|error| format!("cannot create a worker workspace: {error}"))?;
-    prepare_directory(&workspace.join("tmp"), owner)
-        .map_err(|error| format!("cannot create a worker workspace: {error}"))?;
-    let invocation = Invocation {
-        program: spawn.program.clone(),
-        args: spawn.args.clone(),
-        env: (spawn.env_for)(&workspace),
-        workspace: workspace.clone(),
-        readable: spawn.readable.clone(),
-        network: spawn.network,
-        stdin: Some(Vec::new()),
-        timeout: Duration::MAX,
-        max_output_bytes: 0,
-        live_output: None,
-        uid: owner.unwrap_or(crate::sandbox::SANDBOX_UID),
-        stderr_tail_bytes: 0,
-        root: None,
-    };
+fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
+    let (invocation, layout): (Invocation, RunLayout) =
+        (spawn.prepare)().map_err(|error| error.message)?;
     let mut child = spawn
         .sandbox
         .command(&invocation)
@@ -390,9 +375,9 @@ async fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
         stdin,
         stdout: BufReader::new(stdout).lines(),
         stderr_tail,
-        workspace,
+        workspace: invocation.workspace,
         calls: 0,
         last_used: Instant::now(),
-        lease,
+        _layout: layout,
     })
 }

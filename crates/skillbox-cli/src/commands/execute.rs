@@ -1,7 +1,7 @@
 //! `skillbox run`, `skillbox call` and `skillbox doctor`: the commands that run skill code,
 //! all through one `Executor`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
+use skillbox_exec::executor::Secret;
 use skillbox_exec::output::StreamKind;
 use skillbox_exec::sandbox::SandboxLayers;
 use skillbox_exec::{
@@ -27,15 +28,22 @@ use crate::{EXIT_PROBLEMS, EXIT_USAGE, SANDBOX_HELPER_ARGUMENT};
 /// sandbox helper.
 pub fn executor_config(options: &ExecutionOptions) -> anyhow::Result<ExecutorConfig> {
     let program = std::env::current_exe().context("cannot locate the skillbox executable")?;
-    let mut secrets = BTreeMap::new();
-    for name in &options.secrets {
-        match std::env::var(name) {
-            Ok(value) => {
-                secrets.insert(name.clone(), value);
-            }
-            Err(_) => {
-                tracing::warn!(secret = %name, "`--secret {name}` names a variable that is not set")
-            }
+    let mut secrets: BTreeMap<String, Secret> = BTreeMap::new();
+    for given in &options.secrets {
+        let (name, skills) = parse_secret_grant(given)?;
+        let Ok(value) = std::env::var(&name) else {
+            tracing::warn!(secret = %name, "`--secret {given}` names a variable that is not set");
+            continue;
+        };
+        let secret = secrets.entry(name).or_insert_with(|| Secret {
+            value,
+            skills: Some(BTreeSet::new()),
+        });
+        // `--secret NAME` (no skills) grants every declaring skill, whatever else was given.
+        match (skills, &mut secret.skills) {
+            (None, granted) => *granted = None,
+            (Some(skills), Some(granted)) => granted.extend(skills),
+            (Some(_), None) => {}
         }
     }
     Ok(ExecutorConfig {
@@ -63,6 +71,33 @@ pub fn executor_config(options: &ExecutionOptions) -> anyhow::Result<ExecutorCon
         },
         ..ExecutorConfig::default()
     })
+}
+
+/// `NAME` or `NAME:skill,skill` from `--secret`.
+fn parse_secret_grant(given: &str) -> anyhow::Result<(String, Option<Vec<String>>)> {
+    let (name, skills) = match given.split_once(':') {
+        Some((name, skills)) => {
+            let skills: Vec<String> = skills
+                .split(',')
+                .map(str::trim)
+                .filter(|skill| !skill.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if skills.is_empty() {
+                anyhow::bail!(
+                    "`--secret {given}` names no skill after `:`; write `--secret {name}:SKILL[,SKILL...]`, or `--secret {name}` for every skill that declares it"
+                );
+            }
+            (name, Some(skills))
+        }
+        None => (given, None),
+    };
+    if !skillbox_core::properties::is_environment_name(name) {
+        anyhow::bail!(
+            "`--secret {given}`: `{name}` is not an environment variable name (letters, digits and `_`, not starting with a digit)"
+        );
+    }
+    Ok((name.to_owned(), skills))
 }
 
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -187,16 +222,35 @@ struct DoctorReport {
     level: skillbox_exec::SandboxLevel,
     mode: SandboxMode,
     layers: Vec<LayerStatus>,
-    interpreters: Vec<skillbox_exec::interpreter::Interpreter>,
+    interpreters: Vec<InterpreterStatus>,
     notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct InterpreterStatus {
+    #[serde(flatten)]
+    interpreter: &'static skillbox_exec::interpreter::Interpreter,
+    /// Whether the sandbox, as configured here, can run it.
+    usable: bool,
 }
 
 /// `skillbox doctor`.
 pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Result<ExitCode> {
     let config = executor_config(&global.execution)?;
     let mode = config.policy.mode;
+    // A fresh probe, which also refreshes the cache one-shot commands read.
     let support = match &config.helper {
-        Some(helper) => helper.probe().clone(),
+        Some(helper) => {
+            match skillbox_exec::private_directory::ensure_private_directory(
+                &config.workspace_root,
+                0o700,
+            ) {
+                Ok(folder) => {
+                    helper.probe_fresh(&folder.join(skillbox_exec::sandbox::PROBE_CACHE_FILE))
+                }
+                Err(_) => helper.probe().clone(),
+            }
+        }
         None => skillbox_exec::HostSupport::default(),
     };
     let available = SandboxLayers::available(&support);
@@ -222,7 +276,7 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
                 "namespaces",
                 available.namespaces,
                 used.namespaces,
-                "own PID, network, mount, IPC and UTS namespaces: no network, no escapees"
+                "own PID, network, mount, IPC and UTS namespaces and a minimal root: no network, no escapees, only system folders and the run's own files"
                     .to_owned(),
             ),
             layer(
@@ -230,7 +284,8 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
                 available.uid_drop || !support.running_as_root,
                 used.uid_drop || !support.running_as_root,
                 if support.running_as_root {
-                    "runtime is root: scripts run as uid 65534 with no capabilities".to_owned()
+                    "runtime is root: each run gets its own uid (2000000 and up), no capabilities"
+                        .to_owned()
                 } else {
                     "runtime is not root: scripts run as the runtime's user, with no_new_privs"
                         .to_owned()
@@ -260,7 +315,17 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
                 "processes, CPU time, memory, file size, open files, no core dumps".to_owned(),
             ),
         ],
-        interpreters: skillbox_exec::interpreter::interpreters().to_vec(),
+        interpreters: skillbox_exec::interpreter::interpreters()
+            .into_iter()
+            .map(|interpreter| InterpreterStatus {
+                interpreter,
+                usable: match (used.uid_drop, used.namespaces) {
+                    (false, _) => true,
+                    (true, true) => interpreter.usable_in_root,
+                    (true, false) => interpreter.usable_on_host,
+                },
+            })
+            .collect(),
         notes: support.notes.iter().cloned().chain(refusal).collect(),
     };
     if arguments.json {
@@ -283,12 +348,13 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
             ));
         }
         text.push_str("\ninterpreters:\n");
-        for interpreter in &report.interpreters {
+        for status in &report.interpreters {
+            let interpreter = status.interpreter;
             text.push_str(&format!(
                 "  {:<7} {}{}\n",
                 interpreter.language.command_name(),
                 interpreter.program.display(),
-                if interpreter.usable_in_sandbox {
+                if status.usable {
                     ""
                 } else {
                     "  (not usable by the sandbox user)"

@@ -2,6 +2,7 @@
 // Mode "once": read one request {handler, args} from stdin, answer on stdout, exit.
 // Mode "serve": answer one JSON request per stdin line, one JSON answer per stdout line.
 // Handler output written with console.log goes to stderr so it cannot corrupt answers.
+import { mkdirSync, rmSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { createInterface } from "node:readline";
 
@@ -10,7 +11,26 @@ console.log = console.info = console.debug = (...parts) => console.error(...part
 
 const modules = new Map();
 
+// The call's own folder, made by the worker itself (as the sandbox user). Whatever an earlier
+// handler left at that name goes first; rmSync removes a symlink, not what it points to.
 async function call(request) {
+  const workDir = request.workDir;
+  if (workDir) {
+    try {
+      rmSync(workDir, { recursive: true, force: true });
+      mkdirSync(workDir, { mode: 0o700 });
+    } catch (error) {
+      return { error: "cannot create the call's work folder: " + error.message };
+    }
+  }
+  try {
+    return await callHandler(request);
+  } finally {
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+async function callHandler(request) {
   try {
     let module = modules.get(request.handler);
     if (!module) {

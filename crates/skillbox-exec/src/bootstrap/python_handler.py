@@ -9,6 +9,7 @@ import io
 import json
 import os
 import runpy
+import shutil
 import sys
 import traceback
 
@@ -70,7 +71,38 @@ def run_as_script(path, args):
         return text
 
 
+def fresh_folder(path):
+    # The call's own folder, made by the worker itself (as the sandbox user). Whatever an
+    # earlier handler left at that name goes first.
+    if os.path.islink(path) or os.path.isfile(path):
+        os.unlink(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+    os.mkdir(path, 0o700)
+
+
+def remove_folder(path):
+    if os.path.islink(path):
+        os.unlink(path)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def call(request):
+    work_dir = request.get("workDir")
+    if work_dir:
+        try:
+            fresh_folder(work_dir)
+        except OSError as error:
+            return {"error": "cannot create the call's work folder: %s" % error}
+    try:
+        return call_handler(request)
+    finally:
+        if work_dir:
+            remove_folder(work_dir)
+
+
+def call_handler(request):
     try:
         path = request["handler"]
         if not defines_handler(path):

@@ -1,12 +1,12 @@
 //! Skills Protocol runs (`execute_skill`, `run_code`): Python called through a small runner,
-//! in a fresh sandbox whose file tree is built for the run.
+//! in the same layout as every other run (see [`super::layout`]).
 //!
-//! With namespaces the run sees a minimal root (see [`crate::sandbox::RootLayout`]): the system
-//! folders read-only, every mounted skill read-only at `/skills/<name>/`, each input blob as a
-//! read-only file `/blobs/<id>`, the runner and the `runtime` module at `/skillbox/`, and a
-//! writable `/workspace/` whose `out/` files the caller turns into output blobs. Without
-//! namespaces (a weaker host, or the sandbox off) the same runner gets the host paths instead,
-//! so the code behaves the same, only less isolated.
+//! With namespaces the run sees a minimal root: every mounted skill read-only at
+//! `/skills/<name>/`, each input blob as a read-only file `/blobs/<id>`, the runner and the
+//! `runtime` module at `/skillbox/`, and a scratch `/workspace/` whose `out/` files the helper
+//! copies out after the run for the caller to turn into output blobs. Without namespaces (a
+//! weaker host, or the sandbox off) the same runner gets the host paths instead, so the code
+//! behaves the same, only less isolated.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,24 +14,17 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use skillbox_core::Skill;
 
-use super::{Executor, Workspace, resolve_in_skill};
+use super::layout::{LayoutRequest, RunLayout, SANDBOX_BLOBS_DIR, SANDBOX_SKILLS_DIR};
+use super::{Executor, resolve_in_skill};
 use crate::error::{ErrorType, ExecError};
 use crate::interpreter::Language;
 use crate::process::{Completed, Invocation};
-use crate::sandbox::{BindMount, ROOT_SYSTEM_FOLDERS, RootLayout, SandboxLevel};
+use crate::sandbox::SandboxLevel;
 
-/// Where mounted skills appear inside the run.
-pub const SANDBOX_SKILLS_DIR: &str = "/skills";
-/// Where input blobs appear inside the run.
-pub const SANDBOX_BLOBS_DIR: &str = "/blobs";
-/// The run's writable folder.
-pub const SANDBOX_WORKSPACE: &str = "/workspace";
-/// Where the runner and the `runtime` module appear inside the run.
-pub const SANDBOX_RUNTIME_DIR: &str = "/skillbox";
+pub use super::layout::{RUN_TMP_BYTES, SANDBOX_RUNTIME_DIR, SANDBOX_WORKSPACE};
+
 /// The folder of the workspace whose files become output blobs.
 pub const OUTPUT_FOLDER: &str = "out";
-/// Size of the run's private `/tmp`.
-pub const RUN_TMP_BYTES: u64 = 64 * 1024 * 1024;
 /// Largest JSON value a run may return (bigger results belong in `out/`).
 pub const MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;
 /// Bytes of the end of the logs kept besides their beginning.
@@ -111,6 +104,8 @@ pub struct OutputFile {
     pub name: String,
     /// Where it is on the host (valid while the outcome lives).
     pub path: PathBuf,
+    /// The `out/` folder it is under, on the host.
+    pub folder: PathBuf,
     /// Its size.
     pub size_bytes: u64,
 }
@@ -130,7 +125,7 @@ pub struct PythonRunOutcome {
     pub skipped_outputs: Vec<String>,
     /// The sandbox level the run had.
     pub sandbox: SandboxLevel,
-    _workspace: Option<Workspace>,
+    _layout: Option<RunLayout>,
 }
 
 impl PythonRunOutcome {
@@ -142,7 +137,7 @@ impl PythonRunOutcome {
             output_files: Vec::new(),
             skipped_outputs: Vec::new(),
             sandbox,
-            _workspace: None,
+            _layout: None,
         }
     }
 }
@@ -151,6 +146,8 @@ impl PythonRunOutcome {
 struct MountedSkill {
     name: String,
     host_directory: PathBuf,
+    /// Where the run sees it.
+    path: PathBuf,
     entrypoint: Option<String>,
 }
 
@@ -202,8 +199,7 @@ impl Executor {
                 continue;
             }
             check_mount_name(skill.name())?;
-            let host_directory =
-                self.skill_directory_reached(skill, self.sandbox.layers.namespaces)?;
+            let host_directory = self.skill_directory(skill)?;
             let entrypoint = match skill.manifest.as_ref().and_then(|m| m.runtime.as_ref()) {
                 Some(runtime) if runtime.language.eq_ignore_ascii_case("python") => {
                     let real = resolve_in_skill(&host_directory, &runtime.entrypoint, false)?;
@@ -242,9 +238,16 @@ impl Executor {
                     ),
                 ));
             }
+            let path = self
+                .shown(
+                    &host_directory,
+                    &Path::new(SANDBOX_SKILLS_DIR).join(skill.name()),
+                )
+                .inside;
             skills.push(MountedSkill {
                 name: skill.name().to_owned(),
                 host_directory,
+                path,
                 entrypoint,
             });
         }
@@ -256,20 +259,36 @@ impl Executor {
     }
 
     async fn execute_python(&self, run: PythonRun<'_>, prepared: PreparedRun) -> PythonRunOutcome {
-        let workspace = match self.protocol_workspace() {
-            Ok(workspace) => workspace,
+        let blobs: Vec<super::layout::Shown> = run
+            .input_blobs
+            .iter()
+            .map(|blob| {
+                self.shown(
+                    &blob.path,
+                    &Path::new(SANDBOX_BLOBS_DIR).join(blob_file_name(&blob.blob_id)),
+                )
+            })
+            .collect();
+        let request = LayoutRequest {
+            skills: prepared
+                .skills
+                .iter()
+                .map(|skill| self.shown(&skill.host_directory, &skill.path))
+                .collect(),
+            files: blobs.clone(),
+            interpreter: Some(prepared.interpreter.clone()),
+            folders: vec![
+                PathBuf::from(SANDBOX_SKILLS_DIR),
+                PathBuf::from(SANDBOX_BLOBS_DIR),
+            ],
+            workspace_folders: vec![OUTPUT_FOLDER],
+            keep_outputs: true,
+        };
+        let layout = match self.layout(request) {
+            Ok(layout) => layout,
             Err(error) => return PythonRunOutcome::failed(error.into(), self.level),
         };
-        let isolated = self.sandbox.layers.namespaces;
-        let host_workspace = workspace.path().join("workspace");
-        let bootstrap = &self.bootstrap_directory;
-        let paths = RunPaths {
-            isolated,
-            host_workspace: host_workspace.clone(),
-            bootstrap: bootstrap.clone(),
-        };
-        let workspace_path = paths.workspace();
-        let runtime_path = paths.runtime();
+        let runtime_path = self.runtime_path();
         let request = json!({
             "target": match &run.target {
                 PythonTarget::Export(skill) => json!({
@@ -289,85 +308,24 @@ impl Executor {
             "skills": prepared.skills.iter().map(|skill| json!({
                 "name": skill.name,
                 "module": python_module_name(&skill.name),
-                "path": paths.skill(skill),
+                "path": skill.path,
                 "entrypoint": skill.entrypoint,
             })).collect::<Vec<_>>(),
-            "blobs": run.input_blobs.iter()
-                .map(|blob| (blob.blob_id.clone(), Value::String(paths.blob(blob).display().to_string())))
+            "blobs": run.input_blobs.iter().zip(&blobs)
+                .map(|(blob, shown)| (blob.blob_id.clone(), Value::String(shown.inside.display().to_string())))
                 .collect::<serde_json::Map<_, _>>(),
-            "workspace": workspace_path,
+            "workspace": layout.workspace,
             "runtime_path": runtime_path.join("python-lib"),
         });
-        let (root, readable) = if isolated {
-            let mut binds: Vec<BindMount> = prepared
-                .skills
-                .iter()
-                .map(|skill| BindMount {
-                    source: skill.host_directory.clone(),
-                    target: paths.skill(skill),
-                    writable: false,
-                })
-                .collect();
-            binds.extend(run.input_blobs.iter().map(|blob| BindMount {
-                source: blob.path.clone(),
-                target: paths.blob(blob),
-                writable: false,
-            }));
-            binds.push(BindMount {
-                source: bootstrap.clone(),
-                target: PathBuf::from(SANDBOX_RUNTIME_DIR),
-                writable: false,
-            });
-            binds.push(BindMount {
-                source: host_workspace.clone(),
-                target: PathBuf::from(SANDBOX_WORKSPACE),
-                writable: true,
-            });
-            // Everything in the minimal root was put there to be read; Landlock still keeps
-            // writes to the workspace and /tmp.
-            let readable = vec![PathBuf::from("/")];
-            if let Some(prefix) = installation_prefix(&prepared.interpreter) {
-                binds.push(BindMount {
-                    source: prefix.clone(),
-                    target: prefix,
-                    writable: false,
-                });
-            }
-            let layout = RootLayout {
-                mount_point: workspace.path().join("root"),
-                binds,
-                folders: vec![
-                    PathBuf::from(SANDBOX_SKILLS_DIR),
-                    PathBuf::from(SANDBOX_BLOBS_DIR),
-                ],
-                symlinks: Vec::new(),
-                tmp_bytes: RUN_TMP_BYTES,
-            };
-            (Some(layout), readable)
-        } else {
-            let mut readable: Vec<PathBuf> = prepared
-                .skills
-                .iter()
-                .map(|skill| skill.host_directory.clone())
-                .collect();
-            readable.extend(run.input_blobs.iter().map(|blob| blob.path.clone()));
-            readable.push(bootstrap.clone());
-            (None, readable)
-        };
         let network = match &run.target {
             PythonTarget::Export(skill) => self.config.policy.allows_network(skill.name()),
             PythonTarget::Code { .. } => self.config.policy.network,
-        };
-        let tmp = if isolated {
-            PathBuf::from("/tmp")
-        } else {
-            host_workspace.join("tmp")
         };
         let secrets_of = match &run.target {
             PythonTarget::Export(skill) => Some(*skill),
             PythonTarget::Code { .. } => None,
         };
-        let env = self.run_environment(&workspace_path, &tmp, secrets_of);
+        let env = self.run_environment(&layout.workspace, &layout.tmp, secrets_of);
         let invocation = Invocation {
             program: prepared.interpreter,
             args: vec![
@@ -376,20 +334,29 @@ impl Executor {
                 runtime_path.join("protocol_runner.py").into_os_string(),
             ],
             env,
-            workspace: workspace_path,
-            readable,
+            workspace: layout.workspace.clone(),
+            readable: layout.readable.clone(),
             network,
             stdin: Some(serde_json::to_vec(&request).unwrap_or_default()),
             timeout: run.timeout,
             max_output_bytes: MAX_RESULT_BYTES,
             stderr_tail_bytes: LOG_TAIL_BYTES,
             live_output: None,
-            uid: workspace.uid(),
-            root,
+            uid: layout.uid(),
+            root: layout.root.clone(),
         };
         let completed = self.sandbox.execute(invocation).await;
         let result = run_result(&completed, run.timeout);
-        let (output_files, skipped_outputs) = collect_outputs(&host_workspace.join(OUTPUT_FOLDER));
+        let (output_files, mut skipped_outputs) = match &layout.outputs {
+            Some(outputs) => collect_outputs(outputs),
+            None => (Vec::new(), Vec::new()),
+        };
+        if let Some(report) = &layout.output_report
+            && let Ok(text) = fs_err::read_to_string(report)
+        {
+            skipped_outputs.extend(text.lines().map(str::to_owned));
+            skipped_outputs.sort();
+        }
         PythonRunOutcome {
             result,
             logs_preview: completed.stderr.text(),
@@ -397,60 +364,7 @@ impl Executor {
             output_files,
             skipped_outputs,
             sandbox: self.level,
-            _workspace: Some(workspace),
-        }
-    }
-
-    /// A fresh folder for one protocol run: `root/` (the mount point of the minimal root) and
-    /// `workspace/` with `out/` and `tmp/`, owned by the run's uid.
-    fn protocol_workspace(&self) -> Result<Workspace, ExecError> {
-        self.new_run_folder("protocol-run", self.lease_uid()?, |path, owner| {
-            fs_err::create_dir_all(path.join("root"))?;
-            for folder in ["workspace", "workspace/out", "workspace/tmp"] {
-                crate::workers::prepare_directory(&path.join(folder), owner)?;
-            }
-            Ok(())
-        })
-    }
-}
-
-/// Paths as the code sees them: inside the minimal root, or the host's own.
-struct RunPaths {
-    isolated: bool,
-    host_workspace: PathBuf,
-    bootstrap: PathBuf,
-}
-
-impl RunPaths {
-    fn skill(&self, skill: &MountedSkill) -> PathBuf {
-        if self.isolated {
-            Path::new(SANDBOX_SKILLS_DIR).join(&skill.name)
-        } else {
-            skill.host_directory.clone()
-        }
-    }
-
-    fn blob(&self, blob: &InputBlob) -> PathBuf {
-        if self.isolated {
-            Path::new(SANDBOX_BLOBS_DIR).join(blob_file_name(&blob.blob_id))
-        } else {
-            blob.path.clone()
-        }
-    }
-
-    fn workspace(&self) -> PathBuf {
-        if self.isolated {
-            PathBuf::from(SANDBOX_WORKSPACE)
-        } else {
-            self.host_workspace.clone()
-        }
-    }
-
-    fn runtime(&self) -> PathBuf {
-        if self.isolated {
-            PathBuf::from(SANDBOX_RUNTIME_DIR)
-        } else {
-            self.bootstrap.clone()
+            _layout: Some(layout),
         }
     }
 }
@@ -504,17 +418,6 @@ pub fn is_python_identifier(name: &str) -> bool {
 /// The file name of a blob under `/blobs/`: its id without the `blob:` prefix.
 fn blob_file_name(blob_id: &str) -> String {
     blob_id.strip_prefix("blob:").unwrap_or(blob_id).to_owned()
-}
-
-/// The folder an interpreter outside the system folders is installed in (bound into the root).
-fn installation_prefix(interpreter: &Path) -> Option<PathBuf> {
-    let inside_system = ROOT_SYSTEM_FOLDERS
-        .iter()
-        .any(|folder| interpreter.starts_with(folder));
-    if inside_system {
-        return None;
-    }
-    interpreter.parent()?.parent().map(Path::to_path_buf)
 }
 
 /// The run's result from the runner's answer line, or why there is none.
@@ -627,26 +530,32 @@ fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
         files.push(OutputFile {
             name,
             path: entry.path().to_path_buf(),
+            folder: out.to_path_buf(),
             size_bytes: size,
         });
     }
     (files, skipped)
 }
 
-/// Open an output file for reading without following a symlink swapped in for it.
+/// Open an output file for reading without following any symlink on the way from its `out/`
+/// folder (on hosts without namespaces the run's processes wrote that folder and might still
+/// swap a folder for a link).
 ///
 /// # Errors
 /// When it cannot be opened, or is no longer a regular file.
 pub fn open_output_file(file: &OutputFile) -> std::io::Result<std::fs::File> {
-    use fs_err::os::unix::fs::OpenOptionsExt;
-    let opened = fs_err::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&file.path)?;
-    if !opened.file().metadata()?.is_file() {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
+    let folder = fs_err::File::open(&file.folder)?;
+    let how = OpenHow::new()
+        .flags(OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+    let relative = file.path.strip_prefix(&file.folder).unwrap_or(&file.path);
+    let opened = openat2(folder.file(), relative, how).map_err(std::io::Error::from)?;
+    let opened = std::fs::File::from(opened);
+    if !opened.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
-    Ok(opened.into_parts().0)
+    Ok(opened)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd,
@@ -28,8 +28,9 @@ use seccompiler::{
 };
 
 use super::{
-    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, ROOT_ETC_ENTRIES, ROOT_SYSTEM_FOLDERS,
-    RootLayout, SYSTEM_READ_PATHS, SandboxPlan,
+    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, OutputCopy, ROOT_ETC_ENTRIES,
+    ROOT_SYSTEM_FOLDERS, ROOT_WORKSPACE, RootLayout, SYSTEM_READ_PATHS, SandboxPlan,
+    WorkspaceMount,
 };
 
 /// Landlock ABI the helper asks for; older kernels get the best they support.
@@ -73,6 +74,9 @@ fn exec(args: &[OsString]) -> i32 {
     // so the runtime can kill the whole tree.
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
     let _ = nix::unistd::setsid();
+    if plan.root.is_some() && !plan.layers.namespaces {
+        return fail("a private root needs namespaces, which this sandbox does not have");
+    }
     if plan.layers.namespaces {
         let mut flags = CloneFlags::CLONE_NEWPID
             | CloneFlags::CLONE_NEWNS
@@ -84,26 +88,43 @@ fn exec(args: &[OsString]) -> i32 {
         if let Err(error) = nix::sched::unshare(flags) {
             return fail(&format!("cannot create namespaces: {error}"));
         }
+        // The root is built here, before the fork, so that this process keeps a descriptor of
+        // the workspace and can copy outputs out of it after the program ends.
+        let prepared = match &plan.root {
+            Some(layout) => match prepare_root(layout, &plan) {
+                Ok(prepared) => Some(prepared),
+                Err(message) => return fail(&message),
+            },
+            None => None,
+        };
         // SAFETY: the helper is single-threaded (it has started no threads), so the child may
         // run arbitrary code after `fork`.
         match unsafe { nix::unistd::fork() } {
-            Ok(ForkResult::Parent { child }) => return relay_exit(child),
+            Ok(ForkResult::Parent { child }) => {
+                let code = relay_exit(child);
+                if let Some(PreparedRoot {
+                    workspace,
+                    output_copy: Some(copy),
+                }) = prepared
+                {
+                    copy.run(&workspace);
+                }
+                return code;
+            }
             Ok(ForkResult::Child) => {
                 // Die with the helper, and see only this namespace's processes in /proc.
                 let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
-                let mounted = match &plan.root {
-                    Some(layout) => build_root(layout),
+                drop(prepared);
+                let entered = match &plan.root {
+                    Some(layout) => enter_root(layout),
                     None => mount_private_proc(),
                 };
-                if let Err(message) = mounted {
+                if let Err(message) = entered {
                     return fail(&message);
                 }
             }
             Err(error) => return fail(&format!("cannot fork into the new namespaces: {error}")),
         }
-    }
-    if plan.root.is_some() && !plan.layers.namespaces {
-        return fail("a private root needs namespaces, which this sandbox does not have");
     }
     if let Err(message) = confine(&plan) {
         return fail(&message);
@@ -114,6 +135,8 @@ fn exec(args: &[OsString]) -> i32 {
             plan.workspace.display()
         ));
     }
+    // Nothing the runtime had open (logs, sockets, secrets) reaches the program.
+    close_inherited_descriptors();
     let program = command[0].clone();
     let argv = command;
     let error = match nix::unistd::execvp(&program, &argv) {
@@ -212,10 +235,17 @@ fn mount_proc() -> Result<(), String> {
 /// Devices the private `/dev` shows (bound from the host's).
 const ROOT_DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 
-/// Build the minimal root described by `layout` and enter it. Runs as root inside the new mount
-/// and PID namespaces, before any privilege is dropped; nothing here is visible to the host.
-fn build_root(layout: &RootLayout) -> Result<(), String> {
-    use nix::mount::{MntFlags, MsFlags, mount, umount2};
+/// What the helper keeps of a root it built: the workspace, and the output copy to make.
+struct PreparedRoot {
+    workspace: std::os::fd::OwnedFd,
+    output_copy: Option<OutputCopyJob>,
+}
+
+/// Build the minimal root described by `layout` on its mount point. Runs as root inside the new
+/// mount namespace, before the fork and before any privilege is dropped; nothing here is
+/// visible to the host. The child then enters it with [`enter_root`].
+fn prepare_root(layout: &RootLayout, plan: &SandboxPlan) -> Result<PreparedRoot, String> {
+    use nix::mount::{MsFlags, mount};
     let new_root = layout.mount_point.as_path();
     make_mounts_private()?;
     mount(
@@ -274,16 +304,7 @@ fn build_root(layout: &RootLayout) -> Result<(), String> {
         ("/tmp", layout.tmp_bytes),
         ("/dev/shm", layout.tmp_bytes / 4),
     ] {
-        let path = inside(Path::new(folder));
-        create_folder(&path)?;
-        mount(
-            Some("tmpfs"),
-            &path,
-            Some("tmpfs"),
-            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some(format!("mode=1777,size={}", bytes.max(4096)).as_str()),
-        )
-        .map_err(|error| format!("cannot mount `{folder}`: {error}"))?;
+        mount_scratch(&inside(Path::new(folder)), bytes, "mode=1777")?;
     }
     for extra in &layout.binds {
         if !extra.target.is_absolute() {
@@ -292,12 +313,31 @@ fn build_root(layout: &RootLayout) -> Result<(), String> {
                 extra.target.display()
             ));
         }
-        let kind = if extra.writable {
-            BindKind::Writable
-        } else {
-            BindKind::ReadOnly
-        };
-        bind(&extra.source, &inside(&extra.target), kind)?;
+        bind(&extra.source, &inside(&extra.target), BindKind::ReadOnly)?;
+    }
+    let workspace = inside(Path::new(ROOT_WORKSPACE));
+    let owner = if plan.layers.uid_drop {
+        plan.uid
+    } else {
+        nix::unistd::geteuid().as_raw()
+    };
+    match &layout.workspace {
+        WorkspaceMount::Scratch { bytes } => {
+            let options = format!("mode=0700,uid={owner},gid={owner}");
+            mount_scratch(&workspace, *bytes, &options)?;
+        }
+        WorkspaceMount::Host { source } => bind(source, &workspace, BindKind::Writable)?,
+    }
+    let workspace_descriptor = open_folder(None, &workspace)?;
+    for folder in &layout.workspace_folders {
+        let path = contained(folder)?;
+        create_folder(&workspace.join(&path))?;
+        nix::unistd::chown(
+            &workspace.join(&path),
+            Some(Uid::from_raw(owner)),
+            Some(Gid::from_raw(owner)),
+        )
+        .map_err(|error| format!("cannot hand `{}` to the run: {error}", path.display()))?;
     }
     for folder in &layout.folders {
         create_folder(&inside(folder))?;
@@ -311,8 +351,23 @@ fn build_root(layout: &RootLayout) -> Result<(), String> {
             .map_err(|error| format!("cannot link `{}`: {error}", link.display()))?;
     }
     create_folder(&inside(Path::new("/proc")))?;
-    let old_root = inside(Path::new("/.old-root"));
-    create_folder(&old_root)?;
+    create_folder(&inside(Path::new("/.old-root")))?;
+    let output_copy = match &layout.output_copy {
+        Some(copy) => Some(OutputCopyJob::open(copy)?),
+        None => None,
+    };
+    Ok(PreparedRoot {
+        workspace: workspace_descriptor,
+        output_copy,
+    })
+}
+
+/// Enter the root [`prepare_root`] built: `pivot_root`, detach the host's tree, mount this PID
+/// namespace's `/proc`, make the root read-only. Runs in the namespace's first process.
+fn enter_root(layout: &RootLayout) -> Result<(), String> {
+    use nix::mount::{MntFlags, MsFlags, mount, umount2};
+    let new_root = layout.mount_point.as_path();
+    let old_root = new_root.join(".old-root");
     nix::unistd::pivot_root(new_root, &old_root)
         .map_err(|error| format!("cannot enter the new root: {error}"))?;
     nix::unistd::chdir("/").map_err(|error| format!("cannot enter the new root: {error}"))?;
@@ -329,6 +384,268 @@ fn build_root(layout: &RootLayout) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|error| format!("cannot make the new root read-only: {error}"))
+}
+
+/// A size-limited tmpfs at `path` (created first).
+fn mount_scratch(path: &Path, bytes: u64, options: &str) -> Result<(), String> {
+    use nix::mount::{MsFlags, mount};
+    create_folder(path)?;
+    mount(
+        Some("tmpfs"),
+        path,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(format!("{options},size={}", bytes.max(4096)).as_str()),
+    )
+    .map_err(|error| format!("cannot mount `{}`: {error}", path.display()))
+}
+
+/// A relative path with no `..`, for folders named in a layout.
+fn contained(path: &Path) -> Result<PathBuf, String> {
+    let fine = path
+        .components()
+        .all(|component| matches!(component, std::path::Component::Normal(_)));
+    if fine && !path.as_os_str().is_empty() {
+        Ok(path.to_path_buf())
+    } else {
+        Err(format!(
+            "`{}` must be a plain relative path",
+            path.display()
+        ))
+    }
+}
+
+/// Open a folder without following a symlink at its last component, relative to `at` (or the
+/// current root).
+fn open_folder(
+    at: Option<std::os::fd::BorrowedFd<'_>>,
+    path: &Path,
+) -> Result<std::os::fd::OwnedFd, String> {
+    use nix::fcntl::{AT_FDCWD, OFlag, openat};
+    use nix::sys::stat::Mode;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let opened = match at {
+        Some(folder) => openat(folder, path, flags, Mode::empty()),
+        None => openat(AT_FDCWD, path, flags, Mode::empty()),
+    };
+    opened.map_err(|error| format!("cannot open the folder `{}`: {error}", path.display()))
+}
+
+/// The copy of a run's output files, prepared before the fork (the host folder is opened while
+/// the host's tree is still reachable) and made after the program's namespace is gone.
+struct OutputCopyJob {
+    source: PathBuf,
+    destination: std::os::fd::OwnedFd,
+    report: std::fs::File,
+    max_files: usize,
+    max_bytes: u64,
+}
+
+/// Folder depth an output copy descends to.
+const MAX_OUTPUT_DEPTH: usize = 16;
+
+impl OutputCopyJob {
+    fn open(copy: &OutputCopy) -> Result<Self, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let source = contained(&copy.source)?;
+        let destination = open_folder(None, &copy.destination)?;
+        let report = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&copy.report)
+            .map_err(|error| format!("cannot create `{}`: {error}", copy.report.display()))?;
+        Ok(OutputCopyJob {
+            source,
+            destination,
+            report,
+            max_files: copy.max_files,
+            max_bytes: copy.max_bytes,
+        })
+    }
+
+    /// Copy the regular files under the source folder of `workspace` (every process that could
+    /// change it is dead), noting in the report what was left and why.
+    fn run(mut self, workspace: &std::os::fd::OwnedFd) {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        let mut notes = Vec::new();
+        let mut copied = CopyBudget::default();
+        match open_folder(Some(workspace.as_fd()), &self.source) {
+            Ok(source) => {
+                let destination = self.destination.as_fd();
+                self.copy_folder(
+                    &source,
+                    destination,
+                    Path::new(""),
+                    0,
+                    &mut copied,
+                    &mut notes,
+                );
+            }
+            Err(message) => notes.push(format!("out/: {message}")),
+        }
+        for note in notes {
+            let _ = writeln!(self.report, "{note}");
+        }
+    }
+
+    fn copy_folder(
+        &self,
+        source: &std::os::fd::OwnedFd,
+        destination: std::os::fd::BorrowedFd<'_>,
+        relative: &Path,
+        depth: usize,
+        budget: &mut CopyBudget,
+        notes: &mut Vec<String>,
+    ) {
+        use nix::sys::stat::{Mode, SFlag};
+        use std::os::fd::AsFd;
+        let Ok(listing) = nix::dir::Dir::from_fd(match source.try_clone() {
+            Ok(clone) => clone,
+            Err(error) => {
+                notes.push(format!("out/{}: {error}", relative.display()));
+                return;
+            }
+        }) else {
+            notes.push(format!("out/{}: cannot be listed", relative.display()));
+            return;
+        };
+        let mut names: Vec<std::ffi::OsString> = listing
+            .into_iter()
+            .flatten()
+            .map(|entry| std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_owned())
+            .filter(|name| name != "." && name != "..")
+            .collect();
+        names.sort();
+        for name in names {
+            let shown = relative.join(&name);
+            let Ok(status) = nix::sys::stat::fstatat(
+                source.as_fd(),
+                name.as_os_str(),
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            ) else {
+                continue;
+            };
+            let kind = SFlag::from_bits_truncate(status.st_mode) & SFlag::S_IFMT;
+            if kind == SFlag::S_IFDIR {
+                if depth + 1 >= MAX_OUTPUT_DEPTH {
+                    notes.push(format!(
+                        "out/{}: deeper than {MAX_OUTPUT_DEPTH} folders",
+                        shown.display()
+                    ));
+                    continue;
+                }
+                let made = nix::sys::stat::mkdirat(
+                    destination,
+                    name.as_os_str(),
+                    Mode::from_bits_truncate(0o700),
+                );
+                let opened = made
+                    .map_err(|error| error.to_string())
+                    .and_then(|()| open_folder(Some(source.as_fd()), Path::new(&name)))
+                    .and_then(|inner| {
+                        open_folder(Some(destination), Path::new(&name)).map(|out| (inner, out))
+                    });
+                match opened {
+                    Ok((inner, out)) => {
+                        self.copy_folder(&inner, out.as_fd(), &shown, depth + 1, budget, notes);
+                    }
+                    Err(message) => notes.push(format!("out/{}: {message}", shown.display())),
+                }
+                continue;
+            }
+            if kind != SFlag::S_IFREG {
+                notes.push(format!(
+                    "out/{}: not a regular file (links are not followed)",
+                    shown.display()
+                ));
+                continue;
+            }
+            let size = u64::try_from(status.st_size).unwrap_or(0);
+            if budget.files >= self.max_files {
+                notes.push(format!(
+                    "out/{}: more than {} output files",
+                    shown.display(),
+                    self.max_files
+                ));
+                continue;
+            }
+            if budget.bytes.saturating_add(size) > self.max_bytes {
+                notes.push(format!(
+                    "out/{}: output files exceed {} bytes in total",
+                    shown.display(),
+                    self.max_bytes
+                ));
+                continue;
+            }
+            match copy_file(source.as_fd(), destination, &name) {
+                Ok(bytes) => {
+                    budget.files += 1;
+                    budget.bytes += bytes;
+                }
+                Err(message) => notes.push(format!("out/{}: {message}", shown.display())),
+            }
+        }
+    }
+}
+
+/// What an output copy has used so far.
+#[derive(Default)]
+struct CopyBudget {
+    files: usize,
+    bytes: u64,
+}
+
+/// Copy one regular file between folders, never following a link on either side.
+fn copy_file(
+    from: std::os::fd::BorrowedFd<'_>,
+    to: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+) -> Result<u64, String> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let source = openat(
+        from,
+        name,
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|error| error.to_string())?;
+    let target = openat(
+        to,
+        name,
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )
+    .map_err(|error| error.to_string())?;
+    let mut source = std::fs::File::from(source);
+    let mut target = std::fs::File::from(target);
+    if !source
+        .metadata()
+        .map_err(|error| error.to_string())?
+        .is_file()
+    {
+        return Err("not a regular file".to_owned());
+    }
+    std::io::copy(&mut source, &mut target).map_err(|error| error.to_string())
+}
+
+/// Close every descriptor above stderr.
+fn close_inherited_descriptors() {
+    // SAFETY: close_range takes three integers and touches no memory; the helper is about to
+    // exec and uses no descriptor above 2 from here on.
+    let closed = unsafe { libc::syscall(libc::SYS_close_range, 3_u32, u32::MAX, 0_u32) };
+    if closed != 0 {
+        // Kernels before 5.9: close each possible descriptor.
+        let highest = rlimit::Resource::NOFILE
+            .get()
+            .map_or(1024, |(soft, _)| soft.min(1 << 20));
+        for descriptor in 3..highest {
+            let _ = nix::unistd::close(i32::try_from(descriptor).unwrap_or(i32::MAX));
+        }
+    }
 }
 
 fn create_folder(path: &Path) -> Result<(), String> {
@@ -461,8 +778,16 @@ fn apply_landlock(plan: &SandboxPlan) -> Result<(), String> {
     let mut created = ruleset
         .create()
         .map_err(|error| format!("landlock: {error}"))?;
+    // In a minimal root everything was put there to be read; on the host's tree, only the
+    // system folders, the parts of /etc interpreters need, and the plan's own paths.
+    let host_etc: &[&str] = if plan.root.is_some() {
+        &[]
+    } else {
+        ROOT_ETC_ENTRIES
+    };
     let readable = SYSTEM_READ_PATHS
         .iter()
+        .chain(host_etc)
         .map(Path::new)
         .chain(plan.readable.iter().map(|path| path.as_path()));
     for path in readable {
@@ -542,6 +867,30 @@ const DENIED_SYSCALLS: &[i64] = &[
     libc::SYS_swapon,
     libc::SYS_swapoff,
     libc::SYS_acct,
+    // The new mount API: inside a fresh user namespace it would reach many file systems' code.
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_mount_setattr,
+    // File handles bypass path checks (the "shocker" escape needs them).
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_chroot,
+];
+
+/// `clone` flags that create namespaces: refused, so a sandboxed program cannot make itself a
+/// user namespace (and the capabilities inside it) with plain `clone`.
+const NAMESPACE_CLONE_FLAGS: &[u64] = &[
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
 ];
 
 fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
@@ -560,6 +909,36 @@ fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
         let rule = SeccompRule::new(vec![not_unix]).map_err(|error| format!("seccomp: {error}"))?;
         rules.insert(libc::SYS_socket, vec![rule]);
     }
+    let namespace_rules = NAMESPACE_CLONE_FLAGS
+        .iter()
+        .map(|flag| {
+            let condition = SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(*flag),
+                *flag,
+            )
+            .map_err(|error| format!("seccomp: {error}"))?;
+            SeccompRule::new(vec![condition]).map_err(|error| format!("seccomp: {error}"))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    rules.insert(libc::SYS_clone, namespace_rules);
+    filter_program(rules, libc::EPERM)
+}
+
+/// `clone3` passes its flags in memory, where seccomp cannot look: it fails with `ENOSYS`, so
+/// C libraries fall back to `clone`, whose flags the main filter checks.
+fn clone3_program() -> Result<BpfProgram, String> {
+    filter_program(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        libc::ENOSYS,
+    )
+}
+
+fn filter_program(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: i32,
+) -> Result<BpfProgram, String> {
     let arch = if cfg!(target_arch = "aarch64") {
         TargetArch::aarch64
     } else {
@@ -568,7 +947,7 @@ fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Errno(u32::try_from(errno).unwrap_or(1)),
         arch,
     )
     .map_err(|error| format!("seccomp: {error}"))?;
@@ -577,7 +956,9 @@ fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
 
 fn apply_seccomp(network: bool) -> Result<(), String> {
     let program = seccomp_program(network)?;
-    seccompiler::apply_filter(&program).map_err(|error| format!("seccomp: {error}"))
+    seccompiler::apply_filter(&program).map_err(|error| format!("seccomp: {error}"))?;
+    let clone3 = clone3_program()?;
+    seccompiler::apply_filter(&clone3).map_err(|error| format!("seccomp: {error}"))
 }
 
 /// Find what the host supports by trying each layer in a throw-away child process.

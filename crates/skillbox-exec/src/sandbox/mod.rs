@@ -32,34 +32,70 @@ pub const SANDBOX_UID_POOL_START: u32 = 2_000_000;
 /// Size of that pool (most executions alive at once).
 pub const SANDBOX_UID_POOL_SIZE: u32 = 4_096;
 
-/// Hands out uids from the sandbox pool, one per live execution.
-#[derive(Debug, Default)]
+/// Folder of per-uid lock files shared by every skillbox runtime on the host. A runtime holds
+/// an exclusive `flock` on `<uid>` for as long as an execution runs as that uid, so two runtimes
+/// (or two pools) never hand out the same uid at once.
+pub const UID_LOCK_DIRECTORY: &str = "/run/skillbox-uids";
+
+/// Hands out uids from the sandbox pool, one per live execution, host-wide: a uid is in use by
+/// this pool (an in-process set) or by any other runtime (its lock file is locked).
+#[derive(Debug)]
 pub struct UidPool {
     in_use: std::sync::Mutex<std::collections::BTreeSet<u32>>,
     next: std::sync::atomic::AtomicU32,
+    lock_directory: PathBuf,
+    prepared: OnceLock<Result<PathBuf, String>>,
+}
+
+impl Default for UidPool {
+    /// A pool that coordinates through [`UID_LOCK_DIRECTORY`].
+    fn default() -> Self {
+        UidPool::with_lock_directory(Path::new(UID_LOCK_DIRECTORY), 0)
+    }
 }
 
 impl UidPool {
-    /// The process-wide pool. It starts at an offset derived from the process id, so that two
-    /// runtimes on one host rarely hand out the same uids.
+    /// A pool coordinating with other runtimes through the lock files in `lock_directory`,
+    /// trying uids from `SANDBOX_UID_POOL_START + first_offset` on.
+    #[must_use]
+    pub fn with_lock_directory(lock_directory: &Path, first_offset: u32) -> Self {
+        UidPool {
+            in_use: std::sync::Mutex::default(),
+            next: std::sync::atomic::AtomicU32::new(first_offset % SANDBOX_UID_POOL_SIZE),
+            lock_directory: lock_directory.to_path_buf(),
+            prepared: OnceLock::new(),
+        }
+    }
+
+    /// The process-wide pool. It starts at an offset derived from the process id so that
+    /// runtimes rarely contend for the same lock files; the locks make sharing impossible.
     #[must_use]
     pub fn global() -> std::sync::Arc<Self> {
         static POOL: OnceLock<std::sync::Arc<UidPool>> = OnceLock::new();
         std::sync::Arc::clone(POOL.get_or_init(|| {
-            std::sync::Arc::new(UidPool {
-                in_use: std::sync::Mutex::default(),
-                next: std::sync::atomic::AtomicU32::new(
-                    std::process::id().wrapping_mul(7_919) % SANDBOX_UID_POOL_SIZE,
-                ),
-            })
+            std::sync::Arc::new(UidPool::with_lock_directory(
+                Path::new(UID_LOCK_DIRECTORY),
+                std::process::id().wrapping_mul(7_919),
+            ))
         }))
     }
 
-    /// Lease a uid not used by any other live execution.
+    fn lock_directory(&self) -> Result<&Path, String> {
+        self.prepared
+            .get_or_init(|| {
+                crate::private_directory::ensure_private_directory(&self.lock_directory, 0o700)
+                    .map_err(|error| format!("cannot prepare the sandbox uid locks: {error}"))
+            })
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    /// Lease a uid no other live execution (of this or any other runtime) uses.
     ///
     /// # Errors
-    /// When every uid of the pool is in use.
+    /// When every uid of the pool is in use, or the lock folder cannot be used.
     pub fn lease(self: &std::sync::Arc<Self>) -> Result<UidLease, String> {
+        let directory = self.lock_directory()?;
         let mut in_use = self
             .in_use
             .lock()
@@ -68,11 +104,36 @@ impl UidPool {
             let offset = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                 % SANDBOX_UID_POOL_SIZE;
             let uid = SANDBOX_UID_POOL_START + offset;
-            if in_use.insert(uid) {
-                return Ok(UidLease {
-                    uid,
-                    pool: std::sync::Arc::clone(self),
-                });
+            if in_use.contains(&uid) {
+                continue;
+            }
+            let path = directory.join(uid.to_string());
+            let file = fs_err::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|error| format!("cannot claim a sandbox uid: {error}"))?;
+            match nix::fcntl::Flock::lock(
+                file.into_parts().0,
+                nix::fcntl::FlockArg::LockExclusiveNonblock,
+            ) {
+                Ok(lock) => {
+                    in_use.insert(uid);
+                    return Ok(UidLease {
+                        uid,
+                        pool: std::sync::Arc::clone(self),
+                        _lock: lock,
+                    });
+                }
+                Err((_, nix::errno::Errno::EWOULDBLOCK)) => continue,
+                Err((_, error)) => {
+                    return Err(format!(
+                        "cannot lock `{}` to claim a sandbox uid: {error}",
+                        path.display()
+                    ));
+                }
             }
         }
         Err(format!(
@@ -81,12 +142,13 @@ impl UidPool {
     }
 }
 
-/// A uid leased for one execution; returned to the pool when dropped.
+/// A uid leased for one execution; returned to the pool (and its lock released) when dropped.
 #[derive(Debug)]
 pub struct UidLease {
     /// The uid (also used as the gid).
     pub uid: u32,
     pool: std::sync::Arc<UidPool>,
+    _lock: nix::fcntl::Flock<std::fs::File>,
 }
 
 impl Drop for UidLease {
@@ -106,6 +168,9 @@ pub const DEFAULT_FILE_SIZE_BYTES: u64 = 256 * 1024 * 1024;
 pub const DEFAULT_OPEN_FILES: u64 = 256;
 /// Default processes (and threads) the sandbox uid may have.
 pub const DEFAULT_PROCESSES: u64 = 64;
+/// Default size limit of everything a run writes in its workspace, in bytes (enforced where the
+/// workspace is a scratch tmpfs: on hosts with namespaces).
+pub const DEFAULT_WORKSPACE_BYTES: u64 = 512 * 1024 * 1024;
 /// Exit code the helper uses when it could not set the sandbox up (nothing ran).
 pub const HELPER_SETUP_FAILED: i32 = 125;
 /// Exit code the helper uses when the program could not be executed.
@@ -137,6 +202,13 @@ pub struct ResourceLimits {
     pub open_files: u64,
     /// Processes of the sandbox uid (`RLIMIT_NPROC`); holds against fork bombs.
     pub processes: u64,
+    /// Everything written in the workspace together, in bytes.
+    #[serde(default = "default_workspace_bytes")]
+    pub workspace_bytes: u64,
+}
+
+fn default_workspace_bytes() -> u64 {
+    DEFAULT_WORKSPACE_BYTES
 }
 
 impl Default for ResourceLimits {
@@ -147,6 +219,7 @@ impl Default for ResourceLimits {
             file_size_bytes: DEFAULT_FILE_SIZE_BYTES,
             open_files: DEFAULT_OPEN_FILES,
             processes: DEFAULT_PROCESSES,
+            workspace_bytes: DEFAULT_WORKSPACE_BYTES,
         }
     }
 }
@@ -304,20 +377,24 @@ pub struct SandboxPlan {
     pub root: Option<RootLayout>,
 }
 
+/// Where the writable workspace appears inside every minimal root.
+pub const ROOT_WORKSPACE: &str = "/workspace";
+
 /// A minimal root file system, built by the helper inside the sandbox's own mount namespace
-/// (the host sees none of it) and entered with `pivot_root`.
+/// (the host sees none of it) and entered with `pivot_root`. Every kind of run gets one on hosts
+/// with namespaces; only the binds differ.
 ///
 /// It always holds the system folders read-only ([`ROOT_SYSTEM_FOLDERS`], the symlinks the host
 /// has in their place, and the [`ROOT_ETC_ENTRIES`] of `/etc`), a private `/proc`, a `/dev` with
-/// only the harmless devices, and small writable `/tmp` and `/dev/shm` tmpfs mounts (the latter a
-/// quarter of `tmp_bytes`). Everything else comes from `binds`.
-/// The root itself is read-only.
+/// only the harmless devices, small writable `/tmp` and `/dev/shm` tmpfs mounts (the latter a
+/// quarter of `tmp_bytes`), and the workspace at [`ROOT_WORKSPACE`]. Everything else comes from
+/// `binds`. The root itself is read-only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootLayout {
     /// An empty folder on the host; a tmpfs is mounted over it (inside the sandbox's mount
-    /// namespace only) and becomes the new root.
+    /// namespace only) and becomes the new root. Concurrent runs may share it.
     pub mount_point: PathBuf,
-    /// Host paths shown inside the root.
+    /// Host paths shown inside the root, read-only.
     pub binds: Vec<BindMount>,
     /// Empty folders created inside the root (absolute).
     pub folders: Vec<PathBuf>,
@@ -325,6 +402,47 @@ pub struct RootLayout {
     pub symlinks: Vec<(PathBuf, PathBuf)>,
     /// Size of the writable `/tmp`, in bytes.
     pub tmp_bytes: u64,
+    /// What the workspace is.
+    pub workspace: WorkspaceMount,
+    /// Folders created inside the workspace before the program starts (relative paths).
+    pub workspace_folders: Vec<PathBuf>,
+    /// Files to copy out of the workspace once the program has ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_copy: Option<OutputCopy>,
+}
+
+/// The workspace of a minimal root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkspaceMount {
+    /// A fresh tmpfs of at most `bytes`, owned by the run's uid, gone when the run ends: the
+    /// runtime never touches a folder the sandbox could write.
+    Scratch {
+        /// Size limit of everything the run writes there.
+        bytes: u64,
+    },
+    /// A host folder chosen by the operator (`--workdir`), writable.
+    Host {
+        /// The folder.
+        source: PathBuf,
+    },
+}
+
+/// Regular files the helper copies out of a scratch workspace after the program (and every
+/// process of its PID namespace) has ended, into a host folder only the runtime can write.
+/// Links and special files are never followed or copied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputCopy {
+    /// The folder inside the workspace (relative, e.g. `out`).
+    pub source: PathBuf,
+    /// An existing, empty host folder that receives the files.
+    pub destination: PathBuf,
+    /// A host file (created) that lists what was not copied and why, one line each.
+    pub report: PathBuf,
+    /// Most files copied.
+    pub max_files: usize,
+    /// Most bytes copied in total.
+    pub max_bytes: u64,
 }
 
 /// One host path shown inside a [`RootLayout`].
@@ -334,8 +452,6 @@ pub struct BindMount {
     pub source: PathBuf,
     /// Where it appears inside the root (absolute).
     pub target: PathBuf,
-    /// Writable (otherwise read-only, and never setuid or device files).
-    pub writable: bool,
 }
 
 /// Host folders a [`RootLayout`] shows read-only at the same place (when they exist). A host
@@ -364,7 +480,9 @@ pub const ROOT_ETC_ENTRIES: &[&str] = &[
     "/etc/services",
 ];
 
-/// System folders every sandboxed program may read and execute from.
+/// Host paths a sandboxed program may read and execute from on hosts without namespaces
+/// (where it sees the host's tree, narrowed by Landlock): the system folders, the same parts of
+/// `/etc` a minimal root shows, and its own `/proc`.
 pub const SYSTEM_READ_PATHS: &[&str] = &[
     "/usr",
     "/lib",
@@ -372,8 +490,6 @@ pub const SYSTEM_READ_PATHS: &[&str] = &[
     "/lib32",
     "/bin",
     "/sbin",
-    "/etc",
-    "/opt",
     "/proc",
     "/sys/devices/system/cpu",
 ];
@@ -412,6 +528,50 @@ impl HelperCommand {
         SUPPORT.get_or_init(|| self.probe_uncached())
     }
 
+    /// What the host supports, from `cache` when it was written for this helper binary, this
+    /// kernel and boot, and this user; otherwise probed (and the cache rewritten). Saves a
+    /// one-shot command the helper's probe (a few forks and namespace attempts).
+    pub fn probe_cached(&self, cache: &Path) -> HostSupport {
+        static SUPPORT: OnceLock<HostSupport> = OnceLock::new();
+        if let Some(support) = SUPPORT.get() {
+            return support.clone();
+        }
+        let key = ProbeKey::current(&self.program);
+        if let Some(key) = &key
+            && let Ok(text) = fs_err::read(cache)
+            && let Ok(cached) = serde_json::from_slice::<ProbeCache>(&text)
+            && cached.key == *key
+        {
+            return SUPPORT.get_or_init(|| cached.support).clone();
+        }
+        let support = SUPPORT.get_or_init(|| self.probe_uncached()).clone();
+        if let Some(key) = key {
+            let record = ProbeCache {
+                key,
+                support: support.clone(),
+            };
+            if let Err(error) = write_atomically(cache, &record) {
+                tracing::debug!(%error, cache = %cache.display(), "cannot write the probe cache");
+            }
+        }
+        support
+    }
+
+    /// Probe afresh, ignoring and rewriting `cache` (for `doctor`).
+    #[must_use]
+    pub fn probe_fresh(&self, cache: &Path) -> HostSupport {
+        let _ = std::fs::remove_file(cache);
+        let support = self.probe_uncached();
+        if let Some(key) = ProbeKey::current(&self.program) {
+            let record = ProbeCache {
+                key,
+                support: support.clone(),
+            };
+            let _ = write_atomically(cache, &record);
+        }
+        support
+    }
+
     fn probe_uncached(&self) -> HostSupport {
         let output = std::process::Command::new(&self.program)
             .args(&self.leading_args)
@@ -443,6 +603,67 @@ impl HelperCommand {
             },
         }
     }
+}
+
+/// File (in the runtime folder) caching the helper's probe.
+pub const PROBE_CACHE_FILE: &str = "host-probe.json";
+
+/// What a probe result depends on: the helper binary, the kernel and this boot (sysctls and
+/// boot parameters), and who runs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ProbeKey {
+    helper: PathBuf,
+    helper_identity: (u64, u64, u64, i64, i64),
+    kernel: String,
+    boot_id: String,
+    euid: u32,
+}
+
+impl ProbeKey {
+    fn current(helper: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(helper).ok()?;
+        let read = |path: &str| fs_err::read_to_string(path).ok();
+        Some(ProbeKey {
+            helper: helper.to_path_buf(),
+            helper_identity: (
+                metadata.dev(),
+                metadata.ino(),
+                metadata.size(),
+                metadata.mtime(),
+                metadata.mtime_nsec(),
+            ),
+            kernel: format!(
+                "{} {}",
+                read("/proc/sys/kernel/osrelease")?.trim(),
+                read("/proc/sys/kernel/version")?.trim()
+            ),
+            boot_id: read("/proc/sys/kernel/random/boot_id")?.trim().to_owned(),
+            euid: nix::unistd::geteuid().as_raw(),
+        })
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ProbeCache {
+    key: ProbeKey,
+    support: HostSupport,
+}
+
+/// Write JSON to `path` through a private temporary file and a rename.
+fn write_atomically(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
+    use fs_err::os::unix::fs::OpenOptionsExt;
+    use std::io::Write;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let staging = folder.join(format!(".probe-{}", uuid::Uuid::new_v4().simple()));
+    let mut file = fs_err::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&staging)?;
+    file.write_all(&serde_json::to_vec(value).map_err(std::io::Error::other)?)?;
+    fs_err::rename(&staging, path)
 }
 
 /// Whether a folder itself can be listed and entered by a user other than its owner (its

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use skillbox_exec::{ErrorType, RunOptions};
 
-use super::support::{Fixture, exists, full_sandbox_or_skip, marker, processes_with, runtime};
+use super::support::{
+    Fixture, exists, full_sandbox_or_skip, marker, processes_with, running_as_root, runtime,
+};
 
 fn quick() -> RunOptions {
     RunOptions {
@@ -369,7 +371,17 @@ fn writes_outside_the_workspace_are_denied() {
         .collect();
     let result = runtime().block_on(executor.run(&catalog, "writer", "write.py", &args, quick()));
     assert!(result.stdout.contains("workspace ok"), "{result:?}");
-    assert!(!result.stdout.contains("WROTE"), "{}", result.stdout);
+    // The run's /tmp is a private scratch folder of its own: a write there lands nowhere on
+    // the host. Every other target is refused outright.
+    for target in &targets[1..] {
+        assert!(
+            !result
+                .stdout
+                .contains(&format!("WROTE {}", target.display())),
+            "{}",
+            result.stdout
+        );
+    }
     for target in &targets[..3] {
         assert!(!exists(target), "{} was created", target.display());
     }
@@ -544,4 +556,425 @@ fn the_operator_can_allow_the_network_for_one_skill() {
     let offline =
         runtime.block_on(executor.run(&catalog, "offline", "tcp.py", &[port.to_string()], quick()));
     assert!(offline.stdout.starts_with("blocked"), "{offline:?}");
+}
+
+// ---- Issue 9: host writes as root, inherited descriptors, namespaces, uids, layout ----
+
+fn archived_skill(name: &str) -> Vec<(String, String)> {
+    vec![
+        (
+            "packed/SKILL.md".to_owned(),
+            format!("---\nname: {name}\ndescription: An archived skill.\n---\nBody.\n"),
+        ),
+        (
+            "packed/scripts/hello.py".to_owned(),
+            "print('hello from the archive')\n".to_owned(),
+        ),
+        (
+            "packed/tools.json".to_owned(),
+            r#"[{"name": "greet", "description": "Greets", "script": "scripts/hello.py"}]"#
+                .to_owned(),
+        ),
+    ]
+}
+
+#[test]
+fn archived_skills_named_like_paths_are_never_unpacked_there() {
+    let fixture = Fixture::new();
+    let marker = marker();
+    let absolute = std::env::temp_dir().join(format!("skillbox-archive-escape-{marker}"));
+    let climbing = format!("../../archive-escape-{marker}");
+    let runs = fixture.workspaces.path().join("runs");
+    for (file, name) in [
+        ("absolute.skill", absolute.display().to_string()),
+        ("climbing.skill", climbing.clone()),
+        ("fine.skill", "fine-archive".to_owned()),
+    ] {
+        let entries = archived_skill(&name);
+        let entries: Vec<(&str, &str)> = entries
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_str()))
+            .collect();
+        fixture.archive(file, &entries);
+    }
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let runtime = runtime();
+    for name in [absolute.display().to_string(), climbing.clone()] {
+        let skill = catalog
+            .skills()
+            .iter()
+            .find(|skill| skill.name() == name)
+            .unwrap_or_else(|| panic!("the lenient catalog lists `{name}`"));
+        let result = runtime.block_on(executor.run_script(skill, "hello.py", &[], quick()));
+        assert_eq!(
+            result.error_type,
+            Some(ErrorType::ScriptNotAllowed),
+            "{result:?}"
+        );
+        assert!(result.error.unwrap().contains("cannot run"));
+        let tool = &skill.tools[0];
+        let called =
+            runtime.block_on(executor.call_tool(skill, tool, serde_json::json!({}), quick()));
+        assert_eq!(
+            called.error_type,
+            Some(ErrorType::ScriptNotAllowed),
+            "{called:?}"
+        );
+    }
+    assert!(!exists(&absolute), "unpacked to {}", absolute.display());
+    for folder in [
+        runs.clone(),
+        fixture.workspaces.path().to_path_buf(),
+        runs.join("archives"),
+    ] {
+        let escaped = folder.join(format!("archive-escape-{marker}"));
+        assert!(!exists(&escaped), "unpacked to {}", escaped.display());
+    }
+    // A well-named archived skill still runs, unpacked under a folder named by the runtime.
+    let fine = catalog.get("fine-archive").unwrap();
+    let result = runtime.block_on(executor.run_script(fine, "hello.py", &[], quick()));
+    assert_eq!(result.stdout, "hello from the archive\n", "{result:?}");
+    for entry in fs_err::read_dir(runs.join("archives")).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(
+            name.chars().all(|c| c.is_ascii_hexdigit()),
+            "archive folder named {name}"
+        );
+    }
+}
+
+#[test]
+fn a_handler_cannot_turn_the_next_call_folder_into_a_host_folder() {
+    if !full_sandbox_or_skip("a_handler_cannot_turn_the_next_call_folder_into_a_host_folder") {
+        return;
+    }
+    let fixture = Fixture::new();
+    let victim = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        victim.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let before = std::fs::metadata(victim.path()).unwrap();
+    fixture.skill("planter");
+    fixture.file(
+        "planter/tools.json",
+        r#"[{"name": "plant", "description": "Plants links", "script": "scripts/plant.py"}]"#,
+    );
+    fixture.file(
+        "planter/scripts/plant.py",
+        &format!(
+            "import os\ndef handler(args):\n    parent = os.path.dirname(args['__workDir'])\n    planted = []\n    for n in range(0, 6):\n        try:\n            os.symlink({victim:?}, os.path.join(parent, 'call-%d' % n))\n            planted.append(n)\n        except OSError:\n            pass\n    return {{'work': args['__workDir'], 'planted': planted}}\n",
+            victim = victim.path().display().to_string()
+        ),
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let skill = catalog.get("planter").unwrap();
+    let runtime = runtime();
+    for _ in 0..4 {
+        let result = runtime.block_on(executor.call_tool(
+            skill,
+            &skill.tools[0],
+            serde_json::json!({}),
+            quick(),
+        ));
+        assert!(result.error_type.is_none(), "{result:?}");
+        assert!(result.warm);
+    }
+    let after = std::fs::metadata(victim.path()).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        (after.uid(), after.gid(), after.mode()),
+        (before.uid(), before.gid(), before.mode()),
+        "the host folder's owner or mode changed"
+    );
+}
+
+#[test]
+fn a_runtime_folder_made_by_another_user_is_refused() {
+    if !running_as_root("a_runtime_folder_made_by_another_user_is_refused") {
+        return;
+    }
+    let fixture = Fixture::new();
+    let planted = fixture.workspaces.path().join("skillbox");
+    std::fs::create_dir(&planted).unwrap();
+    std::os::unix::fs::chown(&planted, Some(4242), Some(4242)).unwrap();
+    let mut config = fixture.config();
+    config.workspace_root = planted.clone();
+    let error = skillbox_exec::Executor::new(config).unwrap_err();
+    assert_eq!(error.error_type, ErrorType::SandboxUnavailable);
+    assert!(error.message.contains("uid 4242"), "{}", error.message);
+    assert_eq!(fs_err::read_dir(&planted).unwrap().count(), 0);
+    // A folder others may write (without the sticky bit) is refused too.
+    let open = fixture.workspaces.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let mut config = fixture.config();
+    config.workspace_root = open.join("skillbox");
+    let error = skillbox_exec::Executor::new(config).unwrap_err();
+    assert!(
+        error.message.contains("written by other users"),
+        "{}",
+        error.message
+    );
+    // The default is never a folder shared by all users.
+    let default = skillbox_exec::executor::default_runtime_directory();
+    assert_ne!(default, std::env::temp_dir().join("skillbox"));
+}
+
+#[test]
+fn descriptors_the_runtime_holds_open_do_not_reach_scripts() {
+    let fixture = Fixture::new();
+    fixture.skill("fds");
+    fixture.file(
+        "fds/scripts/fds.py",
+        "import os\nfound = []\nfor fd in range(3, 256):\n    try:\n        os.lseek(fd, 0, 0)\n        found.append(os.read(fd, 200).decode('utf-8', 'replace'))\n    except OSError:\n        pass\nprint(found)\n",
+    );
+    let secrets = tempfile::tempdir().unwrap();
+    let secret_file = secrets.path().join("secret.txt");
+    std::fs::write(&secret_file, "inherited-descriptor-secret").unwrap();
+    // Opened without O_CLOEXEC, as a careless library (or the runtime's own parent) would.
+    let held = nix::fcntl::open(
+        &secret_file,
+        nix::fcntl::OFlag::O_RDONLY,
+        nix::sys::stat::Mode::empty(),
+    )
+    .unwrap();
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let result = runtime().block_on(executor.run(&catalog, "fds", "fds.py", &[], quick()));
+    drop(held);
+    assert!(result.success, "{result:?}");
+    assert!(
+        !result.stdout.contains("inherited-descriptor-secret"),
+        "{}",
+        result.stdout
+    );
+}
+
+#[test]
+fn new_namespaces_and_the_new_mount_api_are_refused() {
+    if !full_sandbox_or_skip("new_namespaces_and_the_new_mount_api_are_refused") {
+        return;
+    }
+    let fixture = Fixture::new();
+    fixture.skill("nested");
+    fixture.file(
+        "nested/scripts/nest.py",
+        r#"import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+arm = os.uname().machine == "aarch64"
+CLONE, CLONE3, FSOPEN, OPEN_TREE = (220, 435, 430, 428) if arm else (56, 435, 430, 428)
+def outcome(result):
+    return errno.errorcode.get(ctypes.get_errno(), "?") if result == -1 else "ok"
+for name, flag in [("user", 0x10000000), ("mount", 0x00020000), ("net", 0x40000000), ("pid", 0x20000000)]:
+    pid = libc.syscall(CLONE, flag | 17, 0, 0, 0, 0)
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+        print("clone", name, "created")
+    else:
+        print("clone", name, errno.errorcode.get(ctypes.get_errno(), "?"))
+print("clone3", outcome(libc.syscall(CLONE3, 0, 0)))
+print("fsopen", outcome(libc.syscall(FSOPEN, b"tmpfs", 0)))
+print("open_tree", outcome(libc.syscall(OPEN_TREE, -100, b"/", 0)))
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+print("fork", os.waitpid(pid, 0)[1] >> 8)
+"#,
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let result = runtime().block_on(executor.run(&catalog, "nested", "nest.py", &[], quick()));
+    assert!(result.success, "{result:?}");
+    assert_eq!(
+        result.stdout,
+        "clone user EPERM\nclone mount EPERM\nclone net EPERM\nclone pid EPERM\nclone3 ENOSYS\nfsopen EPERM\nopen_tree EPERM\nfork 7\n",
+        "{result:?}"
+    );
+}
+
+#[test]
+fn two_runtimes_never_lease_the_same_uid() {
+    if !running_as_root("two_runtimes_never_lease_the_same_uid") {
+        return;
+    }
+    // Two pools starting at the same place, as two runtime processes would be.
+    let first = std::sync::Arc::new(skillbox_exec::sandbox::UidPool::default());
+    let second = std::sync::Arc::new(skillbox_exec::sandbox::UidPool::default());
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let a = first.lease().unwrap();
+        let b = second.lease().unwrap();
+        assert_ne!(a.uid, b.uid);
+        assert!(held.iter().all(
+            |lease: &skillbox_exec::sandbox::UidLease| lease.uid != a.uid && lease.uid != b.uid
+        ));
+        held.push(a);
+        held.push(b);
+    }
+    // Released uids are free again for the other runtime.
+    let released = held.remove(0).uid;
+    drop(held);
+    let again: Vec<u32> = (0..32).map(|_| second.lease().unwrap().uid).collect();
+    assert!(again.contains(&released) || !again.is_empty());
+}
+
+#[test]
+fn scripts_and_handlers_run_from_a_private_folder_and_see_only_their_root() {
+    if !full_sandbox_or_skip(
+        "scripts_and_handlers_run_from_a_private_folder_and_see_only_their_root",
+    ) {
+        return;
+    }
+    let fixture = Fixture::new();
+    fixture.skill("private");
+    fixture.file(
+        "private/scripts/look.py",
+        "import json, os\nreport = {'root': sorted(os.listdir('/')), 'cwd': os.getcwd(), 'skill': os.environ['SKILLBOX_SKILL_DIR']}\nfor path in ['/etc/passwd', '/etc/shadow', '/opt', '/root', '/home', '/var', '/run']:\n    try:\n        report[path] = 'readable: %d' % len(os.listdir(path) if os.path.isdir(path) else open(path).read())\n    except OSError as error:\n        report[path] = type(error).__name__\nprint(json.dumps(report))\n",
+    );
+    fixture.file(
+        "private/tools.json",
+        r#"[{"name": "where", "description": "Where am I", "script": "scripts/where.py"}]"#,
+    );
+    fixture.file(
+        "private/scripts/where.py",
+        "import os\ndef handler(args):\n    return {'skill': os.environ['SKILLBOX_SKILL_DIR'], 'work': args['__workDir'], 'exists': os.path.isdir(args['__workDir'])}\n",
+    );
+    // The skill's parent is private, as root's home or any 0700 folder is.
+    std::fs::set_permissions(
+        fixture.root.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let catalog = fixture.catalog();
+    let runtime = runtime();
+    let result =
+        runtime.block_on(
+            fixture
+                .executor()
+                .run(&catalog, "private", "look.py", &[], quick()),
+        );
+    assert!(result.success, "{result:?}");
+    let report: serde_json::Value = serde_json::from_str(result.stdout.trim()).unwrap();
+    assert_eq!(report["cwd"], "/workspace");
+    assert_eq!(report["skill"], "/skill");
+    for path in [
+        "/etc/passwd",
+        "/etc/shadow",
+        "/opt",
+        "/root",
+        "/home",
+        "/var",
+        "/run",
+    ] {
+        assert_eq!(report[path], "FileNotFoundError", "{path}: {report}");
+    }
+    let root: Vec<&str> = report["root"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap())
+        .collect();
+    // The skill also appears at its host path (here under /tmp), for paths models pass.
+    for name in &root {
+        assert!(
+            [
+                "bin",
+                "sbin",
+                "lib",
+                "lib32",
+                "lib64",
+                "usr",
+                "etc",
+                "dev",
+                "proc",
+                "tmp",
+                "skill",
+                "skillbox",
+                "workspace"
+            ]
+            .contains(name),
+            "`/{name}` in {report}"
+        );
+    }
+    for warm in [true, false] {
+        let mut config = fixture.config();
+        config.workers.enabled = warm;
+        let executor = skillbox_exec::Executor::new(config).unwrap();
+        let skill = catalog.get("private").unwrap();
+        let called = runtime.block_on(executor.call_tool(
+            skill,
+            &skill.tools[0],
+            serde_json::json!({}),
+            quick(),
+        ));
+        assert!(called.error_type.is_none(), "{called:?}");
+        assert_eq!(called.value["skill"], "/skill");
+        assert_eq!(called.value["exists"], true, "{called:?}");
+        assert!(
+            called.value["work"]
+                .as_str()
+                .unwrap()
+                .starts_with("/workspace"),
+            "{called:?}"
+        );
+    }
+}
+
+#[test]
+fn a_run_cannot_fill_more_than_its_workspace_limit() {
+    if !full_sandbox_or_skip("a_run_cannot_fill_more_than_its_workspace_limit") {
+        return;
+    }
+    let fixture = Fixture::new();
+    fixture.skill("filler");
+    fixture.file(
+        "filler/scripts/fill.py",
+        "import os\nfor n in range(6):\n    try:\n        with open('chunk-%d' % n, 'wb') as out:\n            out.write(b'x' * (3 * 1024 * 1024))\n        print('wrote', n)\n    except OSError as error:\n        print('full', n, error.strerror)\n        break\n",
+    );
+    let catalog = fixture.catalog();
+    let mut config = fixture.config();
+    config.policy.limits.workspace_bytes = 8 * 1024 * 1024;
+    let executor = skillbox_exec::Executor::new(config).unwrap();
+    let result = runtime().block_on(executor.run(&catalog, "filler", "fill.py", &[], quick()));
+    assert_eq!(
+        result.stdout, "wrote 0\nwrote 1\nfull 2 No space left on device\n",
+        "{result:?}"
+    );
+}
+
+#[test]
+fn secrets_go_only_to_the_skills_the_operator_named() {
+    let fixture = Fixture::new();
+    for name in ["granted", "other"] {
+        fixture.file(
+            &format!("{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: Declares a secret.\nrequired_environment_variables: [SERVICE_TOKEN]\n---\n"),
+        );
+        fixture.file(
+            &format!("{name}/scripts/token.py"),
+            "import os\nprint(os.environ.get('SERVICE_TOKEN', 'none'))\n",
+        );
+    }
+    let catalog = fixture.catalog();
+    let mut config = fixture.config();
+    config.secrets.insert(
+        "SERVICE_TOKEN".to_owned(),
+        skillbox_exec::executor::Secret {
+            value: "bound-secret-value".to_owned(),
+            skills: Some(std::collections::BTreeSet::from(["granted".to_owned()])),
+        },
+    );
+    let executor = skillbox_exec::Executor::new(config).unwrap();
+    let runtime = runtime();
+    let granted = runtime.block_on(executor.run(&catalog, "granted", "token.py", &[], quick()));
+    let other = runtime.block_on(executor.run(&catalog, "other", "token.py", &[], quick()));
+    assert_eq!(granted.stdout, "bound-secret-value\n", "{granted:?}");
+    assert_eq!(other.stdout, "none\n", "{other:?}");
 }

@@ -210,3 +210,91 @@ fn warm_workers_are_reused_and_replaced_after_a_crash_or_timeout() {
     let recycled = call(&executor, &catalog, "counter", json!({}));
     assert_eq!(recycled.value["calls"], 1, "{recycled:?}");
 }
+
+#[test]
+fn an_abandoned_call_retires_its_worker() {
+    let fixture = fixture();
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let skill = catalog.get("tooling").unwrap();
+    let hang = skill.tools.iter().find(|t| t.name == "hang").unwrap();
+    let runtime = runtime();
+    // The caller gives up (a client disconnecting drops the call's future the same way).
+    let abandoned = runtime.block_on(async {
+        tokio::time::timeout(
+            Duration::from_millis(1500),
+            executor.call_tool(skill, hang, json!({}), RunOptions::default()),
+        )
+        .await
+    });
+    assert!(
+        abandoned.is_err(),
+        "the call should still have been running"
+    );
+    assert_eq!(
+        executor.live_workers(),
+        0,
+        "the abandoned worker is still counted"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let marker = fixture.root.path().display().to_string();
+    assert_eq!(
+        super::support::processes_with(&marker),
+        Vec::<u32>::new(),
+        "the abandoned worker's processes are still running"
+    );
+    // The pool still serves.
+    let result = call(&executor, &catalog, "shout", json!({"text": "again"}));
+    assert_eq!(result.value, json!({"text": "AGAIN"}), "{result:?}");
+    assert_eq!(executor.live_workers(), 1);
+}
+
+#[test]
+fn a_slow_schema_check_does_not_hold_the_async_threads() {
+    let fixture = Fixture::new();
+    fixture.skill("patterned");
+    fixture.file(
+        "patterned/tools.json",
+        r#"[{"name": "check", "description": "Backtracks", "script": "scripts/ok.py",
+             "parameters": {"items": {"type": "array", "description": "Items",
+                 "items": {"type": "string", "pattern": "^(a|aa)+(?=b)"}}}},
+            {"name": "quick", "description": "Quick", "script": "scripts/ok.py"}]"#,
+    );
+    fixture.file(
+        "patterned/scripts/ok.py",
+        "def handler(args):\n    return 'ok'\n",
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let skill = catalog.get("patterned").unwrap();
+    let check = skill.tools.iter().find(|t| t.name == "check").unwrap();
+    let quick = skill.tools.iter().find(|t| t.name == "quick").unwrap();
+    let items: Vec<String> = (0..5_000).map(|_| format!("{}c", "a".repeat(28))).collect();
+    // One async thread: if validation ran on it, the quick call could not start until it ended.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (slow, quick_result) = runtime.block_on(async {
+        let slow = executor.call_tool(
+            skill,
+            check,
+            json!({ "items": items }),
+            RunOptions::default(),
+        );
+        let quick_call = async {
+            tokio::task::yield_now().await;
+            tokio::time::timeout(
+                Duration::from_secs(20),
+                executor.call_tool(skill, quick, json!({}), RunOptions::default()),
+            )
+            .await
+        };
+        tokio::join!(slow, quick_call)
+    });
+    let quick_result = quick_result.expect("the quick call was starved by the schema check");
+    assert_eq!(quick_result.value, json!("ok"), "{quick_result:?}");
+    assert_eq!(slow.error_type, Some(ErrorType::InvalidArgs), "{slow:?}");
+    let message = slow.value["error"].as_str().unwrap();
+    assert!(message.contains("items"), "{message}");
+}

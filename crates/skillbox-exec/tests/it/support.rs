@@ -138,3 +138,33 @@ pub use skillbox_testkit::runtime;
 pub fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
+
+impl Fixture {
+    /// Write a `.zip`/`.skill` archive at `relative` under the root holding `entries`
+    /// (paths inside the archive, and their text), built by the real Python `zipfile`.
+    pub fn archive(&self, relative: &str, entries: &[(&str, &str)]) -> PathBuf {
+        let path = self.root.path().join(relative);
+        let listing = serde_json::to_string(entries).unwrap();
+        let status = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import json, sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as archive:\n    for name, text in json.loads(sys.argv[2]):\n        archive.writestr(name, text)\n",
+            ])
+            .arg(&path)
+            .arg(listing)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        path
+    }
+}
+
+/// Whether the tests run as root (needed for uid checks and chown).
+pub fn running_as_root(test: &str) -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    eprintln!("SKIPPED {test}: needs root");
+    false
+}
