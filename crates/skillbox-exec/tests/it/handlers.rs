@@ -73,6 +73,16 @@ fn call(
     ))
 }
 
+fn call_named(
+    executor: &Executor,
+    catalog: &skillbox_core::SkillCatalog,
+    skill: &str,
+    tool: &skillbox_core::ToolDefinition,
+) -> skillbox_exec::ToolCallResult {
+    let skill = catalog.get(skill).unwrap();
+    runtime().block_on(executor.call_tool(skill, tool, json!({}), RunOptions::default()))
+}
+
 fn both_modes(check: impl Fn(&Executor, &skillbox_core::SkillCatalog)) {
     let fixture = fixture();
     let catalog = fixture.catalog();
@@ -237,6 +247,12 @@ fn an_abandoned_call_retires_its_worker() {
         "the abandoned worker is still counted"
     );
     std::thread::sleep(Duration::from_millis(300));
+    let leftovers: Vec<String> = fs_err::read_dir(fixture.workspaces.path().join("runs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("worker-") || name.starts_with("run-"))
+        .collect();
+    assert_eq!(leftovers, Vec::<String>::new(), "folders left behind");
     let marker = fixture.root.path().display().to_string();
     assert_eq!(
         super::support::processes_with(&marker),
@@ -270,31 +286,38 @@ fn a_slow_schema_check_does_not_hold_the_async_threads() {
     let check = skill.tools.iter().find(|t| t.name == "check").unwrap();
     let quick = skill.tools.iter().find(|t| t.name == "quick").unwrap();
     let items: Vec<String> = (0..5_000).map(|_| format!("{}c", "a".repeat(28))).collect();
-    // One async thread: if validation ran on it, the quick call could not start until it ended.
+    // One async thread. While the schema check runs, a heartbeat task on the same thread must
+    // keep beating: if the check ran on the async thread, the call would finish inside its
+    // first poll and the heartbeat would never run.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let (slow, quick_result) = runtime.block_on(async {
-        let slow = executor.call_tool(
-            skill,
-            check,
-            json!({ "items": items }),
-            RunOptions::default(),
-        );
-        let quick_call = async {
-            tokio::task::yield_now().await;
-            tokio::time::timeout(
-                Duration::from_secs(20),
-                executor.call_tool(skill, quick, json!({}), RunOptions::default()),
-            )
-            .await
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let beats = std::sync::atomic::AtomicUsize::new(0);
+    let (slow, ()) = runtime.block_on(async {
+        let slow = async {
+            let result = executor
+                .call_tool(skill, check, json!({ "items": items }), RunOptions::default())
+                .await;
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            result
         };
-        tokio::join!(slow, quick_call)
+        let heartbeat = async {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::task::yield_now().await;
+                beats.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        };
+        tokio::join!(slow, heartbeat)
     });
-    let quick_result = quick_result.expect("the quick call was starved by the schema check");
-    assert_eq!(quick_result.value, json!("ok"), "{quick_result:?}");
+    assert!(
+        beats.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "the schema check held the async thread"
+    );
     assert_eq!(slow.error_type, Some(ErrorType::InvalidArgs), "{slow:?}");
+    let quick_result = call_named(&executor, &catalog, "patterned", quick);
+    assert_eq!(quick_result.value, json!("ok"), "{quick_result:?}");
     let message = slow.value["error"].as_str().unwrap();
     assert!(message.contains("items"), "{message}");
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One-shot command benchmark: `skillbox run SKILL SCRIPT` as a whole process, side by side with
+# running the same script with the same interpreter directly (issue 9's "within 10 ms" target).
+#
+#   bench/oneshot.sh
+#
+# Environment (all optional):
+#   ONESHOT_BENCH_BIN         use this skillbox binary instead of building it
+#   ONESHOT_BENCH_ITERATIONS  timed iterations per case (default 40)
+#   ONESHOT_BENCH_WARMUP      warm-up iterations per case (default 5)
+#
+# Results: the markdown table and one JSON line on stdout; also bench/out/oneshot-results.md.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+log() { printf 'oneshot: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+mkdir -p bench/out
+if [[ -n "${ONESHOT_BENCH_BIN:-}" ]]; then
+    bin="$ONESHOT_BENCH_BIN"
+else
+    log "building: cargo build --release -p skillbox-cli"
+    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
+    bin="$repo/target/release/skillbox"
+fi
+[[ -x "$bin" ]] || die "skillbox binary not found: $bin"
+
+python3 bench/oneshot.py "$bin" \
+    --iterations "${ONESHOT_BENCH_ITERATIONS:-40}" \
+    --warmup "${ONESHOT_BENCH_WARMUP:-5}" | tee bench/out/oneshot-results.md
