@@ -281,3 +281,100 @@ fn prompt_and_tools_commands() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// A world-readable temporary skill tree (the sandbox user reads it when the tests run as root).
+fn open_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    super::support::write_tree(root.path(), files);
+    for entry in walkdir::WalkDir::new(root.path()) {
+        let entry = entry.unwrap();
+        let mode = if entry.file_type().is_dir() {
+            0o755
+        } else {
+            0o644
+        };
+        std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    root
+}
+
+#[test]
+fn secrets_can_be_granted_to_named_skills_only() {
+    let declares = |name: &str| {
+        format!(
+            "---\nname: {name}\ndescription: Uses a token.\nrequired_environment_variables: [SERVICE_TOKEN]\n---\nBody.\n"
+        )
+    };
+    let script = "import os\nprint(os.environ.get('SERVICE_TOKEN', 'none'))\n";
+    let (granted, other) = (declares("granted"), declares("other"));
+    let tree = open_tree(&[
+        ("granted/SKILL.md", &granted),
+        ("granted/scripts/token.py", script),
+        ("other/SKILL.md", &other),
+        ("other/scripts/token.py", script),
+    ]);
+    let run = |skill: &str, grant: &str| {
+        let output = skillbox()
+            .env("SERVICE_TOKEN", "cli-bound-secret")
+            .arg("--root")
+            .arg(tree.path())
+            .args(["--secret", grant, "run", skill, "token.py"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(
+        run("granted", "SERVICE_TOKEN:granted"),
+        "cli-bound-secret\n"
+    );
+    assert_eq!(run("other", "SERVICE_TOKEN:granted"), "none\n");
+    assert_eq!(run("other", "SERVICE_TOKEN"), "cli-bound-secret\n");
+    let output = skillbox()
+        .arg("--root")
+        .arg(tree.path())
+        .args(["--secret", "SERVICE_TOKEN:", "run", "granted", "token.py"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("names no skill after `:`"), "{stderr}");
+}
+
+#[test]
+fn a_runtime_folder_another_user_made_is_refused_with_a_clear_message() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "SKIPPED a_runtime_folder_another_user_made_is_refused_with_a_clear_message: needs root"
+        );
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let planted = base.path().join("planted");
+    std::fs::create_dir(&planted).unwrap();
+    std::os::unix::fs::chown(&planted, Some(4242), Some(4242)).unwrap();
+    let output = skillbox()
+        .env("SKILLBOX_RUNTIME_DIR", &planted)
+        .args([
+            "--root",
+            "examples/skills",
+            "run",
+            "csv-insights",
+            "head.sh",
+            "--",
+        ])
+        .arg(sample_csv())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("belongs to uid 4242"), "{stderr}");
+    assert!(stderr.contains("SKILLBOX_RUNTIME_DIR"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&planted).unwrap().count(), 0);
+}

@@ -298,7 +298,12 @@ fn a_slow_schema_check_does_not_hold_the_async_threads() {
     let (slow, ()) = runtime.block_on(async {
         let slow = async {
             let result = executor
-                .call_tool(skill, check, json!({ "items": items }), RunOptions::default())
+                .call_tool(
+                    skill,
+                    check,
+                    json!({ "items": items }),
+                    RunOptions::default(),
+                )
                 .await;
             done.store(true, std::sync::atomic::Ordering::SeqCst);
             result
