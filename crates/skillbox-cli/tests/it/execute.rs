@@ -376,5 +376,5 @@ fn a_runtime_folder_another_user_made_is_refused_with_a_clear_message() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("belongs to uid 4242"), "{stderr}");
     assert!(stderr.contains("SKILLBOX_RUNTIME_DIR"), "{stderr}");
-    assert_eq!(std::fs::read_dir(&planted).unwrap().count(), 0);
+    assert_eq!(fs_err::read_dir(&planted).unwrap().count(), 0);
 }
