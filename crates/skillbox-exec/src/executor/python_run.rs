@@ -202,6 +202,7 @@ impl Executor {
                 continue;
             }
             check_mount_name(skill.name())?;
+            self.check_trusted(skill)?;
             let host_directory =
                 self.skill_directory_reached(skill, self.sandbox.layers.namespaces)?;
             let entrypoint = match skill.manifest.as_ref().and_then(|m| m.runtime.as_ref()) {
