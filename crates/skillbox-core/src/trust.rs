@@ -489,11 +489,19 @@ pub enum UntrustedReason {
     Unverifiable(String),
 }
 
+impl Untrusted {
+    /// The command that trusts the skill's root, ready to paste into a shell.
+    #[must_use]
+    pub fn trust_command(&self) -> String {
+        format!("skillbox trust {}", shell_word(&self.root))
+    }
+}
+
 impl fmt::Display for Untrusted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let skill = &self.skill;
         let root = self.root.display();
-        let command = format!("skillbox trust {}", shell_word(&self.root));
+        let command = self.trust_command();
         match &self.reason {
             UntrustedReason::NeverTrusted => write!(
                 f,
