@@ -103,6 +103,46 @@ pub enum Command {
     Tools(ToolsArguments),
     /// Serve the Skills Protocol (JSON-RPC 2.0 at POST /rpc).
     Serve(ServeArguments),
+    /// Let the code of a project's skill folders run (or list the trusted folders).
+    Trust(TrustArguments),
+    /// Stop trusting a skill folder: its skills' code no longer runs.
+    Untrust(UntrustArguments),
+}
+
+/// `skillbox trust`.
+#[derive(Debug, Args)]
+pub struct TrustArguments {
+    /// Folders to trust (added after any --root); default: the project skill folders under the
+    /// current directory (`skills/`, `.opencode/skills/`, `.claude/skills/`, `.agents/skills/`).
+    #[arg(id = "trust_roots", value_name = "ROOT", conflicts_with = "list")]
+    pub roots: Vec<PathBuf>,
+    /// `pin`: a skill changed or added later needs trusting again; `follow`: trust whatever the
+    /// folder holds later. Default: the folder's recorded policy, else `pin`.
+    #[arg(long, value_enum, value_name = "POLICY", conflicts_with = "list")]
+    pub trust_policy: Option<TrustPolicyArgument>,
+    /// List the trusted folders instead.
+    #[arg(long)]
+    pub list: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--trust-policy` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TrustPolicyArgument {
+    /// Only the skills as they are now.
+    Pin,
+    /// Whatever the folder holds later.
+    Follow,
+}
+
+/// `skillbox untrust`.
+#[derive(Debug, Args)]
+pub struct UntrustArguments {
+    /// The trusted folders to forget (as `skillbox trust --list` shows them, or any path to them).
+    #[arg(id = "untrust_roots", value_name = "ROOT", required = true)]
+    pub roots: Vec<PathBuf>,
 }
 
 /// `skillbox serve`.

@@ -52,6 +52,8 @@ fn main() -> ExitCode {
         Command::Prompt(prompt) => commands::surface::prompt(&arguments.global, prompt),
         Command::Tools(tools) => commands::surface::tools(&arguments.global, tools),
         Command::Serve(serve) => commands::surface::serve(&arguments.global, serve),
+        Command::Trust(trust) => commands::trust::trust(&arguments.global, trust),
+        Command::Untrust(untrust) => commands::trust::untrust(untrust),
     };
     match result {
         Ok(code) => code,

@@ -24,6 +24,7 @@ pub mod report;
 pub mod skill;
 pub mod source;
 pub mod tools_manifest;
+pub mod trust;
 pub mod yaml;
 
 pub use catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot, SkippedSkill};
@@ -35,3 +36,4 @@ pub use properties::{SkillProperties, ValidationMode};
 pub use report::{SkillReport, ValidationReport};
 pub use skill::{Skill, SkillBody, SkillFormat, SkillId, SkillResource, SkillSummary};
 pub use tools_manifest::ToolDefinition;
+pub use trust::{TrustGate, TrustPolicy, TrustStore, TrustVerdict};

@@ -376,7 +376,8 @@ fn decode_text(bytes: Vec<u8>, truncated: bool) -> Option<String> {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Bytes as lowercase hexadecimal text.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     let mut text = String::with_capacity(bytes.len() * 2);
     for byte in bytes {

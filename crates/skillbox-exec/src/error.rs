@@ -24,6 +24,9 @@ pub enum ErrorType {
     InterpreterNotFound,
     /// No tool of that name.
     ToolNotFound,
+    /// The skill comes from a folder the user has not trusted (or it changed since), so its
+    /// code does not run; the message says which command trusts it.
+    Untrusted,
 }
 
 impl ErrorType {
@@ -40,6 +43,7 @@ impl ErrorType {
             ErrorType::SandboxUnavailable => "SandboxUnavailable",
             ErrorType::InterpreterNotFound => "InterpreterNotFound",
             ErrorType::ToolNotFound => "ToolNotFound",
+            ErrorType::Untrusted => "Untrusted",
         }
     }
 }

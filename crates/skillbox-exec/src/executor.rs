@@ -13,7 +13,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 use skillbox_core::source::{SkillSource, contained_relative_path};
-use skillbox_core::{Skill, SkillCatalog, ToolDefinition};
+use skillbox_core::trust::TrustVerdict;
+use skillbox_core::{Skill, SkillCatalog, ToolDefinition, TrustGate};
 
 use crate::audit::{AuditLog, AuditRecord, now_ms};
 use crate::error::{ErrorType, ExecError};
@@ -80,6 +81,9 @@ pub struct ExecutorConfig {
     pub audit_log: Option<PathBuf>,
     /// Warm handler workers.
     pub workers: WorkerPoolConfig,
+    /// Which skills' code may run; the default trusts every skill (see
+    /// [`skillbox_core::trust`] for the gate the command line builds over project folders).
+    pub trust: TrustGate,
 }
 
 impl Default for ExecutorConfig {
@@ -95,6 +99,7 @@ impl Default for ExecutorConfig {
             secrets: BTreeMap::new(),
             audit_log: None,
             workers: WorkerPoolConfig::default(),
+            trust: TrustGate::default(),
         }
     }
 }
@@ -392,6 +397,20 @@ impl Executor {
         &self.config
     }
 
+    /// Refuse a skill whose code the trust gate holds back: every path that runs a skill's
+    /// code (scripts, preprocessing commands, handlers, exports, mounted skills) asks first.
+    ///
+    /// # Errors
+    /// [`ErrorType::Untrusted`] naming the skill, its root, why, and the command that trusts it.
+    pub fn check_trusted(&self, skill: &Skill) -> Result<(), ExecError> {
+        match self.config.trust.verdict(skill) {
+            TrustVerdict::Trusted => Ok(()),
+            TrustVerdict::Untrusted(refusal) => {
+                Err(ExecError::new(ErrorType::Untrusted, refusal.to_string()))
+            }
+        }
+    }
+
     /// Run a script of a skill looked up by name (`use_skill`).
     pub async fn run(
         &self,
@@ -443,7 +462,8 @@ impl Executor {
         command: &str,
         options: RunOptions,
     ) -> ScriptResult {
-        let prepared = self.skill_directory(skill).and_then(|skill_directory| {
+        let prepared = self.check_trusted(skill).and_then(|()| {
+            let skill_directory = self.skill_directory(skill)?;
             let program = self.interpreter(Language::Bash, Path::new("command.sh"))?;
             Ok(PreparedScript {
                 program,
@@ -694,6 +714,7 @@ impl Executor {
                 None,
             ));
         };
+        self.check_trusted(skill)?;
         let skill_directory = self.skill_directory(skill)?;
         let handler = resolve_in_skill(&skill_directory, script, false)?;
         let handler_seen = self.seen_in_skill(&skill_directory, &handler);
@@ -893,6 +914,7 @@ impl Executor {
         script: &str,
         args: &[String],
     ) -> Result<PreparedScript, ExecError> {
+        self.check_trusted(skill)?;
         if args.len() > MAX_SCRIPT_ARGUMENTS
             || args.iter().map(String::len).sum::<usize>() > MAX_SCRIPT_ARGUMENT_BYTES
         {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
+use skillbox_core::SkillRoot;
 use skillbox_exec::executor::Secret;
 use skillbox_exec::output::StreamKind;
 use skillbox_exec::sandbox::SandboxLayers;
@@ -108,14 +109,20 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-pub fn executor(global: &GlobalOptions) -> anyhow::Result<Executor> {
-    Executor::new(executor_config(&global.execution)?).map_err(|error| anyhow::anyhow!("{error}"))
+/// The executor for a command that runs the code of the catalog with these roots: code from
+/// project folders runs only once trusted.
+pub fn executor(global: &GlobalOptions, roots: &[SkillRoot]) -> anyhow::Result<Executor> {
+    let config = ExecutorConfig {
+        trust: super::trust_gate(roots),
+        ..executor_config(&global.execution)?
+    };
+    Executor::new(config).map_err(|error| anyhow::anyhow!("{error}"))
 }
 
 /// `skillbox run`.
 pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<ExitCode> {
     let catalog = super::default_catalog(global)?;
-    let executor = executor(global)?;
+    let executor = executor(global, catalog.roots())?;
     let runtime = runtime()?;
     let timeout = arguments.timeout_ms.map(Duration::from_millis);
     if arguments.json {

@@ -2,10 +2,21 @@
 
 use std::process::ExitCode;
 
-use skillbox_core::{Severity, SkillCatalog, ValidationMode};
+use serde::Serialize;
+use skillbox_core::{Severity, SkillCatalog, SkillSummary, ValidationMode};
 
 use crate::arguments::{GlobalOptions, ListArguments};
 use crate::output::{eprint_diagnostics, print_json, print_text, table, terminal_width};
+
+/// One row of the listing: the skill's summary and, for skills under a project folder, whether
+/// their code may run.
+#[derive(Serialize)]
+struct ListedSkill {
+    #[serde(flatten)]
+    summary: SkillSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trust: Option<&'static str>,
+}
 
 /// Run the command.
 pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<ExitCode> {
@@ -16,17 +27,25 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
         &arguments.exclude,
         ValidationMode::Lenient,
     )?;
-    let summaries: Vec<_> = catalog
+    let gate = super::trust_gate(catalog.roots());
+    let summaries: Vec<ListedSkill> = catalog
         .skills()
         .iter()
-        .map(|skill| skill.summary(catalog.is_latest(skill)))
+        .map(|skill| ListedSkill {
+            summary: skill.summary(catalog.is_latest(skill)),
+            trust: super::trust_mark(&gate, skill).map(|mark| mark.label),
+        })
         .collect();
+    // The trust column appears only when some skill's code would be refused.
+    let show_trust = summaries
+        .iter()
+        .any(|listed| listed.trust.is_some_and(|label| label != "trusted"));
     if arguments.json {
         print_json(&summaries)?;
     } else {
         let rows: Vec<Vec<String>> = summaries
             .iter()
-            .map(|summary| {
+            .map(|ListedSkill { summary, trust }| {
                 let mut invocation = Vec::new();
                 if summary.model_invocable {
                     invocation.push("model");
@@ -34,7 +53,7 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
                 if summary.user_invocable {
                     invocation.push("user");
                 }
-                vec![
+                let mut row = vec![
                     summary.name.clone(),
                     summary.version.clone().unwrap_or_else(|| "-".to_owned()),
                     summary.kind.to_string(),
@@ -44,18 +63,28 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
                     } else {
                         invocation.join(",")
                     },
-                    summary.description.clone(),
-                ]
+                ];
+                if show_trust {
+                    row.push(trust.unwrap_or("trusted").to_owned());
+                }
+                row.push(summary.description.clone());
+                row
             })
             .collect();
+        let mut header = vec!["NAME", "VERSION", "KIND", "TOOLS", "INVOKE"];
+        if show_trust {
+            header.push("TRUST");
+        }
+        header.push("DESCRIPTION");
         if rows.is_empty() {
             print_text("no skills found\n")?;
         } else {
-            print_text(&table(
-                &["NAME", "VERSION", "KIND", "TOOLS", "INVOKE", "DESCRIPTION"],
-                &rows,
-                terminal_width(),
-            ))?;
+            print_text(&table(&header, &rows, terminal_width()))?;
+        }
+        if show_trust {
+            eprintln!(
+                "skills not trusted run no code; `skillbox trust` trusts the project's skill folders"
+            );
         }
     }
     report_problems(&catalog);

@@ -4,12 +4,15 @@ pub mod execute;
 pub mod list;
 pub mod show;
 pub mod surface;
+pub mod trust;
 pub mod validate;
 
 use std::path::PathBuf;
 
 use anyhow::Context;
-use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot, ValidationMode};
+use skillbox_core::{
+    CatalogOptions, SkillCatalog, SkillRoot, TrustGate, TrustStore, ValidationMode,
+};
 
 use crate::arguments::GlobalOptions;
 
@@ -56,4 +59,35 @@ pub fn load_catalog(
 /// what `show`, `run` and `call` look skills up in.
 pub fn default_catalog(global: &GlobalOptions) -> anyhow::Result<SkillCatalog> {
     load_catalog(roots(global, &[])?, &[], &[], ValidationMode::Lenient)
+}
+
+/// The trust gate over a catalog's roots: project-level default roots run code only once
+/// trusted in the user's trust file (`skillbox trust`).
+pub fn trust_gate(roots: &[SkillRoot]) -> TrustGate {
+    TrustGate::for_roots(roots, TrustStore::default_path().ok())
+}
+
+/// How a listing marks a skill's trust: nothing for skills whose root needs none, else the
+/// verdict's label and, when untrusted, the command that trusts the root.
+pub fn trust_mark(gate: &TrustGate, skill: &skillbox_core::Skill) -> Option<TrustMark> {
+    if !gate.is_gated(skill) {
+        return None;
+    }
+    let verdict = gate.verdict(skill);
+    Some(TrustMark {
+        label: verdict.label(),
+        command: match verdict {
+            skillbox_core::TrustVerdict::Trusted => None,
+            skillbox_core::TrustVerdict::Untrusted(untrusted) => Some(untrusted.trust_command()),
+        },
+    })
+}
+
+/// A skill's trust as `list` and `show` print it.
+#[derive(Debug, Clone)]
+pub struct TrustMark {
+    /// `trusted`, `untrusted`, `changed`, `new` or `unverifiable`.
+    pub label: &'static str,
+    /// The command that trusts the skill's root, when it is not trusted.
+    pub command: Option<String>,
 }

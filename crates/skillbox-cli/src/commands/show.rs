@@ -36,6 +36,11 @@ struct SkillView<'a> {
     resources: Vec<ResourceView>,
     resources_truncated: bool,
     diagnostics: &'a [Diagnostic],
+    /// For a skill under a project folder: whether its code may run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trust: Option<&'static str>,
+    #[serde(skip)]
+    trust_command: Option<String>,
     body: String,
     body_truncated: bool,
 }
@@ -67,6 +72,7 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
         }
     };
     let latest = catalog.is_latest(skill);
+    let trust = super::trust_mark(&super::trust_gate(catalog.roots()), skill);
     let body = skill.body()?;
     let (resources, resources_truncated) = skill.resources();
     let view = SkillView {
@@ -93,6 +99,8 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
             .collect(),
         resources_truncated,
         diagnostics: &skill.diagnostics,
+        trust: trust.as_ref().map(|mark| mark.label),
+        trust_command: trust.and_then(|mark| mark.command),
         body: body.text.to_string(),
         body_truncated: body.truncated,
     };
@@ -126,6 +134,15 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
     );
     line("path", summary.path.display().to_string());
     line("root", summary.root.display().to_string());
+    if let Some(label) = view.trust {
+        line(
+            "trust",
+            match &view.trust_command {
+                Some(command) => format!("{label}; `{command}` lets its code run"),
+                None => label.to_owned(),
+            },
+        );
+    }
     let mut invocation = Vec::new();
     if summary.model_invocable {
         invocation.push("model");

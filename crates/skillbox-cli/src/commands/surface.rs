@@ -29,7 +29,7 @@ fn provider_with(
     options: ProviderOptions,
 ) -> anyhow::Result<SkillsProvider> {
     let catalog = Arc::new(super::default_catalog(global)?);
-    let executor = Arc::new(super::execute::executor(global)?);
+    let executor = Arc::new(super::execute::executor(global, catalog.roots())?);
     Ok(SkillsProvider::new(
         catalog,
         executor,
@@ -123,7 +123,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     for skipped in catalog.skipped() {
         crate::output::eprint_diagnostics(&skipped.diagnostics);
     }
-    let executor = Arc::new(super::execute::executor(global)?);
+    let executor = Arc::new(super::execute::executor(global, catalog.roots())?);
     let provider = Arc::new(SkillsProvider::new(
         catalog,
         executor,

@@ -8,4 +8,5 @@ mod serve;
 mod serve_runs;
 mod skills_ref_parity;
 mod support;
+mod trust;
 mod validate;

@@ -25,13 +25,21 @@ pub fn start_server_with(
     roots: &[std::path::PathBuf],
     extra: &[&str],
 ) -> (Child, String) {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillbox"))
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("skillbox"));
+    command
         .current_dir(repo_root())
         .arg("serve")
         .args(roots)
         .args(["--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
-        .args(extra)
+        .args(extra);
+    start_server_command(command)
+}
+
+/// Spawn a prepared `skillbox serve …` command (it must listen on port 0) and return the child
+/// and its `/rpc` URL once it has announced it.
+pub fn start_server_command(mut command: Command) -> (Child, String) {
+    let mut child = command
         .env_remove("SKILLBOX_TOKEN")
         .env_remove("SKILLBOX_ROOTS")
         .stdout(Stdio::null())

@@ -142,7 +142,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn make_world_readable(path: &Path) {
+pub fn make_world_readable(path: &Path) {
     let metadata = std::fs::metadata(path).unwrap();
     let mode = if metadata.is_dir() { 0o755 } else { 0o644 };
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();

@@ -199,6 +199,7 @@ impl Executor {
                 continue;
             }
             check_mount_name(skill.name())?;
+            self.check_trusted(skill)?;
             let host_directory = self.skill_directory(skill)?;
             let entrypoint = match skill.manifest.as_ref().and_then(|m| m.runtime.as_ref()) {
                 Some(runtime) if runtime.language.eq_ignore_ascii_case("python") => {

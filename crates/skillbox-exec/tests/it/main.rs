@@ -6,3 +6,4 @@ mod handlers;
 mod python_runs;
 mod scripts;
 mod support;
+mod trust;

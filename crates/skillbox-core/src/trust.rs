@@ -1,0 +1,925 @@
+//! Trust in project skill folders: code from a folder nobody chose does not run.
+//!
+//! The project-level default roots (`skills/`, `.claude/skills/`, … under the working
+//! directory) hold whatever a cloned repository ships. Their skills are read and listed, but
+//! their code (scripts, handlers, preprocessing, exports) runs only once the user has trusted
+//! the root with `skillbox trust`. What was trusted is kept in a small JSON file in the user's
+//! config folder ([`TrustStore`]): per root, its canonical path, the [`TrustPolicy`] and the
+//! [`digest`] of each skill's files at that moment. Under `pin` a skill whose files changed
+//! since (or a skill added since) is untrusted again until re-trusted; under `follow`, trusting
+//! the root trusts whatever it holds later.
+//!
+//! Roots the user named (`--root`, `serve ROOT`, `SKILLBOX_ROOTS`) and the user-level roots
+//! (`~/.claude/skills`, `~/.agents/skills`) are the user's own choice and always trusted.
+//! [`TrustGate`] is what the executor asks before running a skill's code; digests are computed
+//! there, for the one skill about to run, never for the whole catalog.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot};
+use crate::error::CatalogError;
+use crate::skill::Skill;
+use crate::source::contained_relative_path;
+
+pub mod digest;
+
+pub use digest::skill_digest;
+
+/// Environment variable naming skillbox's config folder (where `trust.json` lives); without
+/// it, `skillbox/` in the user's config folder (`$XDG_CONFIG_HOME`, usually `~/.config`).
+pub const CONFIG_DIRECTORY_ENVIRONMENT_VARIABLE: &str = "SKILLBOX_CONFIG_DIR";
+/// The trust file's name inside the config folder.
+pub const TRUST_FILE_NAME: &str = "trust.json";
+/// The trust file format this code reads and writes.
+pub const TRUST_FILE_FORMAT_VERSION: u32 = 1;
+/// Largest trust file read; a larger one is reported as invalid.
+pub const MAX_TRUST_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// The key recording a root that is itself one skill (a skill folder or a `SKILL.md`).
+pub const WHOLE_ROOT_SKILL_KEY: &str = ".";
+
+/// Permissions of the trust file: the user's alone.
+const TRUST_FILE_MODE: u32 = 0o600;
+/// Permissions of a config folder skillbox creates.
+const CONFIG_FOLDER_MODE: u32 = 0o700;
+
+/// What trusting a root covers later.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrustPolicy {
+    /// Only the skills as they were when trusted: a changed or added skill needs trusting again.
+    #[default]
+    Pin,
+    /// Whatever the root holds later.
+    Follow,
+}
+
+impl TrustPolicy {
+    /// The name as written in the trust file and on the command line.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustPolicy::Pin => "pin",
+            TrustPolicy::Follow => "follow",
+        }
+    }
+}
+
+impl fmt::Display for TrustPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One trusted root as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TrustEntry {
+    /// What the trust covers later.
+    pub policy: TrustPolicy,
+    /// When it was trusted, in milliseconds since the Unix epoch.
+    pub trusted_at_ms: u64,
+    /// Each skill's digest when trusted, keyed by its folder relative to the root
+    /// ([`WHOLE_ROOT_SKILL_KEY`] when the root is the skill).
+    pub skills: BTreeMap<String, String>,
+}
+
+/// Why trust could not be read, recorded or checked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrustError {
+    /// Neither the environment variable nor the platform names a config folder.
+    #[error(
+        "no user config folder is known here; set `{CONFIG_DIRECTORY_ENVIRONMENT_VARIABLE}` to the folder skillbox keeps its settings in"
+    )]
+    NoConfigFolder,
+    /// The trust file exists but is not what this code writes (hand-edited or damaged).
+    #[error(
+        "trust file `{}` is not valid: {message}; fix it, or delete it and trust the roots again with `skillbox trust`",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// Reading or writing a file failed (the message names it).
+    #[error("{0}")]
+    Io(String),
+    /// A skill's files could not be digested.
+    #[error("cannot digest skill folder `{}`: {message}", path.display())]
+    Digest {
+        /// The skill folder.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The root to trust does not exist.
+    #[error("`{}` does not exist; name a folder of skills", path.display())]
+    RootMissing {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// The root to trust holds no skills.
+    #[error("no skills found under `{}`, so there is nothing to trust", path.display())]
+    NoSkills {
+        /// The root.
+        path: PathBuf,
+    },
+    /// The root to untrust is not recorded.
+    #[error(
+        "`{}` is not a trusted root; `skillbox trust --list` shows the trusted roots",
+        path.display()
+    )]
+    UnknownRoot {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// A path the trust file would have to record is not UTF-8.
+    #[error("path `{}` is not UTF-8, which the trust file cannot record", path.display())]
+    PathNotUtf8 {
+        /// The path.
+        path: PathBuf,
+    },
+    /// Loading the root's skills failed.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}
+
+/// The trust file as written.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustFile {
+    version: u32,
+    roots: BTreeMap<String, TrustEntry>,
+}
+
+/// The roots the user trusted, read from and written to one file.
+#[derive(Debug, Clone)]
+pub struct TrustStore {
+    path: PathBuf,
+    roots: BTreeMap<PathBuf, TrustEntry>,
+}
+
+/// A root just trusted: its canonical path and what was recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustedRoot {
+    /// The root's canonical path (the key in the trust file).
+    pub root: PathBuf,
+    /// The record.
+    pub entry: TrustEntry,
+}
+
+impl TrustStore {
+    /// Where the trust file is: `$SKILLBOX_CONFIG_DIR/trust.json`, else
+    /// `skillbox/trust.json` in the user's config folder.
+    ///
+    /// # Errors
+    /// [`TrustError::NoConfigFolder`] when neither is known.
+    pub fn default_path() -> Result<PathBuf, TrustError> {
+        if let Some(folder) = std::env::var_os(CONFIG_DIRECTORY_ENVIRONMENT_VARIABLE)
+            .filter(|folder| !folder.is_empty())
+        {
+            let folder = std::path::absolute(PathBuf::from(folder)).map_err(io_error)?;
+            return Ok(folder.join(TRUST_FILE_NAME));
+        }
+        dirs::config_dir()
+            .map(|folder| folder.join("skillbox").join(TRUST_FILE_NAME))
+            .ok_or(TrustError::NoConfigFolder)
+    }
+
+    /// Read the trust file; a missing file is an empty store. A file that is not exactly what
+    /// this code writes is an error naming it, never silently replaced.
+    ///
+    /// # Errors
+    /// [`TrustError::Corrupt`] for an invalid file, [`TrustError::Io`] when it cannot be read.
+    pub fn load(path: &Path) -> Result<TrustStore, TrustError> {
+        let corrupt = |message: String| TrustError::Corrupt {
+            path: path.to_path_buf(),
+            message,
+        };
+        let metadata = match fs_err::metadata(path) {
+            Ok(metadata) => metadata,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(TrustStore {
+                    path: path.to_path_buf(),
+                    roots: BTreeMap::new(),
+                });
+            }
+            Err(error) => return Err(io_error(error)),
+        };
+        if !metadata.is_file() {
+            return Err(corrupt("it is not a regular file".to_owned()));
+        }
+        if metadata.len() > MAX_TRUST_FILE_BYTES {
+            return Err(corrupt(format!(
+                "it is {} bytes; the limit is {MAX_TRUST_FILE_BYTES}",
+                metadata.len()
+            )));
+        }
+        let bytes = fs_err::read(path).map_err(io_error)?;
+        let file: TrustFile =
+            serde_json::from_slice(&bytes).map_err(|error| corrupt(error.to_string()))?;
+        if file.version != TRUST_FILE_FORMAT_VERSION {
+            return Err(corrupt(format!(
+                "`version` is {}; this skillbox reads version {TRUST_FILE_FORMAT_VERSION}",
+                file.version
+            )));
+        }
+        let mut roots = BTreeMap::new();
+        for (root, entry) in file.roots {
+            if !Path::new(&root).is_absolute() {
+                return Err(corrupt(format!(
+                    "root `{root}` in `roots` is not an absolute path"
+                )));
+            }
+            for (skill, digest) in &entry.skills {
+                let contained = skill == WHOLE_ROOT_SKILL_KEY
+                    || contained_relative_path(skill).is_ok_and(|clean| clean == *skill);
+                if !contained {
+                    return Err(corrupt(format!(
+                        "skill key `{skill}` under root `{root}` is not a path inside the root"
+                    )));
+                }
+                if !digest::is_digest(digest) {
+                    return Err(corrupt(format!(
+                        "the digest of skill `{skill}` under root `{root}` is not `{}` and 64 hex digits",
+                        digest::DIGEST_PREFIX
+                    )));
+                }
+            }
+            roots.insert(PathBuf::from(root), entry);
+        }
+        Ok(TrustStore {
+            path: path.to_path_buf(),
+            roots,
+        })
+    }
+
+    /// Write the trust file atomically (a new file renamed over the old one), readable by the
+    /// user alone, creating the config folder (mode 0700) when missing.
+    ///
+    /// # Errors
+    /// [`TrustError::Io`] naming the file or folder.
+    pub fn save(&self) -> Result<(), TrustError> {
+        let folder = self
+            .path
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !folder.is_dir() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(CONFIG_FOLDER_MODE)
+                .create(folder)
+                .map_err(|error| {
+                    TrustError::Io(format!(
+                        "cannot create the config folder `{}`: {error}",
+                        folder.display()
+                    ))
+                })?;
+        }
+        let mut roots = BTreeMap::new();
+        for (root, entry) in &self.roots {
+            let key = root
+                .to_str()
+                .ok_or_else(|| TrustError::PathNotUtf8 { path: root.clone() })?;
+            roots.insert(key.to_owned(), entry.clone());
+        }
+        let file = TrustFile {
+            version: TRUST_FILE_FORMAT_VERSION,
+            roots,
+        };
+        let mut text = serde_json::to_vec_pretty(&file)
+            .map_err(|error| TrustError::Io(format!("cannot encode the trust file: {error}")))?;
+        text.push(b'\n');
+        let temporary = folder.join(format!(".{TRUST_FILE_NAME}.{}.tmp", std::process::id()));
+        match fs_err::remove_file(&temporary) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io_error(error));
+            }
+            _ => {}
+        }
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(TRUST_FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&temporary)
+            .map(|file| fs_err::File::from_parts(file, &temporary))
+            .map_err(|error| {
+                std::io::Error::new(
+                    error.kind(),
+                    format!("cannot create `{}`: {error}", temporary.display()),
+                )
+            })
+            .and_then(|mut file| {
+                file.write_all(&text)?;
+                file.sync_all()
+            })
+            .and_then(|()| fs_err::rename(&temporary, &self.path));
+        if let Err(error) = written {
+            let _ = fs_err::remove_file(&temporary);
+            return Err(io_error(error));
+        }
+        Ok(())
+    }
+
+    /// The trust file's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every trusted root (canonical path) and its record, sorted by path.
+    pub fn entries(&self) -> impl Iterator<Item = (&Path, &TrustEntry)> {
+        self.roots
+            .iter()
+            .map(|(root, entry)| (root.as_path(), entry))
+    }
+
+    /// The record of a root, by canonical path.
+    #[must_use]
+    pub fn get(&self, canonical_root: &Path) -> Option<&TrustEntry> {
+        self.roots.get(canonical_root)
+    }
+
+    /// Trust every skill under `root` as it is now (replacing an earlier record of the root).
+    /// Without a policy, an earlier record's policy is kept, else `pin`. Under `pin` every
+    /// skill must digest; under `follow` a skill that cannot is recorded without a digest.
+    /// The store is changed in memory only: [`TrustStore::save`] writes it.
+    ///
+    /// # Errors
+    /// When the root does not exist or holds no skills, a skill cannot be digested (under
+    /// `pin`), or the root's path is not UTF-8.
+    pub fn trust_root(
+        &mut self,
+        root: &Path,
+        policy: Option<TrustPolicy>,
+    ) -> Result<TrustedRoot, TrustError> {
+        let canonical = fs_err::canonicalize(root).map_err(|_| TrustError::RootMissing {
+            path: root.to_path_buf(),
+        })?;
+        if canonical.to_str().is_none() {
+            return Err(TrustError::PathNotUtf8 { path: canonical });
+        }
+        let policy = policy
+            .or_else(|| self.roots.get(&canonical).map(|entry| entry.policy))
+            .unwrap_or_default();
+        let catalog = SkillCatalog::load(&CatalogOptions {
+            roots: vec![SkillRoot::explicit(&canonical)],
+            ..CatalogOptions::default()
+        })?;
+        if catalog.is_empty() {
+            return Err(TrustError::NoSkills { path: canonical });
+        }
+        let mut skills = BTreeMap::new();
+        for skill in catalog.skills() {
+            match (skill_digest(skill), policy) {
+                (Ok(digest), _) => {
+                    skills.insert(skill_key(skill), digest);
+                }
+                (Err(error), TrustPolicy::Pin) => return Err(error),
+                (Err(error), TrustPolicy::Follow) => {
+                    tracing::warn!(%error, "recorded without a digest (policy `follow`)");
+                }
+            }
+        }
+        let entry = TrustEntry {
+            policy,
+            trusted_at_ms: now_ms(),
+            skills,
+        };
+        self.roots.insert(canonical.clone(), entry.clone());
+        Ok(TrustedRoot {
+            root: canonical,
+            entry,
+        })
+    }
+
+    /// Forget a trusted root, named by any path that resolves to it (or, when it no longer
+    /// exists, by its recorded path).
+    ///
+    /// # Errors
+    /// [`TrustError::UnknownRoot`] when it is not recorded.
+    pub fn untrust_root(&mut self, root: &Path) -> Result<TrustedRoot, TrustError> {
+        let candidates = [
+            fs_err::canonicalize(root).ok(),
+            std::path::absolute(root).ok(),
+        ];
+        for candidate in candidates.into_iter().flatten() {
+            if let Some(entry) = self.roots.remove(&candidate) {
+                return Ok(TrustedRoot {
+                    root: candidate,
+                    entry,
+                });
+            }
+        }
+        Err(TrustError::UnknownRoot {
+            path: root.to_path_buf(),
+        })
+    }
+}
+
+/// A skill's key in its root's record: its folder relative to the root, `/`-separated.
+#[must_use]
+pub fn skill_key(skill: &Skill) -> String {
+    match skill.directory.strip_prefix(&skill.root) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative
+            .components()
+            .map(|component| component.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        _ => WHOLE_ROOT_SKILL_KEY.to_owned(),
+    }
+}
+
+/// Whether a skill's code may run, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustVerdict {
+    /// It may run.
+    Trusted,
+    /// It may not.
+    Untrusted(Untrusted),
+}
+
+impl TrustVerdict {
+    /// One word for listings: `trusted`, `untrusted`, `changed`, `new` or `unverifiable`.
+    #[must_use]
+    pub fn label(&self) -> &'static str {
+        match self {
+            TrustVerdict::Trusted => "trusted",
+            TrustVerdict::Untrusted(untrusted) => match untrusted.reason {
+                UntrustedReason::NeverTrusted => "untrusted",
+                UntrustedReason::Changed => "changed",
+                UntrustedReason::AddedSince => "new",
+                UntrustedReason::Unverifiable(_) => "unverifiable",
+            },
+        }
+    }
+}
+
+/// A refusal: which skill, which root, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untrusted {
+    /// The skill (`name` or `name@version`).
+    pub skill: String,
+    /// The root's canonical path, as `skillbox trust` takes it.
+    pub root: PathBuf,
+    /// Why.
+    pub reason: UntrustedReason,
+}
+
+/// Why a skill is not trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UntrustedReason {
+    /// Its root was never trusted.
+    NeverTrusted,
+    /// Its files differ from those trusted (policy `pin`).
+    Changed,
+    /// It was not in its root when the root was trusted (policy `pin`).
+    AddedSince,
+    /// Trust could not be checked (an invalid trust file, an unreadable skill).
+    Unverifiable(String),
+}
+
+impl Untrusted {
+    /// The command that trusts the skill's root, ready to paste into a shell.
+    #[must_use]
+    pub fn trust_command(&self) -> String {
+        format!("skillbox trust {}", shell_word(&self.root))
+    }
+}
+
+impl fmt::Display for Untrusted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let skill = &self.skill;
+        let root = self.root.display();
+        let command = self.trust_command();
+        match &self.reason {
+            UntrustedReason::NeverTrusted => write!(
+                f,
+                "skill `{skill}` comes from `{root}`, a project folder that was never trusted, so its code does not run; the user can review the folder and allow it with `{command}`"
+            ),
+            UntrustedReason::Changed => write!(
+                f,
+                "skill `{skill}` in `{root}` changed since trusted (the folder's policy is `pin`), so its code does not run; the user can review the change and allow it with `{command}`"
+            ),
+            UntrustedReason::AddedSince => write!(
+                f,
+                "skill `{skill}` was added to `{root}` since trusted (the folder's policy is `pin`), so its code does not run; the user can review it and allow it with `{command}`"
+            ),
+            UntrustedReason::Unverifiable(detail) => write!(
+                f,
+                "cannot check that skill `{skill}` in `{root}` is trusted, so its code does not run: {detail}"
+            ),
+        }
+    }
+}
+
+/// What the executor asks before running a skill's code. The default gate trusts everything
+/// (library users, explicit roots); [`TrustGate::for_roots`] makes one that holds back the
+/// project-level roots until the user trusts them. The trust file is read at each check, so
+/// `skillbox trust` and `untrust` take effect in a running server too.
+#[derive(Debug, Clone, Default)]
+pub struct TrustGate {
+    store_path: Option<PathBuf>,
+    gated: Vec<GatedRoot>,
+}
+
+#[derive(Debug, Clone)]
+struct GatedRoot {
+    /// As the catalog names it (and so as its skills' `root`).
+    path: PathBuf,
+    canonical: PathBuf,
+}
+
+impl TrustGate {
+    /// A gate over a catalog's roots: skills under a project-level default root need trust
+    /// recorded in the trust file at `store_path` (none known: never trusted). A root that
+    /// resolves to one named earlier is skipped, as the catalog skips it.
+    #[must_use]
+    pub fn for_roots(roots: &[SkillRoot], store_path: Option<PathBuf>) -> TrustGate {
+        let mut seen: Vec<PathBuf> = Vec::new();
+        let mut gated = Vec::new();
+        for root in roots {
+            let Ok(canonical) = fs_err::canonicalize(&root.path) else {
+                continue;
+            };
+            if seen.contains(&canonical) {
+                continue;
+            }
+            seen.push(canonical.clone());
+            if root.origin == RootOrigin::Project {
+                gated.push(GatedRoot {
+                    path: root.path.clone(),
+                    canonical,
+                });
+            }
+        }
+        TrustGate { store_path, gated }
+    }
+
+    /// Whether the skill's root needs trust at all.
+    #[must_use]
+    pub fn is_gated(&self, skill: &Skill) -> bool {
+        self.gated_root(skill).is_some()
+    }
+
+    /// Whether the skill's code may run now. Under `pin` this digests the skill's files.
+    #[must_use]
+    pub fn verdict(&self, skill: &Skill) -> TrustVerdict {
+        let Some(gated) = self.gated_root(skill) else {
+            return TrustVerdict::Trusted;
+        };
+        let untrusted = |reason| {
+            TrustVerdict::Untrusted(Untrusted {
+                skill: skill.id.to_string(),
+                root: gated.canonical.clone(),
+                reason,
+            })
+        };
+        let Some(store_path) = &self.store_path else {
+            return untrusted(UntrustedReason::NeverTrusted);
+        };
+        let store = match TrustStore::load(store_path) {
+            Ok(store) => store,
+            Err(error) => return untrusted(UntrustedReason::Unverifiable(error.to_string())),
+        };
+        let Some(entry) = store.get(&gated.canonical) else {
+            return untrusted(UntrustedReason::NeverTrusted);
+        };
+        if entry.policy == TrustPolicy::Follow {
+            return TrustVerdict::Trusted;
+        }
+        let Some(trusted_digest) = entry.skills.get(&skill_key(skill)) else {
+            return untrusted(UntrustedReason::AddedSince);
+        };
+        match skill_digest(skill) {
+            Ok(digest) if digest == *trusted_digest => TrustVerdict::Trusted,
+            Ok(_) => untrusted(UntrustedReason::Changed),
+            Err(error) => untrusted(UntrustedReason::Unverifiable(error.to_string())),
+        }
+    }
+
+    fn gated_root(&self, skill: &Skill) -> Option<&GatedRoot> {
+        self.gated.iter().find(|gated| gated.path == skill.root)
+    }
+}
+
+/// A path as one shell word: as it is when it holds only safe characters, else single-quoted.
+fn shell_word(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let safe = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if safe {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+fn io_error(error: std::io::Error) -> TrustError {
+    TrustError::Io(error.to_string())
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    struct Project {
+        _temp: tempfile::TempDir,
+        directory: PathBuf,
+        store_path: PathBuf,
+    }
+
+    impl Project {
+        fn new() -> Project {
+            let temp = tempfile::tempdir().unwrap();
+            let directory = fs_err::canonicalize(temp.path()).unwrap().join("project");
+            for name in ["alpha", "beta"] {
+                let skill = directory.join(".claude/skills").join(name);
+                std::fs::create_dir_all(skill.join("scripts")).unwrap();
+                std::fs::write(
+                    skill.join("SKILL.md"),
+                    format!("---\nname: {name}\ndescription: Does {name}.\n---\nBody.\n"),
+                )
+                .unwrap();
+                std::fs::write(skill.join("scripts/run.py"), "print(1)\n").unwrap();
+            }
+            let store_path = temp.path().join("config/trust.json");
+            Project {
+                _temp: temp,
+                directory,
+                store_path,
+            }
+        }
+
+        fn root(&self) -> PathBuf {
+            self.directory.join(".claude/skills")
+        }
+
+        fn roots(&self) -> Vec<SkillRoot> {
+            SkillRoot::defaults(&self.directory, None)
+        }
+
+        fn catalog(&self) -> SkillCatalog {
+            SkillCatalog::load(&CatalogOptions {
+                roots: self.roots(),
+                ..CatalogOptions::default()
+            })
+            .unwrap()
+        }
+
+        fn gate(&self) -> TrustGate {
+            TrustGate::for_roots(&self.roots(), Some(self.store_path.clone()))
+        }
+
+        fn labels(&self) -> Vec<(String, &'static str)> {
+            let catalog = self.catalog();
+            let gate = self.gate();
+            catalog
+                .skills()
+                .iter()
+                .map(|skill| (skill.name().to_owned(), gate.verdict(skill).label()))
+                .collect()
+        }
+
+        fn trust(&self, policy: Option<TrustPolicy>) -> TrustedRoot {
+            let mut store = TrustStore::load(&self.store_path).unwrap();
+            let trusted = store.trust_root(&self.root(), policy).unwrap();
+            store.save().unwrap();
+            trusted
+        }
+    }
+
+    fn labels(pairs: &[(&str, &'static str)]) -> Vec<(String, &'static str)> {
+        pairs
+            .iter()
+            .map(|(name, label)| ((*name).to_owned(), *label))
+            .collect()
+    }
+
+    #[test]
+    fn project_roots_need_trust_and_pin_notices_changes() {
+        let project = Project::new();
+        assert_eq!(
+            project.labels(),
+            labels(&[("alpha", "untrusted"), ("beta", "untrusted")])
+        );
+
+        let trusted = project.trust(None);
+        assert_eq!(trusted.root, project.root());
+        assert_eq!(trusted.entry.policy, TrustPolicy::Pin);
+        assert_eq!(
+            trusted.entry.skills.keys().collect::<Vec<_>>(),
+            vec!["alpha", "beta"]
+        );
+        assert_eq!(
+            project.labels(),
+            labels(&[("alpha", "trusted"), ("beta", "trusted")])
+        );
+
+        std::fs::write(project.root().join("alpha/scripts/run.py"), "print(2)\n").unwrap();
+        let gamma = project.root().join("gamma");
+        std::fs::create_dir_all(&gamma).unwrap();
+        std::fs::write(
+            gamma.join("SKILL.md"),
+            "---\nname: gamma\ndescription: New.\n---\n",
+        )
+        .unwrap();
+        assert_eq!(
+            project.labels(),
+            labels(&[("alpha", "changed"), ("beta", "trusted"), ("gamma", "new")])
+        );
+
+        // Re-trusting without a policy keeps the recorded one; `follow` stops pinning.
+        project.trust(None);
+        assert_eq!(
+            project.labels(),
+            labels(&[
+                ("alpha", "trusted"),
+                ("beta", "trusted"),
+                ("gamma", "trusted")
+            ])
+        );
+        assert_eq!(
+            project.trust(Some(TrustPolicy::Follow)).entry.policy,
+            TrustPolicy::Follow
+        );
+        std::fs::write(project.root().join("beta/scripts/run.py"), "print(3)\n").unwrap();
+        assert_eq!(project.trust(None).entry.policy, TrustPolicy::Follow);
+        std::fs::write(project.root().join("beta/scripts/run.py"), "print(4)\n").unwrap();
+        assert_eq!(
+            project.labels(),
+            labels(&[
+                ("alpha", "trusted"),
+                ("beta", "trusted"),
+                ("gamma", "trusted")
+            ])
+        );
+
+        let mut store = TrustStore::load(&project.store_path).unwrap();
+        store.untrust_root(&project.root()).unwrap();
+        store.save().unwrap();
+        assert_eq!(project.labels()[0].1, "untrusted");
+    }
+
+    #[test]
+    fn explicit_environment_and_user_roots_are_trusted() {
+        let project = Project::new();
+        for origin in [
+            RootOrigin::Explicit,
+            RootOrigin::Environment,
+            RootOrigin::User,
+        ] {
+            let roots = vec![SkillRoot {
+                path: project.root(),
+                origin,
+            }];
+            let catalog = SkillCatalog::load(&CatalogOptions {
+                roots: roots.clone(),
+                ..CatalogOptions::default()
+            })
+            .unwrap();
+            let gate = TrustGate::for_roots(&roots, Some(project.store_path.clone()));
+            for skill in catalog.skills() {
+                assert!(!gate.is_gated(skill));
+                assert_eq!(gate.verdict(skill), TrustVerdict::Trusted);
+            }
+        }
+        // The same folder reached first as a user root is not held back as a project root.
+        let mut roots = vec![SkillRoot {
+            path: project.root(),
+            origin: RootOrigin::User,
+        }];
+        roots.extend(project.roots());
+        let gate = TrustGate::for_roots(&roots, Some(project.store_path.clone()));
+        assert!(gate.gated.is_empty());
+    }
+
+    #[test]
+    fn the_trust_file_is_private_and_a_corrupt_one_is_named() {
+        let project = Project::new();
+        project.trust(None);
+        let folder_mode = std::fs::metadata(project.store_path.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode();
+        let file_mode = std::fs::metadata(&project.store_path)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!((folder_mode & 0o777, file_mode & 0o777), (0o700, 0o600));
+
+        let original = fs_err::read_to_string(&project.store_path).unwrap();
+        for (edited, expected) in [
+            ("{".to_owned(), "EOF while parsing"),
+            (
+                original.replace("\"version\": 1", "\"version\": 7"),
+                "`version` is 7",
+            ),
+            (
+                original.replace("\"pin\"", "\"sometimes\""),
+                "unknown variant",
+            ),
+            (original.replace("sha256:", "md5:"), "is not `sha256:`"),
+            (
+                original.replace("\"alpha\"", "\"../alpha\""),
+                "skill key `../alpha`",
+            ),
+            (
+                original.replace("\"policy\"", "\"extra\": 1, \"policy\""),
+                "unknown field",
+            ),
+        ] {
+            std::fs::write(&project.store_path, &edited).unwrap();
+            let error = TrustStore::load(&project.store_path)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("trust file `"), "{error}");
+            assert!(error.contains(expected), "{expected}: {error}");
+            // The gate refuses rather than treating the file as empty.
+            let catalog = project.catalog();
+            match project.gate().verdict(&catalog.skills()[0]) {
+                TrustVerdict::Untrusted(Untrusted {
+                    reason: UntrustedReason::Unverifiable(detail),
+                    ..
+                }) => assert!(detail.contains(expected), "{detail}"),
+                other => panic!("{other:?}"),
+            }
+            // Nothing rewrote it.
+            assert_eq!(fs_err::read_to_string(&project.store_path).unwrap(), edited);
+        }
+    }
+
+    #[test]
+    fn trusting_needs_an_existing_root_with_skills_and_untrusting_a_known_one() {
+        let project = Project::new();
+        let mut store = TrustStore::load(&project.store_path).unwrap();
+        let missing = project.directory.join("nope");
+        assert!(matches!(
+            store.trust_root(&missing, None),
+            Err(TrustError::RootMissing { .. })
+        ));
+        let empty = project.directory.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        assert!(matches!(
+            store.trust_root(&empty, None),
+            Err(TrustError::NoSkills { .. })
+        ));
+        assert!(matches!(
+            store.untrust_root(&empty),
+            Err(TrustError::UnknownRoot { .. })
+        ));
+        // A root that is gone can still be untrusted by its recorded path.
+        store.trust_root(&project.root(), None).unwrap();
+        std::fs::remove_dir_all(project.root()).unwrap();
+        assert_eq!(
+            store.untrust_root(&project.root()).unwrap().root,
+            project.root()
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_skill_the_root_the_reason_and_the_command() {
+        let refusal = |reason| {
+            Untrusted {
+                skill: "hello".to_owned(),
+                root: PathBuf::from("/work/my project/.claude/skills"),
+                reason,
+            }
+            .to_string()
+        };
+        insta::assert_snapshot!(
+            [
+                refusal(UntrustedReason::NeverTrusted),
+                refusal(UntrustedReason::Changed),
+                refusal(UntrustedReason::AddedSince),
+                refusal(UntrustedReason::Unverifiable("why".to_owned())),
+            ]
+            .join("\n\n")
+        );
+        assert_eq!(shell_word(Path::new("/a/b-c/.d")), "/a/b-c/.d");
+        assert_eq!(shell_word(Path::new("/it's")), r"'/it'\''s'");
+    }
+}
