@@ -9,7 +9,7 @@ Cases, each a fresh process per iteration:
   run-off      the same with `--sandbox off`
   run-cold     `run` after deleting the probe cache (what the first command after a boot or an
                upgrade pays)
-The interpreter for `direct` is read from `skillbox doctor --json` (the first usable python3).
+The interpreter for `direct` is the one `skillbox doctor --json` marks `chosen` for python.
 Prints the table on stdout and one JSON line; progress goes to stderr.
 """
 
@@ -60,7 +60,14 @@ def main():
         handle.write("print('hello')\n")
     os.chmod(script, 0o755)
     runtime = os.path.join(work, "runtime")
-    env = dict(os.environ, SKILLBOX_RUNTIME_DIR=runtime, SKILLBOX_LOG="error")
+    # The system folders only on PATH, so that every case (the sandbox off included, which
+    # would otherwise take a pyenv shim's interpreter) runs the same python3 as `direct`.
+    env = dict(
+        os.environ,
+        SKILLBOX_RUNTIME_DIR=runtime,
+        SKILLBOX_LOG="error",
+        PATH=os.environ.get("ONESHOT_BENCH_PATH", "/usr/local/bin:/usr/bin:/bin"),
+    )
     root = os.path.join(work, "skills")
 
     doctor = subprocess.run(
@@ -70,7 +77,7 @@ def main():
     python = next(
         entry["program"]
         for entry in report["interpreters"]
-        if entry["language"] == "python" and entry.get("usable", True)
+        if entry["language"] == "python" and entry["chosen"]
     )
     log(f"sandbox level {report['level']}, python {python}")
 

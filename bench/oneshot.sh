@@ -8,6 +8,7 @@
 #   ONESHOT_BENCH_BIN         use this skillbox binary instead of building it
 #   ONESHOT_BENCH_ITERATIONS  timed iterations per case (default 40)
 #   ONESHOT_BENCH_WARMUP      warm-up iterations per case (default 5)
+#   ONESHOT_BENCH_PATH        PATH for every case (default /usr/local/bin:/usr/bin:/bin)
 #
 # Results: the markdown table and one JSON line on stdout; also bench/out/oneshot-results.md.
 set -euo pipefail

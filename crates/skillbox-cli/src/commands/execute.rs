@@ -239,6 +239,8 @@ struct InterpreterStatus {
     interpreter: &'static skillbox_exec::interpreter::Interpreter,
     /// Whether the sandbox, as configured here, can run it.
     usable: bool,
+    /// Whether runs of its language use it.
+    chosen: bool,
 }
 
 /// `skillbox doctor`.
@@ -261,12 +263,19 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
         None => skillbox_exec::HostSupport::default(),
     };
     let available = SandboxLayers::available(&support);
-    let (used, level, refusal) = match Executor::new(config) {
-        Ok(executor) => (executor.layers(), executor.sandbox_level(), None),
+    let (used, level, refusal, chosen) = match Executor::new(config) {
+        Ok(executor) => {
+            let chosen: Vec<std::path::PathBuf> = skillbox_exec::interpreter::LANGUAGES
+                .iter()
+                .filter_map(|language| executor.interpreter_path(*language))
+                .collect();
+            (executor.layers(), executor.sandbox_level(), None, chosen)
+        }
         Err(error) => (
             SandboxLayers::none(),
             skillbox_exec::SandboxLevel::None,
             Some(error.to_string()),
+            Vec::new(),
         ),
     };
     let layer = |layer, available, used, detail: String| LayerStatus {
@@ -331,6 +340,7 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
                     (true, true) => interpreter.usable_in_root,
                     (true, false) => interpreter.usable_on_host,
                 },
+                chosen: chosen.contains(&interpreter.program),
             })
             .collect(),
         notes: support.notes.iter().cloned().chain(refusal).collect(),
@@ -361,10 +371,10 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
                 "  {:<7} {}{}\n",
                 interpreter.language.command_name(),
                 interpreter.program.display(),
-                if status.usable {
-                    ""
-                } else {
-                    "  (not usable by the sandbox user)"
+                match (status.chosen, status.usable) {
+                    (true, _) => "  (used)",
+                    (false, true) => "",
+                    (false, false) => "  (not usable by the sandbox user)",
                 }
             ));
         }
