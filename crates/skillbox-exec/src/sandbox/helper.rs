@@ -73,6 +73,7 @@ fn exec(args: &[OsString]) -> i32 {
     // Die with the runtime thread that started us, and lead our own session and process group
     // so the runtime can kill the whole tree.
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+    let mut lifeline = Lifeline::Runtime(nix::unistd::getppid());
     let _ = nix::unistd::setsid();
     if plan.root.is_some() && !plan.layers.namespaces {
         return fail("a private root needs namespaces, which this sandbox does not have");
@@ -97,11 +98,21 @@ fn exec(args: &[OsString]) -> i32 {
             },
             None => None,
         };
+        // Open while this process lives: the namespace's first process checks it once it has
+        // armed its own parent-death signal (see `Lifeline`).
+        let (watch, held_open) = match nix::unistd::pipe2(
+            nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK,
+        ) {
+            Ok(ends) => ends,
+            Err(error) => return fail(&format!("cannot create a pipe: {error}")),
+        };
         // SAFETY: the helper is single-threaded (it has started no threads), so the child may
         // run arbitrary code after `fork`.
         match unsafe { nix::unistd::fork() } {
             Ok(ForkResult::Parent { child }) => {
+                drop(watch);
                 let code = relay_exit(child);
+                drop(held_open);
                 if let Some(PreparedRoot {
                     workspace,
                     output_copy: Some(copy),
@@ -114,6 +125,8 @@ fn exec(args: &[OsString]) -> i32 {
             Ok(ForkResult::Child) => {
                 // Die with the helper, and see only this namespace's processes in /proc.
                 let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+                drop(held_open);
+                lifeline = Lifeline::Helper(watch);
                 drop(prepared);
                 let entered = match &plan.root {
                     Some(layout) => enter_root(layout),
@@ -126,9 +139,10 @@ fn exec(args: &[OsString]) -> i32 {
             Err(error) => return fail(&format!("cannot fork into the new namespaces: {error}")),
         }
     }
-    if let Err(message) = confine(&plan) {
+    if let Err(message) = confine(&plan, &lifeline) {
         return fail(&message);
     }
+    drop(lifeline);
     if let Err(error) = nix::unistd::chdir(&plan.workspace) {
         return fail(&format!(
             "cannot enter the workspace `{}`: {error}",
@@ -703,11 +717,44 @@ fn bind(source: &Path, target: &Path, kind: BindKind) -> Result<(), String> {
     })
 }
 
-/// Limits, privilege drop, `no_new_privs`, Landlock, seccomp: in that order.
-fn confine(plan: &SandboxPlan) -> Result<(), String> {
+/// What the program must die with: the runtime (without namespaces, the helper becomes the
+/// program), or the helper process that waits for the namespace's first process.
+///
+/// The parent-death signal set at the start does not survive the switch to the run's uid (the
+/// kernel clears it whenever the effective uid changes), so it is armed again after the switch,
+/// and the seccomp filter keeps the program from clearing it. A program that left the helper's
+/// process group would otherwise outlive the helper, and with it its call. Arming it again
+/// leaves a gap in which the parent may already have ended; the lifeline closes it.
+enum Lifeline {
+    /// The runtime's pid, as this process saw it at the start.
+    Runtime(nix::unistd::Pid),
+    /// The read end of a pipe whose only write end the helper holds: end of file once it ended.
+    Helper(std::os::fd::OwnedFd),
+}
+
+impl Lifeline {
+    fn alive(&self) -> bool {
+        match self {
+            Lifeline::Runtime(parent) => nix::unistd::getppid() == *parent,
+            Lifeline::Helper(watch) => {
+                let mut byte = [0u8; 1];
+                !matches!(nix::unistd::read(watch, &mut byte), Ok(0))
+            }
+        }
+    }
+}
+
+/// Limits, privilege drop, the parent-death signal again, `no_new_privs`, Landlock, seccomp: in
+/// that order.
+fn confine(plan: &SandboxPlan, lifeline: &Lifeline) -> Result<(), String> {
     apply_limits(plan)?;
     if plan.layers.uid_drop {
         drop_privileges(plan.uid, plan.gid)?;
+    }
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(|error| format!("cannot set the parent-death signal: {error}"))?;
+    if !lifeline.alive() {
+        return Err("the process that started the sandbox has ended".to_owned());
     }
     nix::sys::prctl::set_no_new_privs()
         .map_err(|error| format!("cannot set no_new_privs: {error}"))?;
@@ -909,6 +956,21 @@ fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
         let rule = SeccompRule::new(vec![not_unix]).map_err(|error| format!("seccomp: {error}"))?;
         rules.insert(libc::SYS_socket, vec![rule]);
     }
+    // The parent-death signal is what takes the program down with the helper (see `Lifeline`).
+    let keeps_parent_death_signal = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        libc::PR_SET_PDEATHSIG as u64,
+    )
+    .map_err(|error| format!("seccomp: {error}"))?;
+    rules.insert(
+        libc::SYS_prctl,
+        vec![
+            SeccompRule::new(vec![keeps_parent_death_signal])
+                .map_err(|error| format!("seccomp: {error}"))?,
+        ],
+    );
     let namespace_rules = NAMESPACE_CLONE_FLAGS
         .iter()
         .map(|flag| {

@@ -978,3 +978,55 @@ fn secrets_go_only_to_the_skills_the_operator_named() {
     assert_eq!(granted.stdout, "bound-secret-value\n", "{granted:?}");
     assert_eq!(other.stdout, "none\n", "{other:?}");
 }
+
+// ---- Second outside attack: what the runtime (root) does after or around a run ----
+
+#[test]
+fn the_first_process_cannot_outlive_its_call_by_leaving_the_helpers_session() {
+    if !full_sandbox_or_skip(
+        "the_first_process_cannot_outlive_its_call_by_leaving_the_helpers_session",
+    ) {
+        return;
+    }
+    // The program is PID 1 of its namespace: if it leaves the helper's process group, the
+    // timeout's group kill misses it, and only the helper's death can take it down.
+    let fixture = Fixture::new();
+    fixture.skill("linger");
+    let marker = marker();
+    fixture.file(
+        "linger/scripts/linger.py",
+        "import ctypes, os, sys, time\nlibc = ctypes.CDLL(None, use_errno=True)\nPR_SET_PDEATHSIG = 1\ncleared = libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)\nos.setsid()\nprint('pid', os.getpid(), 'cleared', cleared, flush=True)\ntime.sleep(60)\n",
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let result = runtime().block_on(executor.run(
+        &catalog,
+        "linger",
+        "linger.py",
+        std::slice::from_ref(&marker),
+        RunOptions {
+            timeout: Some(Duration::from_millis(1_500)),
+            live_output: None,
+        },
+    ));
+    assert_eq!(
+        result.error_type,
+        Some(ErrorType::ExecutionTimeout),
+        "{result:?}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let survivors = processes_with(&marker);
+    for pid in &survivors {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(*pid).unwrap()),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert_eq!(
+        survivors,
+        Vec::<u32>::new(),
+        "the run's PID 1 survived its call"
+    );
+    // It could not clear its parent-death signal either (and its output was not held back).
+    assert_eq!(result.stdout, "pid 1 cleared -1\n", "{result:?}");
+}
