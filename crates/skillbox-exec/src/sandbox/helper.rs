@@ -344,14 +344,7 @@ fn prepare_root(layout: &RootLayout, plan: &SandboxPlan) -> Result<PreparedRoot,
     }
     let workspace_descriptor = open_folder(None, &workspace)?;
     for folder in &layout.workspace_folders {
-        let path = contained(folder)?;
-        create_folder(&workspace.join(&path))?;
-        nix::unistd::chown(
-            &workspace.join(&path),
-            Some(Uid::from_raw(owner)),
-            Some(Gid::from_raw(owner)),
-        )
-        .map_err(|error| format!("cannot hand `{}` to the run: {error}", path.display()))?;
+        hand_workspace_folder(&workspace_descriptor, &contained(folder)?, owner)?;
     }
     for folder in &layout.folders {
         create_folder(&inside(folder))?;
@@ -427,6 +420,48 @@ fn contained(path: &Path) -> Result<PathBuf, String> {
             path.display()
         ))
     }
+}
+
+/// Create a folder inside the workspace (a relative path) and hand it to the run's uid, one
+/// folder at a time relative to descriptors, never following a link. The workspace may be the
+/// operator's `--workdir`, which holds whatever earlier runs left there: a link planted at that
+/// name must not lead this root process to a host folder.
+fn hand_workspace_folder(
+    workspace: &std::os::fd::OwnedFd,
+    path: &Path,
+    owner: u32,
+) -> Result<(), String> {
+    use std::os::fd::AsFd;
+    let mut folder = workspace
+        .try_clone()
+        .map_err(|error| format!("cannot open the workspace: {error}"))?;
+    for name in path.components().map(|component| component.as_os_str()) {
+        match nix::sys::stat::mkdirat(
+            folder.as_fd(),
+            name,
+            nix::sys::stat::Mode::from_bits_truncate(0o755),
+        ) {
+            Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+            Err(error) => {
+                return Err(format!(
+                    "cannot create `{}` in the workspace: {error}",
+                    path.display()
+                ));
+            }
+        }
+        folder = open_folder(Some(folder.as_fd()), Path::new(name)).map_err(|_| {
+            format!(
+                "`{}` in the workspace is a link or not a folder; remove it",
+                path.display()
+            )
+        })?;
+    }
+    nix::unistd::fchown(
+        folder.as_fd(),
+        Some(Uid::from_raw(owner)),
+        Some(Gid::from_raw(owner)),
+    )
+    .map_err(|error| format!("cannot hand `{}` to the run: {error}", path.display()))
 }
 
 /// Open a folder without following a symlink at its last component, relative to `at` (or the

@@ -1030,3 +1030,52 @@ fn the_first_process_cannot_outlive_its_call_by_leaving_the_helpers_session() {
     // It could not clear its parent-death signal either (and its output was not held back).
     assert_eq!(result.stdout, "pid 1 cleared -1\n", "{result:?}");
 }
+
+#[test]
+fn a_link_planted_in_the_operators_workdir_never_makes_the_helper_chown_a_host_folder() {
+    if !full_sandbox_or_skip(
+        "a_link_planted_in_the_operators_workdir_never_makes_the_helper_chown_a_host_folder",
+    ) {
+        return;
+    }
+    use skillbox_exec::executor::python_run::{PythonRun, PythonTarget};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let fixture = Fixture::new();
+    // `--workdir`: one folder every run writes in (open to every run's uid).
+    let workdir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(workdir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let victim = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(victim.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = std::fs::metadata(victim.path()).unwrap();
+    let mut config = fixture.config();
+    config.working_directory = Some(workdir.path().to_path_buf());
+    let executor = skillbox_exec::Executor::new(config).unwrap();
+    let code = |code: &str| PythonRun {
+        target: PythonTarget::Code {
+            code: code.to_owned(),
+            entrypoint: "main".to_owned(),
+        },
+        args: serde_json::json!({}),
+        mount_skills: Vec::new(),
+        input_blobs: Vec::new(),
+        timeout: Duration::from_secs(20),
+    };
+    let runtime = runtime();
+    // The first run swaps its `out/` for a link to a host folder; the next run's helper (root,
+    // before the program starts) prepares `out/` again.
+    let planted = runtime.block_on(executor.run_python(code(&format!(
+        "import os\ndef main(args):\n    os.rmdir('out')\n    os.symlink({victim:?}, 'out')\n    return os.readlink('out')\n",
+        victim = victim.path().display().to_string()
+    ))));
+    assert!(planted.result.is_ok(), "{:?}", planted.result);
+    let next = runtime.block_on(executor.run_python(code("def main(args):\n    return 1\n")));
+    let after = std::fs::metadata(victim.path()).unwrap();
+    assert_eq!(
+        (after.uid(), after.gid(), after.mode()),
+        (before.uid(), before.gid(), before.mode()),
+        "the host folder the link named was handed to a sandbox uid"
+    );
+    let failure = next.result.unwrap_err();
+    assert_eq!(failure.error_type, "SandboxUnavailable", "{failure:?}");
+    assert!(failure.message.contains("`out`"), "{failure:?}");
+}
