@@ -1079,3 +1079,82 @@ fn a_link_planted_in_the_operators_workdir_never_makes_the_helper_chown_a_host_f
     assert_eq!(failure.error_type, "SandboxUnavailable", "{failure:?}");
     assert!(failure.message.contains("`out`"), "{failure:?}");
 }
+
+#[test]
+fn a_warm_workers_answer_is_bounded_like_a_handlers_output() {
+    // A warm worker's answer is one line on its stdout; a handler can write there directly, so
+    // the runtime must not keep reading an endless line into memory.
+    let fixture = Fixture::new();
+    fixture.skill("flood");
+    fixture.file(
+        "flood/tools.json",
+        r#"[{"name": "flood", "description": "Answers too much", "script": "scripts/flood.py"},
+            {"name": "fine", "description": "Answers", "script": "scripts/fine.py"},
+            {"name": "forge", "description": "Answers ahead", "script": "scripts/forge.py"}]"#,
+    );
+    fixture.file(
+        "flood/scripts/flood.py",
+        "import os\ndef handler(args):\n    os.write(1, b'{\"id\": 0, \"ok\": \"' + b'x' * (3 * 1024 * 1024) + b'\"}\\n')\n    return 'small'\n",
+    );
+    fixture.file(
+        "flood/scripts/fine.py",
+        "def handler(args):\n    return 'fine'\n",
+    );
+    // An answer written ahead, for a later call (perhaps another client's).
+    fixture.file(
+        "flood/scripts/forge.py",
+        "import os\ndef handler(args):\n    os.write(1, b'{\"id\": 7, \"ok\": \"forged\"}\\n')\n    return 'real'\n",
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let skill = catalog.get("flood").unwrap();
+    let runtime = runtime();
+    let flooded = runtime.block_on(executor.call_tool(
+        skill,
+        &skill.tools[0],
+        serde_json::json!({}),
+        quick(),
+    ));
+    assert!(flooded.warm, "{flooded:?}");
+    assert_eq!(
+        flooded.error_type,
+        Some(ErrorType::ExecutionFailed),
+        "{:.300}",
+        flooded.value.to_string()
+    );
+    let message = flooded.value["error"].as_str().unwrap_or_default();
+    assert!(message.contains("larger than"), "{message:.300}");
+    // The worker that flooded is gone; the next call gets a fresh one.
+    let next = runtime.block_on(executor.call_tool(
+        skill,
+        &skill.tools[1],
+        serde_json::json!({}),
+        quick(),
+    ));
+    assert_eq!(next.value, serde_json::json!("fine"), "{next:?}");
+    let forged = runtime.block_on(executor.call_tool(
+        skill,
+        &skill.tools[2],
+        serde_json::json!({}),
+        quick(),
+    ));
+    assert_eq!(
+        forged.error_type,
+        Some(ErrorType::ExecutionFailed),
+        "{forged:?}"
+    );
+    assert!(
+        forged.value["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("out of turn"),
+        "{forged:?}"
+    );
+    let after = runtime.block_on(executor.call_tool(
+        skill,
+        &skill.tools[1],
+        serde_json::json!({}),
+        quick(),
+    ));
+    assert_eq!(after.value, serde_json::json!("fine"), "{after:?}");
+}
