@@ -1158,3 +1158,27 @@ fn a_warm_workers_answer_is_bounded_like_a_handlers_output() {
     ));
     assert_eq!(after.value, serde_json::json!("fine"), "{after:?}");
 }
+
+#[test]
+fn x32_system_call_numbers_do_not_slip_past_the_filter() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("SKIPPED x32_system_call_numbers_do_not_slip_past_the_filter: x86_64 only");
+        return;
+    }
+    if !full_sandbox_or_skip("x32_system_call_numbers_do_not_slip_past_the_filter") {
+        return;
+    }
+    // On kernels built with the x32 ABI, `nr | 0x40000000` is the same call under the same
+    // audit arch, so a filter that only knows the x86_64 numbers would let `unshare` through.
+    // Kernels without x32 answer ENOSYS; the filter must answer first, with EPERM.
+    let fixture = Fixture::new();
+    fixture.skill("x32");
+    fixture.file(
+        "x32/scripts/x32.py",
+        "import ctypes, errno\nlibc = ctypes.CDLL(None, use_errno=True)\nX32 = 0x40000000\nfor name, number, args in [('unshare', 272, (0x10000000,)), ('getpid', 39, ())]:\n    result = libc.syscall(X32 | number, *args)\n    print(name, errno.errorcode.get(ctypes.get_errno(), '?') if result == -1 else 'ok')\n",
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let result = runtime().block_on(executor.run(&catalog, "x32", "x32.py", &[], quick()));
+    assert_eq!(result.stdout, "unshare EPERM\ngetpid EPERM\n", "{result:?}");
+}
