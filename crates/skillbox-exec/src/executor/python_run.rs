@@ -485,11 +485,11 @@ fn run_result(completed: &Completed, timeout: Duration) -> Result<Value, RunFail
 /// `out/` itself included, which a run without namespaces may have replaced by a link).
 fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
     let mut files = Vec::new();
-    let mut skipped = Vec::new();
+    let mut skipped = crate::sandbox::OutputNotes::default();
     let mut total: u64 = 0;
     if std::fs::symlink_metadata(out).is_ok_and(|metadata| !metadata.is_dir()) {
         skipped.push("out/: not a folder (links are not followed)".to_owned());
-        return (files, skipped);
+        return (files, skipped.into_lines());
     }
     let walker = walkdir::WalkDir::new(out)
         .follow_links(false)
@@ -498,6 +498,9 @@ fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
         .max_depth(16)
         .sort_by_file_name();
     for entry in walker {
+        if !skipped.look_at_one_more() {
+            break;
+        }
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {
@@ -541,7 +544,7 @@ fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
             size_bytes: size,
         });
     }
-    (files, skipped)
+    (files, skipped.into_lines())
 }
 
 /// Open an output file for reading without following any symlink on the way from its `out/`

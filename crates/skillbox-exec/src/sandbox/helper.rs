@@ -28,9 +28,9 @@ use seccompiler::{
 };
 
 use super::{
-    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, OutputCopy, ROOT_ETC_ENTRIES,
-    ROOT_SYSTEM_FOLDERS, ROOT_WORKSPACE, RootLayout, SYSTEM_READ_PATHS, SandboxPlan,
-    WorkspaceMount,
+    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, OutputCopy, OutputNotes,
+    ROOT_ETC_ENTRIES, ROOT_SYSTEM_FOLDERS, ROOT_WORKSPACE, RootLayout, SYSTEM_READ_PATHS,
+    SandboxPlan, WorkspaceMount,
 };
 
 /// Landlock ABI the helper asks for; older kernels get the best they support.
@@ -519,7 +519,7 @@ impl OutputCopyJob {
     fn run(mut self, workspace: &std::os::fd::OwnedFd) {
         use std::io::Write;
         use std::os::fd::AsFd;
-        let mut notes = Vec::new();
+        let mut notes = OutputNotes::default();
         let mut copied = CopyBudget::default();
         match open_folder(Some(workspace.as_fd()), &self.source) {
             Ok(source) => {
@@ -535,7 +535,7 @@ impl OutputCopyJob {
             }
             Err(message) => notes.push(format!("out/: {message}")),
         }
-        for note in notes {
+        for note in notes.into_lines() {
             let _ = writeln!(self.report, "{note}");
         }
     }
@@ -547,7 +547,7 @@ impl OutputCopyJob {
         relative: &Path,
         depth: usize,
         budget: &mut CopyBudget,
-        notes: &mut Vec<String>,
+        notes: &mut OutputNotes,
     ) {
         use nix::sys::stat::{Mode, SFlag};
         use std::os::fd::AsFd;
@@ -561,12 +561,17 @@ impl OutputCopyJob {
             notes.push(format!("out/{}: cannot be listed", relative.display()));
             return;
         };
-        let mut names: Vec<std::ffi::OsString> = listing
-            .into_iter()
-            .flatten()
-            .map(|entry| std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_owned())
-            .filter(|name| name != "." && name != "..")
-            .collect();
+        let mut names: Vec<std::ffi::OsString> = Vec::new();
+        for entry in listing.into_iter().flatten() {
+            let name = std::ffi::OsStr::from_bytes(entry.file_name().to_bytes());
+            if name == "." || name == ".." {
+                continue;
+            }
+            if !notes.look_at_one_more() {
+                break;
+            }
+            names.push(name.to_owned());
+        }
         names.sort();
         for name in names {
             let shown = relative.join(&name);
@@ -598,9 +603,10 @@ impl OutputCopyJob {
                         open_folder(Some(destination), Path::new(&name)).map(|out| (inner, out))
                     });
                 match opened {
-                    Ok((inner, out)) => {
+                    Ok((inner, out)) if !notes.stopped() => {
                         self.copy_folder(&inner, out.as_fd(), &shown, depth + 1, budget, notes);
                     }
+                    Ok(_) => {}
                     Err(message) => notes.push(format!("out/{}: {message}", shown.display())),
                 }
                 continue;

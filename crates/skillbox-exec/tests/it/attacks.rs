@@ -1182,3 +1182,44 @@ fn x32_system_call_numbers_do_not_slip_past_the_filter() {
     let result = runtime().block_on(executor.run(&catalog, "x32", "x32.py", &[], quick()));
     assert_eq!(result.stdout, "unshare EPERM\ngetpid EPERM\n", "{result:?}");
 }
+
+#[test]
+fn a_run_cannot_make_the_output_copy_list_without_bound() {
+    // Empty files and folders cost a run nothing of its size limit; the helper (root) and the
+    // runtime must not list, mirror and report each of them.
+    use skillbox_exec::executor::python_run::{PythonRun, PythonTarget};
+    let fixture = Fixture::new();
+    let executor = fixture.executor();
+    let code = "import os\ndef main(args):\n    for n in range(20000):\n        open('out/f%05d' % n, 'w').close()\n    for n in range(3000):\n        os.mkdir('out/d%05d' % n)\n    return 'made'\n";
+    let outcome = runtime().block_on(executor.run_python(PythonRun {
+        target: PythonTarget::Code {
+            code: code.to_owned(),
+            entrypoint: "main".to_owned(),
+        },
+        args: serde_json::json!({}),
+        mount_skills: Vec::new(),
+        input_blobs: Vec::new(),
+        timeout: Duration::from_secs(60),
+    }));
+    assert_eq!(
+        outcome.result,
+        Ok(serde_json::json!("made")),
+        "{}",
+        outcome.logs_preview
+    );
+    assert_eq!(outcome.output_files.len(), 100);
+    assert!(
+        outcome.skipped_outputs.len() <= 102,
+        "{} skipped lines, the first: {:?}",
+        outcome.skipped_outputs.len(),
+        outcome.skipped_outputs.first()
+    );
+    assert!(
+        outcome
+            .skipped_outputs
+            .iter()
+            .any(|line| line.contains("not looked at")),
+        "{:?}",
+        outcome.skipped_outputs.last()
+    );
+}
