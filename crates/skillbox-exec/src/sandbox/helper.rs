@@ -967,6 +967,8 @@ const DENIED_SYSCALLS: &[i64] = &[
     libc::SYS_open_by_handle_at,
     libc::SYS_name_to_handle_at,
     libc::SYS_chroot,
+    // The kernel log: any user may read it where `kernel.dmesg_restrict` is 0.
+    libc::SYS_syslog,
 ];
 
 /// `clone` flags that create namespaces: refused, so a sandboxed program cannot make itself a

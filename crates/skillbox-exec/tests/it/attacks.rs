@@ -1223,3 +1223,47 @@ fn a_run_cannot_make_the_output_copy_list_without_bound() {
         outcome.skipped_outputs.last()
     );
 }
+
+#[test]
+fn the_kernel_log_cannot_be_read_whatever_the_hosts_dmesg_setting() {
+    if !running_as_root("the_kernel_log_cannot_be_read_whatever_the_hosts_dmesg_setting") {
+        return;
+    }
+    if !full_sandbox_or_skip("the_kernel_log_cannot_be_read_whatever_the_hosts_dmesg_setting") {
+        return;
+    }
+    // Where `kernel.dmesg_restrict` is 0 (the kernel's default), syslog(2) lets any user read
+    // the kernel log. This host's setting may hide that, so the filter is tried alone, by a
+    // program the helper leaves root: only seccomp can refuse it then.
+    use skillbox_exec::sandbox::{ResourceLimits, SandboxLayers, SandboxPlan};
+    let workspace = tempfile::tempdir().unwrap();
+    let plan = SandboxPlan {
+        layers: SandboxLayers {
+            seccomp: true,
+            ..SandboxLayers::none()
+        },
+        network: false,
+        workspace: workspace.path().to_path_buf(),
+        readable: Vec::new(),
+        writable: Vec::new(),
+        limits: ResourceLimits::default(),
+        uid: 0,
+        gid: 0,
+        root: None,
+    };
+    let output = std::process::Command::new(super::support::helper().program)
+        .args(["exec", "--plan", &serde_json::to_string(&plan).unwrap(), "--"])
+        .args([
+            "python3",
+            "-c",
+            "import ctypes, errno\nlibc = ctypes.CDLL(None, use_errno=True)\nSYSLOG_ACTION_SIZE_BUFFER = 10\nsize = libc.klogctl(SYSLOG_ACTION_SIZE_BUFFER, None, 0)\nprint(errno.errorcode.get(ctypes.get_errno(), '?') if size < 0 else 'read')\n",
+        ])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "EPERM\n",
+        "{output:?}"
+    );
+}
