@@ -1186,3 +1186,21 @@ fn in_child(test: fn() -> i32) -> Option<i32> {
         Err(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lifeline_ends_with_the_helper() {
+        let (watch, held_open) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
+                .unwrap();
+        let lifeline = Lifeline::Helper(watch);
+        assert!(lifeline.alive());
+        drop(held_open);
+        assert!(!lifeline.alive());
+        assert!(Lifeline::Runtime(nix::unistd::getppid()).alive());
+        assert!(!Lifeline::Runtime(nix::unistd::Pid::from_raw(i32::MAX)).alive());
+    }
+}
