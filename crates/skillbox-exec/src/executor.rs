@@ -33,6 +33,8 @@ pub mod python_run;
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 /// Default bytes kept per output stream.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 20 * 1024;
+/// Fewest bytes of a handler's output kept (its answer is JSON, cut short it is useless).
+pub const MIN_HANDLER_OUTPUT_BYTES: usize = 1024 * 1024;
 /// Most arguments a script call may pass.
 pub const MAX_SCRIPT_ARGUMENTS: usize = 1_000;
 /// Most bytes of arguments a script call may pass in total.
@@ -762,7 +764,10 @@ impl Executor {
                     &spawn,
                     &handler_seen,
                     Value::Object(arguments),
-                    timeout,
+                    crate::workers::CallLimits {
+                        timeout,
+                        max_answer_bytes: self.handler_output_bytes(),
+                    },
                 )
                 .await;
             return Ok((
@@ -805,7 +810,7 @@ impl Executor {
             InvocationIo {
                 stdin: Some(serde_json::to_vec(&stdin).unwrap_or_default()),
                 timeout,
-                max_output_bytes: self.config.max_output_bytes.max(1024 * 1024),
+                max_output_bytes: self.handler_output_bytes(),
                 live_output: None,
             },
         );
@@ -821,6 +826,12 @@ impl Executor {
             },
             Some(completed),
         ))
+    }
+
+    /// Bytes of a handler's output (its JSON answer) kept: the operator's output limit, and at
+    /// least [`MIN_HANDLER_OUTPUT_BYTES`]. A warm worker's answer line is held to it too.
+    fn handler_output_bytes(&self) -> usize {
+        self.config.max_output_bytes.max(MIN_HANDLER_OUTPUT_BYTES)
     }
 
     /// Check a tool's arguments against its schema off the async threads, within

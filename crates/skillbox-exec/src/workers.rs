@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use nix::unistd::Pid;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{Mutex, Semaphore};
 
@@ -31,6 +31,52 @@ pub const DEFAULT_MAX_WORKERS: usize = 4;
 pub const DEFAULT_MAX_CALLS_PER_WORKER: u64 = 1_000;
 /// Bytes of a worker's stderr kept for error messages.
 const STDERR_TAIL_BYTES: usize = 4 * 1024;
+
+/// The limits of one call on a warm worker.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallLimits {
+    /// Wall-clock limit of the round trip.
+    pub timeout: Duration,
+    /// Longest answer line read; a longer one retires the worker (a handler can write to the
+    /// answer stream itself, so the line is otherwise unbounded).
+    pub max_answer_bytes: usize,
+}
+
+/// One answer line from a worker.
+enum Answer {
+    /// The line, without its newline.
+    Line(String),
+    /// The line went past the limit; reading stopped there.
+    TooLarge,
+    /// The worker closed its stdout.
+    Ended,
+}
+
+/// Read one line of at most `max_bytes` (invalid UTF-8 replaced), never holding more.
+async fn read_answer(
+    stdout: &mut BufReader<ChildStdout>,
+    max_bytes: usize,
+) -> std::io::Result<Answer> {
+    let mut line = Vec::new();
+    loop {
+        let buffer = stdout.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(Answer::Ended);
+        }
+        let (taken, complete) = match buffer.iter().position(|byte| *byte == b'\n') {
+            Some(end) => (end, true),
+            None => (buffer.len(), false),
+        };
+        if line.len() + taken > max_bytes {
+            return Ok(Answer::TooLarge);
+        }
+        line.extend_from_slice(&buffer[..taken]);
+        stdout.consume(if complete { taken + 1 } else { taken });
+        if complete {
+            return Ok(Answer::Line(String::from_utf8_lossy(&line).into_owned()));
+        }
+    }
+}
 
 /// Warm worker settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +120,7 @@ struct Worker {
     _child: tokio::process::Child,
     process_id: Option<Pid>,
     stdin: ChildStdin,
-    stdout: Lines<BufReader<ChildStdout>>,
+    stdout: BufReader<ChildStdout>,
     stderr_tail: Arc<std::sync::Mutex<Vec<u8>>>,
     /// The workspace as the worker sees it.
     workspace: PathBuf,
@@ -165,7 +211,7 @@ impl WorkerPool {
         spawn: &WorkerSpawn<'_>,
         handler: &Path,
         arguments: Value,
-        timeout: Duration,
+        limits: CallLimits,
     ) -> (Value, Option<ErrorType>) {
         let Ok(_permit) = self.permits.acquire().await else {
             return (
@@ -187,7 +233,7 @@ impl WorkerPool {
             worker: Some(worker),
         };
         let (outcome, worker) = self
-            .round_trip(checked_out, handler, arguments, timeout)
+            .round_trip(checked_out, handler, arguments, limits)
             .await;
         if let Some(mut worker) = worker {
             worker.calls += 1;
@@ -246,8 +292,12 @@ impl WorkerPool {
         mut checked_out: CheckedOut<'_>,
         handler: &Path,
         mut arguments: Value,
-        timeout: Duration,
+        limits: CallLimits,
     ) -> ((Value, Option<ErrorType>), Option<Worker>) {
+        let CallLimits {
+            timeout,
+            max_answer_bytes,
+        } = limits;
         let Some(worker) = checked_out.worker() else {
             return (
                 (
@@ -277,7 +327,7 @@ impl WorkerPool {
         let exchange = async {
             worker.stdin.write_all(&line).await?;
             worker.stdin.flush().await?;
-            worker.stdout.next_line().await
+            read_answer(&mut worker.stdout, max_answer_bytes).await
         };
         let answer = tokio::time::timeout(timeout, exchange).await;
         match answer {
@@ -288,7 +338,26 @@ impl WorkerPool {
                 ),
                 None,
             ),
-            Ok(Ok(Some(text))) => match serde_json::from_str::<Value>(&text) {
+            Ok(Ok(Answer::TooLarge)) => (
+                (
+                    json!({ "error": format!("the handler's answer is larger than {max_answer_bytes} bytes of JSON; return less (write large results to files)") }),
+                    Some(ErrorType::ExecutionFailed),
+                ),
+                None,
+            ),
+            Ok(Ok(Answer::Line(text))) => match serde_json::from_str::<Value>(&text) {
+                // An answer to another call means the worker wrote lines of its own on the
+                // answer stream: it cannot be trusted to answer in step any more.
+                Ok(Value::Object(answer)) if answer.get("id") != Some(&json!(call_id)) => {
+                    let message = "the worker answered out of turn (a handler wrote to the answer stream itself)";
+                    (
+                        (
+                            json!({ "error": message }),
+                            Some(ErrorType::ExecutionFailed),
+                        ),
+                        None,
+                    )
+                }
                 Ok(Value::Object(mut answer)) => {
                     let outcome = match (answer.remove("ok"), answer.remove("error")) {
                         (_, Some(error)) => {
@@ -373,7 +442,7 @@ fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
         _child: child,
         process_id,
         stdin,
-        stdout: BufReader::new(stdout).lines(),
+        stdout: BufReader::new(stdout),
         stderr_tail,
         workspace: invocation.workspace,
         calls: 0,

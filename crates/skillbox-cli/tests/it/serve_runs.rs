@@ -521,3 +521,80 @@ fn the_builtin_guide_skill_cannot_be_shadowed_by_a_root() {
     let guide = server.result("load_skills_protocol_guide", json!({}));
     assert!(text.contains(guide["content"].as_str().unwrap().lines().next().unwrap()));
 }
+
+#[test]
+fn without_namespaces_a_link_at_out_never_returns_host_files_as_output_blobs() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "SKIPPED without_namespaces_a_link_at_out_never_returns_host_files_as_output_blobs: needs root (runs then drop to their own uid)"
+        );
+        return;
+    }
+    let site = Site::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let runtime_dir = scratch.path().join("runtime");
+    let skillbox = assert_cmd::cargo::cargo_bin("skillbox");
+    // `doctor` writes the probe cache; the same cache with the namespaces missing is what a host
+    // that may not unshare (a container, say) would have written.
+    let doctor = std::process::Command::new(&skillbox)
+        .arg("doctor")
+        .env("SKILLBOX_RUNTIME_DIR", &runtime_dir)
+        .output()
+        .unwrap();
+    assert!(doctor.status.success(), "{doctor:?}");
+    let cache = runtime_dir.join("host-probe.json");
+    let mut probe: Value = serde_json::from_slice(&fs_err::read(&cache).unwrap()).unwrap();
+    if probe["support"]["uid_drop"] != true {
+        eprintln!(
+            "SKIPPED without_namespaces_a_link_at_out_never_returns_host_files_as_output_blobs: the uid drop is not available"
+        );
+        return;
+    }
+    probe["support"]["namespaces"] = json!(false);
+    fs_err::write(&cache, serde_json::to_vec(&probe).unwrap()).unwrap();
+    // A file only root may read.
+    let secret = tempfile::tempdir().unwrap();
+    fs_err::write(secret.path().join("key.txt"), "root-only-secret-value").unwrap();
+    std::fs::set_permissions(
+        secret.path().join("key.txt"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let mut command = std::process::Command::new(&skillbox);
+    command
+        .current_dir(repo_root())
+        .env("SKILLBOX_RUNTIME_DIR", &runtime_dir)
+        .arg("serve")
+        .arg(site.skills.path())
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(site.data.path());
+    let (child, url) = super::serve::start_server_command(command);
+    let server = Server {
+        child,
+        url,
+        client: reqwest::Client::new(),
+        runtime: tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap(),
+    };
+    let code = format!(
+        "import os\ndef main(args):\n    os.rmdir('out')\n    os.symlink({secret:?}, 'out')\n    return os.getuid()\n",
+        secret = secret.path().display().to_string()
+    );
+    let run = server.result("run_code", json!({"language": "python", "code": code}));
+    assert_eq!(run["sandbox"], "partial", "{run}");
+    assert_ne!(run["output"], 0, "{run}");
+    for blob in run["output_blobs"].as_array().unwrap() {
+        let read = server.result("read_blob", json!({"blob_id": blob, "mode": "full"}));
+        assert!(
+            !read["preview"]
+                .as_str()
+                .unwrap_or("")
+                .contains("root-only-secret"),
+            "a root-only file came back as an output blob: {run}"
+        );
+    }
+    assert_eq!(run["output_files"], json!([]), "{run}");
+}

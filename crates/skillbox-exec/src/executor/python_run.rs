@@ -481,17 +481,26 @@ fn run_result(completed: &Completed, timeout: Duration) -> Result<Value, RunFail
     }
 }
 
-/// The regular files under `out/` (symlinks and special files are skipped, never followed).
+/// The regular files under `out/` (symlinks and special files are skipped, never followed:
+/// `out/` itself included, which a run without namespaces may have replaced by a link).
 fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
     let mut files = Vec::new();
-    let mut skipped = Vec::new();
+    let mut skipped = crate::sandbox::OutputNotes::default();
     let mut total: u64 = 0;
+    if std::fs::symlink_metadata(out).is_ok_and(|metadata| !metadata.is_dir()) {
+        skipped.push("out/: not a folder (links are not followed)".to_owned());
+        return (files, skipped.into_lines());
+    }
     let walker = walkdir::WalkDir::new(out)
         .follow_links(false)
+        .follow_root_links(false)
         .min_depth(1)
         .max_depth(16)
         .sort_by_file_name();
     for entry in walker {
+        if !skipped.look_at_one_more() {
+            break;
+        }
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {
@@ -535,18 +544,22 @@ fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
             size_bytes: size,
         });
     }
-    (files, skipped)
+    (files, skipped.into_lines())
 }
 
 /// Open an output file for reading without following any symlink on the way from its `out/`
-/// folder (on hosts without namespaces the run's processes wrote that folder and might still
-/// swap a folder for a link).
+/// folder, nor at `out/` itself (on hosts without namespaces the run's processes wrote that
+/// folder and might still swap it, or a folder in it, for a link).
 ///
 /// # Errors
 /// When it cannot be opened, or is no longer a regular file.
 pub fn open_output_file(file: &OutputFile) -> std::io::Result<std::fs::File> {
+    use fs_err::os::unix::fs::OpenOptionsExt;
     use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
-    let folder = fs_err::File::open(&file.folder)?;
+    let folder = fs_err::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(&file.folder)?;
     let how = OpenHow::new()
         .flags(OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC)
         .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);

@@ -28,9 +28,9 @@ use seccompiler::{
 };
 
 use super::{
-    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, OutputCopy, ROOT_ETC_ENTRIES,
-    ROOT_SYSTEM_FOLDERS, ROOT_WORKSPACE, RootLayout, SYSTEM_READ_PATHS, SandboxPlan,
-    WorkspaceMount,
+    HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, OutputCopy, OutputNotes,
+    ROOT_ETC_ENTRIES, ROOT_SYSTEM_FOLDERS, ROOT_WORKSPACE, RootLayout, SYSTEM_READ_PATHS,
+    SandboxPlan, WorkspaceMount,
 };
 
 /// Landlock ABI the helper asks for; older kernels get the best they support.
@@ -73,6 +73,7 @@ fn exec(args: &[OsString]) -> i32 {
     // Die with the runtime thread that started us, and lead our own session and process group
     // so the runtime can kill the whole tree.
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+    let mut lifeline = Lifeline::Runtime(nix::unistd::getppid());
     let _ = nix::unistd::setsid();
     if plan.root.is_some() && !plan.layers.namespaces {
         return fail("a private root needs namespaces, which this sandbox does not have");
@@ -97,11 +98,21 @@ fn exec(args: &[OsString]) -> i32 {
             },
             None => None,
         };
+        // Open while this process lives: the namespace's first process checks it once it has
+        // armed its own parent-death signal (see `Lifeline`).
+        let (watch, held_open) = match nix::unistd::pipe2(
+            nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK,
+        ) {
+            Ok(ends) => ends,
+            Err(error) => return fail(&format!("cannot create a pipe: {error}")),
+        };
         // SAFETY: the helper is single-threaded (it has started no threads), so the child may
         // run arbitrary code after `fork`.
         match unsafe { nix::unistd::fork() } {
             Ok(ForkResult::Parent { child }) => {
+                drop(watch);
                 let code = relay_exit(child);
+                drop(held_open);
                 if let Some(PreparedRoot {
                     workspace,
                     output_copy: Some(copy),
@@ -114,6 +125,8 @@ fn exec(args: &[OsString]) -> i32 {
             Ok(ForkResult::Child) => {
                 // Die with the helper, and see only this namespace's processes in /proc.
                 let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+                drop(held_open);
+                lifeline = Lifeline::Helper(watch);
                 drop(prepared);
                 let entered = match &plan.root {
                     Some(layout) => enter_root(layout),
@@ -126,9 +139,10 @@ fn exec(args: &[OsString]) -> i32 {
             Err(error) => return fail(&format!("cannot fork into the new namespaces: {error}")),
         }
     }
-    if let Err(message) = confine(&plan) {
+    if let Err(message) = confine(&plan, &lifeline) {
         return fail(&message);
     }
+    drop(lifeline);
     if let Err(error) = nix::unistd::chdir(&plan.workspace) {
         return fail(&format!(
             "cannot enter the workspace `{}`: {error}",
@@ -330,14 +344,7 @@ fn prepare_root(layout: &RootLayout, plan: &SandboxPlan) -> Result<PreparedRoot,
     }
     let workspace_descriptor = open_folder(None, &workspace)?;
     for folder in &layout.workspace_folders {
-        let path = contained(folder)?;
-        create_folder(&workspace.join(&path))?;
-        nix::unistd::chown(
-            &workspace.join(&path),
-            Some(Uid::from_raw(owner)),
-            Some(Gid::from_raw(owner)),
-        )
-        .map_err(|error| format!("cannot hand `{}` to the run: {error}", path.display()))?;
+        hand_workspace_folder(&workspace_descriptor, &contained(folder)?, owner)?;
     }
     for folder in &layout.folders {
         create_folder(&inside(folder))?;
@@ -415,6 +422,48 @@ fn contained(path: &Path) -> Result<PathBuf, String> {
     }
 }
 
+/// Create a folder inside the workspace (a relative path) and hand it to the run's uid, one
+/// folder at a time relative to descriptors, never following a link. The workspace may be the
+/// operator's `--workdir`, which holds whatever earlier runs left there: a link planted at that
+/// name must not lead this root process to a host folder.
+fn hand_workspace_folder(
+    workspace: &std::os::fd::OwnedFd,
+    path: &Path,
+    owner: u32,
+) -> Result<(), String> {
+    use std::os::fd::AsFd;
+    let mut folder = workspace
+        .try_clone()
+        .map_err(|error| format!("cannot open the workspace: {error}"))?;
+    for name in path.components().map(|component| component.as_os_str()) {
+        match nix::sys::stat::mkdirat(
+            folder.as_fd(),
+            name,
+            nix::sys::stat::Mode::from_bits_truncate(0o755),
+        ) {
+            Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+            Err(error) => {
+                return Err(format!(
+                    "cannot create `{}` in the workspace: {error}",
+                    path.display()
+                ));
+            }
+        }
+        folder = open_folder(Some(folder.as_fd()), Path::new(name)).map_err(|_| {
+            format!(
+                "`{}` in the workspace is a link or not a folder; remove it",
+                path.display()
+            )
+        })?;
+    }
+    nix::unistd::fchown(
+        folder.as_fd(),
+        Some(Uid::from_raw(owner)),
+        Some(Gid::from_raw(owner)),
+    )
+    .map_err(|error| format!("cannot hand `{}` to the run: {error}", path.display()))
+}
+
 /// Open a folder without following a symlink at its last component, relative to `at` (or the
 /// current root).
 fn open_folder(
@@ -470,7 +519,7 @@ impl OutputCopyJob {
     fn run(mut self, workspace: &std::os::fd::OwnedFd) {
         use std::io::Write;
         use std::os::fd::AsFd;
-        let mut notes = Vec::new();
+        let mut notes = OutputNotes::default();
         let mut copied = CopyBudget::default();
         match open_folder(Some(workspace.as_fd()), &self.source) {
             Ok(source) => {
@@ -486,7 +535,7 @@ impl OutputCopyJob {
             }
             Err(message) => notes.push(format!("out/: {message}")),
         }
-        for note in notes {
+        for note in notes.into_lines() {
             let _ = writeln!(self.report, "{note}");
         }
     }
@@ -498,7 +547,7 @@ impl OutputCopyJob {
         relative: &Path,
         depth: usize,
         budget: &mut CopyBudget,
-        notes: &mut Vec<String>,
+        notes: &mut OutputNotes,
     ) {
         use nix::sys::stat::{Mode, SFlag};
         use std::os::fd::AsFd;
@@ -512,12 +561,17 @@ impl OutputCopyJob {
             notes.push(format!("out/{}: cannot be listed", relative.display()));
             return;
         };
-        let mut names: Vec<std::ffi::OsString> = listing
-            .into_iter()
-            .flatten()
-            .map(|entry| std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_owned())
-            .filter(|name| name != "." && name != "..")
-            .collect();
+        let mut names: Vec<std::ffi::OsString> = Vec::new();
+        for entry in listing.into_iter().flatten() {
+            let name = std::ffi::OsStr::from_bytes(entry.file_name().to_bytes());
+            if name == "." || name == ".." {
+                continue;
+            }
+            if !notes.look_at_one_more() {
+                break;
+            }
+            names.push(name.to_owned());
+        }
         names.sort();
         for name in names {
             let shown = relative.join(&name);
@@ -549,9 +603,10 @@ impl OutputCopyJob {
                         open_folder(Some(destination), Path::new(&name)).map(|out| (inner, out))
                     });
                 match opened {
-                    Ok((inner, out)) => {
+                    Ok((inner, out)) if !notes.stopped() => {
                         self.copy_folder(&inner, out.as_fd(), &shown, depth + 1, budget, notes);
                     }
+                    Ok(_) => {}
                     Err(message) => notes.push(format!("out/{}: {message}", shown.display())),
                 }
                 continue;
@@ -703,11 +758,44 @@ fn bind(source: &Path, target: &Path, kind: BindKind) -> Result<(), String> {
     })
 }
 
-/// Limits, privilege drop, `no_new_privs`, Landlock, seccomp: in that order.
-fn confine(plan: &SandboxPlan) -> Result<(), String> {
+/// What the program must die with: the runtime (without namespaces, the helper becomes the
+/// program), or the helper process that waits for the namespace's first process.
+///
+/// The parent-death signal set at the start does not survive the switch to the run's uid (the
+/// kernel clears it whenever the effective uid changes), so it is armed again after the switch,
+/// and the seccomp filter keeps the program from clearing it. A program that left the helper's
+/// process group would otherwise outlive the helper, and with it its call. Arming it again
+/// leaves a gap in which the parent may already have ended; the lifeline closes it.
+enum Lifeline {
+    /// The runtime's pid, as this process saw it at the start.
+    Runtime(nix::unistd::Pid),
+    /// The read end of a pipe whose only write end the helper holds: end of file once it ended.
+    Helper(std::os::fd::OwnedFd),
+}
+
+impl Lifeline {
+    fn alive(&self) -> bool {
+        match self {
+            Lifeline::Runtime(parent) => nix::unistd::getppid() == *parent,
+            Lifeline::Helper(watch) => {
+                let mut byte = [0u8; 1];
+                !matches!(nix::unistd::read(watch, &mut byte), Ok(0))
+            }
+        }
+    }
+}
+
+/// Limits, privilege drop, the parent-death signal again, `no_new_privs`, Landlock, seccomp: in
+/// that order.
+fn confine(plan: &SandboxPlan, lifeline: &Lifeline) -> Result<(), String> {
     apply_limits(plan)?;
     if plan.layers.uid_drop {
         drop_privileges(plan.uid, plan.gid)?;
+    }
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(|error| format!("cannot set the parent-death signal: {error}"))?;
+    if !lifeline.alive() {
+        return Err("the process that started the sandbox has ended".to_owned());
     }
     nix::sys::prctl::set_no_new_privs()
         .map_err(|error| format!("cannot set no_new_privs: {error}"))?;
@@ -879,6 +967,8 @@ const DENIED_SYSCALLS: &[i64] = &[
     libc::SYS_open_by_handle_at,
     libc::SYS_name_to_handle_at,
     libc::SYS_chroot,
+    // The kernel log: any user may read it where `kernel.dmesg_restrict` is 0.
+    libc::SYS_syslog,
 ];
 
 /// `clone` flags that create namespaces: refused, so a sandboxed program cannot make itself a
@@ -909,6 +999,21 @@ fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
         let rule = SeccompRule::new(vec![not_unix]).map_err(|error| format!("seccomp: {error}"))?;
         rules.insert(libc::SYS_socket, vec![rule]);
     }
+    // The parent-death signal is what takes the program down with the helper (see `Lifeline`).
+    let keeps_parent_death_signal = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        libc::PR_SET_PDEATHSIG as u64,
+    )
+    .map_err(|error| format!("seccomp: {error}"))?;
+    rules.insert(
+        libc::SYS_prctl,
+        vec![
+            SeccompRule::new(vec![keeps_parent_death_signal])
+                .map_err(|error| format!("seccomp: {error}"))?,
+        ],
+    );
     let namespace_rules = NAMESPACE_CLONE_FLAGS
         .iter()
         .map(|flag| {
@@ -954,11 +1059,54 @@ fn filter_program(
     BpfProgram::try_from(filter).map_err(|error| format!("seccomp: {error}"))
 }
 
+/// The x32 ABI's system calls are x86_64's numbers with this bit set, under the same audit
+/// arch: a filter that knows only x86_64's numbers lets them through on kernels built with x32.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// Refuse every x32 system call with `EPERM` (nothing skillbox runs is an x32 program). Written
+/// by hand: seccompiler matches exact numbers only.
+fn x32_program() -> BpfProgram {
+    use seccompiler::sock_filter;
+    let instruction = |code: u32, jump_if_true: u8, jump_if_false: u8, value: u32| sock_filter {
+        code: u16::try_from(code).unwrap_or_default(),
+        jt: jump_if_true,
+        jf: jump_if_false,
+        k: value,
+    };
+    // `seccomp_data.nr` is the first field.
+    let syscall_number_offset = 0;
+    vec![
+        instruction(
+            libc::BPF_LD | libc::BPF_W | libc::BPF_ABS,
+            0,
+            0,
+            syscall_number_offset,
+        ),
+        instruction(
+            libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K,
+            0,
+            1,
+            X32_SYSCALL_BIT,
+        ),
+        instruction(
+            libc::BPF_RET | libc::BPF_K,
+            0,
+            0,
+            libc::SECCOMP_RET_ERRNO | u32::try_from(libc::EPERM).unwrap_or(1),
+        ),
+        instruction(libc::BPF_RET | libc::BPF_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
+}
+
 fn apply_seccomp(network: bool) -> Result<(), String> {
     let program = seccomp_program(network)?;
     seccompiler::apply_filter(&program).map_err(|error| format!("seccomp: {error}"))?;
     let clone3 = clone3_program()?;
-    seccompiler::apply_filter(&clone3).map_err(|error| format!("seccomp: {error}"))
+    seccompiler::apply_filter(&clone3).map_err(|error| format!("seccomp: {error}"))?;
+    if cfg!(target_arch = "x86_64") {
+        seccompiler::apply_filter(&x32_program()).map_err(|error| format!("seccomp: {error}"))?;
+    }
+    Ok(())
 }
 
 /// Find what the host supports by trying each layer in a throw-away child process.
@@ -1036,5 +1184,23 @@ fn in_child(test: fn() -> i32) -> Option<i32> {
             _ => None,
         },
         Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lifeline_ends_with_the_helper() {
+        let (watch, held_open) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
+                .unwrap();
+        let lifeline = Lifeline::Helper(watch);
+        assert!(lifeline.alive());
+        drop(held_open);
+        assert!(!lifeline.alive());
+        assert!(Lifeline::Runtime(nix::unistd::getppid()).alive());
+        assert!(!Lifeline::Runtime(nix::unistd::Pid::from_raw(i32::MAX)).alive());
     }
 }
