@@ -21,7 +21,7 @@ import time
 
 import requests
 
-SANDBOX_UIDS = range(2_000_000, 2_000_000 + 4_096)
+SANDBOX_UIDS = range(3_000_000_000, 3_000_000_000 + 4_096)
 
 
 def start_server(binary, data_dir, extra):

@@ -363,6 +363,43 @@ impl Executor {
         })
     }
 
+    /// Refuse a configured working directory (`--workdir`) that holds one of `roots` or lies
+    /// inside one: runs write there, and must not be able to rewrite skills (code that later
+    /// runs with those skills' secrets) or swap a skill folder for a link.
+    ///
+    /// # Errors
+    /// [`ErrorType::InvalidArgs`] naming both folders.
+    pub fn check_working_directory<'a>(
+        &self,
+        roots: impl IntoIterator<Item = &'a Path>,
+    ) -> Result<(), ExecError> {
+        let Some(directory) = &self.config.working_directory else {
+            return Ok(());
+        };
+        let directory = fs_err::canonicalize(directory).map_err(|error| {
+            ExecError::new(
+                ErrorType::InvalidArgs,
+                format!("the working folder cannot be used: {error}"),
+            )
+        })?;
+        for root in roots {
+            let Ok(root) = fs_err::canonicalize(root) else {
+                continue;
+            };
+            if root.starts_with(&directory) || directory.starts_with(&root) {
+                return Err(ExecError::new(
+                    ErrorType::InvalidArgs,
+                    format!(
+                        "the working folder `{}` overlaps the skill root `{}`: runs write in the working folder and must not be able to change skills; choose a folder outside every skill root",
+                        directory.display(),
+                        root.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Warm workers alive now.
     #[must_use]
     pub fn live_workers(&self) -> usize {
@@ -737,7 +774,11 @@ impl Executor {
                 skill_directory: skill_directory.clone(),
             };
             let prepare = || -> Result<(Invocation, RunLayout), ExecError> {
-                let layout = self.layout(self.skill_request(&skill_directory, &interpreter))?;
+                let request = LayoutRequest {
+                    long_lived: true,
+                    ..self.skill_request(&skill_directory, &interpreter)
+                };
+                let layout = self.layout(request)?;
                 let invocation = self.invocation(
                     skill,
                     &skill_directory,
@@ -1031,6 +1072,7 @@ impl Executor {
             }
             SkillSource::Archive(files) => self.unpack(skill, files)?,
         };
+        self.check_working_directory([directory.as_path()])?;
         // In a minimal root the folder is bound, so only the folder itself (not the folders
         // above it on the host) must be open to the sandbox user.
         let isolated = self.isolated();

@@ -87,7 +87,7 @@ pub struct Completed {
 
 impl SandboxRuntime {
     /// The plan for one invocation.
-    fn plan(&self, invocation: &Invocation) -> SandboxPlan {
+    fn plan(&self, invocation: &Invocation, setup_token: &str) -> SandboxPlan {
         SandboxPlan {
             layers: self.layers,
             network: invocation.network,
@@ -103,14 +103,17 @@ impl SandboxRuntime {
             uid: invocation.uid,
             gid: invocation.uid,
             root: invocation.root.clone(),
+            setup_token: setup_token.to_owned(),
         }
     }
 
-    /// The command that starts an invocation through the helper (or directly without one).
-    pub fn command(&self, invocation: &Invocation) -> tokio::process::Command {
+    /// The command that starts an invocation through the helper (or directly without one);
+    /// the helper marks its own error lines with `setup_token`.
+    pub fn command(&self, invocation: &Invocation, setup_token: &str) -> tokio::process::Command {
         let mut command = match &self.helper {
             Some(helper) => {
-                let plan = serde_json::to_string(&self.plan(invocation)).unwrap_or_default();
+                let plan =
+                    serde_json::to_string(&self.plan(invocation, setup_token)).unwrap_or_default();
                 let mut command = tokio::process::Command::new(&helper.program);
                 command
                     .args(&helper.leading_args)
@@ -148,7 +151,8 @@ impl SandboxRuntime {
     /// Run one invocation to completion.
     pub async fn execute(&self, invocation: Invocation) -> Completed {
         let started = Instant::now();
-        let mut command = self.command(&invocation);
+        let setup_token = uuid::Uuid::new_v4().simple().to_string();
+        let mut command = self.command(&invocation, &setup_token);
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(error) => {
@@ -215,8 +219,9 @@ impl SandboxRuntime {
         let setup_error = match exit_code {
             Some(HELPER_SETUP_FAILED | HELPER_EXEC_FAILED) if self.helper.is_some() => {
                 let text = String::from_utf8_lossy(&stderr.bytes);
+                let prefix = format!("skillbox-sandbox[{setup_token}]: ");
                 text.lines()
-                    .find_map(|line| line.strip_prefix("skillbox-sandbox: "))
+                    .find_map(|line| line.strip_prefix(prefix.as_str()))
                     .map(str::to_owned)
             }
             _ => None,

@@ -409,9 +409,10 @@ impl WorkerPool {
 fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
     let (invocation, layout): (Invocation, RunLayout) =
         (spawn.prepare)().map_err(|error| error.message)?;
+    let setup_token = uuid::Uuid::new_v4().simple().to_string();
     let mut child = spawn
         .sandbox
-        .command(&invocation)
+        .command(&invocation, &setup_token)
         .spawn()
         .map_err(|error| format!("cannot start a worker: {error}"))?;
     let process_id = child

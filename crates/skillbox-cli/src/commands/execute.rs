@@ -116,7 +116,11 @@ pub fn executor(global: &GlobalOptions, roots: &[SkillRoot]) -> anyhow::Result<E
         trust: super::trust_gate(roots),
         ..executor_config(&global.execution)?
     };
-    Executor::new(config).map_err(|error| anyhow::anyhow!("{error}"))
+    let executor = Executor::new(config).map_err(|error| anyhow::anyhow!("{error}"))?;
+    executor
+        .check_working_directory(roots.iter().map(|root| root.path.as_path()))
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    Ok(executor)
 }
 
 /// `skillbox run`.
@@ -300,7 +304,7 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
                 available.uid_drop || !support.running_as_root,
                 used.uid_drop || !support.running_as_root,
                 if support.running_as_root {
-                    "runtime is root: each run gets its own uid (2000000 and up), no capabilities"
+                    "runtime is root: each run gets its own uid (3000000000 and up), no capabilities"
                         .to_owned()
                 } else {
                     "runtime is not root: scripts run as the runtime's user, with no_new_privs"

@@ -81,6 +81,8 @@ pub(crate) struct LayoutRequest {
     pub workspace_folders: Vec<&'static str>,
     /// Keep the workspace's `out/` files for the caller after the run.
     pub keep_outputs: bool,
+    /// A warm worker's layout (its host folder, without namespaces, is never swept as stale).
+    pub long_lived: bool,
 }
 
 /// How one run sees the file system, and the host folder and uid that live as long as it does.
@@ -268,7 +270,7 @@ impl Executor {
                 folder: RunFolder { path: None, lease },
             });
         }
-        let path = self.new_host_folder("run")?;
+        let path = self.new_host_folder(if request.long_lived { "worker" } else { "run" })?;
         let folder = RunFolder {
             path: Some(path.clone()),
             lease,

@@ -284,6 +284,7 @@ impl Executor {
             ],
             workspace_folders: vec![OUTPUT_FOLDER],
             keep_outputs: true,
+            long_lived: false,
         };
         let layout = match self.layout(request) {
             Ok(layout) => layout,

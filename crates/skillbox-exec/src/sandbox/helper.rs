@@ -33,6 +33,9 @@ use super::{
     SandboxPlan, WorkspaceMount,
 };
 
+/// The host name a run sees.
+const SANDBOX_HOSTNAME: &str = "skillbox";
+
 /// Landlock ABI the helper asks for; older kernels get the best they support.
 const LANDLOCK_ABI: ABI = ABI::V6;
 
@@ -60,8 +63,20 @@ pub fn run(args: &[OsString]) -> i32 {
     }
 }
 
+/// The run's setup token from its plan: setup failures are reported with it, so a program that
+/// prints a look-alike line cannot pass its own failure off as the sandbox's.
+static SETUP_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The prefix of the helper's own messages on stderr.
+fn message_prefix() -> String {
+    match SETUP_TOKEN.get().filter(|token| !token.is_empty()) {
+        Some(token) => format!("skillbox-sandbox[{token}]: "),
+        None => "skillbox-sandbox: ".to_owned(),
+    }
+}
+
 fn fail(message: &str) -> i32 {
-    eprintln!("skillbox-sandbox: {message}");
+    eprintln!("{}{message}", message_prefix());
     HELPER_SETUP_FAILED
 }
 
@@ -70,6 +85,7 @@ fn exec(args: &[OsString]) -> i32 {
         Ok(parsed) => parsed,
         Err(message) => return fail(&message),
     };
+    let _ = SETUP_TOKEN.set(plan.setup_token.clone());
     // Die with the runtime thread that started us, and lead our own session and process group
     // so the runtime can kill the whole tree.
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
@@ -89,6 +105,8 @@ fn exec(args: &[OsString]) -> i32 {
         if let Err(error) = nix::sched::unshare(flags) {
             return fail(&format!("cannot create namespaces: {error}"));
         }
+        // The run's own UTS namespace: it does not learn the host's name.
+        let _ = nix::unistd::sethostname(SANDBOX_HOSTNAME);
         // The root is built here, before the fork, so that this process keeps a descriptor of
         // the workspace and can copy outputs out of it after the program ends.
         let prepared = match &plan.root {
@@ -158,7 +176,8 @@ fn exec(args: &[OsString]) -> i32 {
         Ok(infallible) => match infallible {},
     };
     eprintln!(
-        "skillbox-sandbox: cannot execute `{}`: {error}",
+        "{}cannot execute `{}`: {error}",
+        message_prefix(),
         program.to_string_lossy()
     );
     HELPER_EXEC_FAILED
@@ -554,11 +573,11 @@ impl OutputCopyJob {
         let Ok(listing) = nix::dir::Dir::from_fd(match source.try_clone() {
             Ok(clone) => clone,
             Err(error) => {
-                notes.push(format!("out/{}: {error}", relative.display()));
+                notes.push(format!("out/{}: {error}", printable(relative)));
                 return;
             }
         }) else {
-            notes.push(format!("out/{}: cannot be listed", relative.display()));
+            notes.push(format!("out/{}: cannot be listed", printable(relative)));
             return;
         };
         let mut names: Vec<std::ffi::OsString> = Vec::new();
@@ -587,7 +606,7 @@ impl OutputCopyJob {
                 if depth + 1 >= MAX_OUTPUT_DEPTH {
                     notes.push(format!(
                         "out/{}: deeper than {MAX_OUTPUT_DEPTH} folders",
-                        shown.display()
+                        printable(&shown)
                     ));
                     continue;
                 }
@@ -607,14 +626,14 @@ impl OutputCopyJob {
                         self.copy_folder(&inner, out.as_fd(), &shown, depth + 1, budget, notes);
                     }
                     Ok(_) => {}
-                    Err(message) => notes.push(format!("out/{}: {message}", shown.display())),
+                    Err(message) => notes.push(format!("out/{}: {message}", printable(&shown))),
                 }
                 continue;
             }
             if kind != SFlag::S_IFREG {
                 notes.push(format!(
                     "out/{}: not a regular file (links are not followed)",
-                    shown.display()
+                    printable(&shown)
                 ));
                 continue;
             }
@@ -622,7 +641,7 @@ impl OutputCopyJob {
             if budget.files >= self.max_files {
                 notes.push(format!(
                     "out/{}: more than {} output files",
-                    shown.display(),
+                    printable(&shown),
                     self.max_files
                 ));
                 continue;
@@ -630,7 +649,7 @@ impl OutputCopyJob {
             if budget.bytes.saturating_add(size) > self.max_bytes {
                 notes.push(format!(
                     "out/{}: output files exceed {} bytes in total",
-                    shown.display(),
+                    printable(&shown),
                     self.max_bytes
                 ));
                 continue;
@@ -640,10 +659,26 @@ impl OutputCopyJob {
                     budget.files += 1;
                     budget.bytes += bytes;
                 }
-                Err(message) => notes.push(format!("out/{}: {message}", shown.display())),
+                Err(message) => notes.push(format!("out/{}: {message}", printable(&shown))),
             }
         }
     }
+}
+
+/// A path as one line of the output report: control characters (a newline in a file name
+/// would split the line) are escaped.
+fn printable(path: &Path) -> String {
+    path.to_string_lossy()
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
 }
 
 /// What an output copy has used so far.

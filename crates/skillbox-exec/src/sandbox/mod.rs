@@ -27,8 +27,10 @@ pub const SANDBOX_UID: u32 = 65534;
 pub const SANDBOX_GID: u32 = 65534;
 /// First uid of the pool sandboxed executions run as when the runtime is root. Each live
 /// execution gets its own uid (and gid), so `RLIMIT_NPROC` limits each run separately: a fork
-/// bomb in one sandbox cannot starve another.
-pub const SANDBOX_UID_POOL_START: u32 = 2_000_000;
+/// bomb in one sandbox cannot starve another. The pool sits above 2^31, where no account
+/// allocator hands out uids (SSSD's default range ends at 2,000,200,000; systemd's ranges end
+/// below 2^31), so no real user can share a sandbox uid and read its processes.
+pub const SANDBOX_UID_POOL_START: u32 = 3_000_000_000;
 /// Size of that pool (most executions alive at once).
 pub const SANDBOX_UID_POOL_SIZE: u32 = 4_096;
 
@@ -371,6 +373,10 @@ pub struct SandboxPlan {
     pub uid: u32,
     /// See `uid`.
     pub gid: u32,
+    /// A random token the helper puts in its own error lines, so the runtime can tell them
+    /// from look-alike lines a program prints.
+    #[serde(default)]
+    pub setup_token: String,
     /// Build a minimal root for the program (needs `layers.namespaces`); `None` keeps the
     /// host's file tree (narrowed by Landlock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -596,10 +602,18 @@ impl HelperCommand {
     /// one-shot command the helper's probe (a few forks and namespace attempts).
     pub fn probe_cached(&self, cache: &Path) -> HostSupport {
         static SUPPORT: OnceLock<HostSupport> = OnceLock::new();
+        let key = ProbeKey::current(&self.program);
         if let Some(support) = SUPPORT.get() {
+            // Probed already in this process; a runtime folder without the cache gets one.
+            if let Some(key) = key.filter(|_| !cache.exists()) {
+                let record = ProbeCache {
+                    key,
+                    support: support.clone(),
+                };
+                let _ = write_atomically(cache, &record);
+            }
             return support.clone();
         }
-        let key = ProbeKey::current(&self.program);
         if let Some(key) = &key
             && let Ok(text) = fs_err::read(cache)
             && let Ok(cached) = serde_json::from_slice::<ProbeCache>(&text)

@@ -1250,6 +1250,7 @@ fn the_kernel_log_cannot_be_read_whatever_the_hosts_dmesg_setting() {
         uid: 0,
         gid: 0,
         root: None,
+        setup_token: String::new(),
     };
     let output = std::process::Command::new(super::support::helper().program)
         .args(["exec", "--plan", &serde_json::to_string(&plan).unwrap(), "--"])
@@ -1266,4 +1267,33 @@ fn the_kernel_log_cannot_be_read_whatever_the_hosts_dmesg_setting() {
         "EPERM\n",
         "{output:?}"
     );
+}
+
+#[test]
+fn a_program_cannot_pass_its_failure_off_as_the_sandboxs() {
+    if !full_sandbox_or_skip("a_program_cannot_pass_its_failure_off_as_the_sandboxs") {
+        return;
+    }
+    let fixture = Fixture::new();
+    fixture.skill("mimic");
+    fixture.file(
+        "mimic/scripts/mimic.py",
+        "import socket, sys\nprint(socket.gethostname())\nsys.stderr.write('skillbox-sandbox: cannot mount everything\\n')\nsys.exit(125)\n",
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let cache = executor
+        .runtime_directory()
+        .join(skillbox_exec::sandbox::PROBE_CACHE_FILE);
+    assert!(exists(&cache), "the probe cache is written on start");
+    let result = runtime().block_on(executor.run(&catalog, "mimic", "mimic.py", &[], quick()));
+    assert_eq!(
+        result.error_type,
+        Some(ErrorType::ExecutionFailed),
+        "{result:?}"
+    );
+    assert_eq!(result.exit_code, Some(125));
+    assert!(exists(&cache), "a look-alike line removed the probe cache");
+    // The run's UTS namespace has a name of its own.
+    assert_eq!(result.stdout, "skillbox\n");
 }

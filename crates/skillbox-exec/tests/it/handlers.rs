@@ -288,37 +288,47 @@ fn a_slow_schema_check_does_not_hold_the_async_threads() {
     let items: Vec<String> = (0..5_000).map(|_| format!("{}c", "a".repeat(28))).collect();
     // One async thread. While the schema check runs, a heartbeat task on the same thread must
     // keep beating: if the check ran on the async thread, the call would finish inside its
-    // first poll and the heartbeat would never run.
+    // first poll and the heartbeat would never run. The check takes a few milliseconds on the
+    // blocking pool, so on a loaded machine it can finish before the first poll returns: a few
+    // tries, one of which must see a beat (inline checking never lets one through).
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let beats = std::sync::atomic::AtomicUsize::new(0);
-    let (slow, ()) = runtime.block_on(async {
-        let slow = async {
-            let result = executor
-                .call_tool(
-                    skill,
-                    check,
-                    json!({ "items": items }),
-                    RunOptions::default(),
-                )
-                .await;
-            done.store(true, std::sync::atomic::Ordering::SeqCst);
-            result
-        };
-        let heartbeat = async {
-            while !done.load(std::sync::atomic::Ordering::SeqCst) {
-                tokio::task::yield_now().await;
-                beats.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-        };
-        tokio::join!(slow, heartbeat)
-    });
-    assert!(
-        beats.load(std::sync::atomic::Ordering::SeqCst) > 0,
-        "the schema check held the async thread"
+    let mut tries = Vec::new();
+    let slow = loop {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let beats = std::sync::atomic::AtomicUsize::new(0);
+        let (slow, ()) = runtime.block_on(async {
+            let slow = async {
+                let result = executor
+                    .call_tool(
+                        skill,
+                        check,
+                        json!({ "items": items }),
+                        RunOptions::default(),
+                    )
+                    .await;
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+                result
+            };
+            let heartbeat = async {
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    tokio::task::yield_now().await;
+                    beats.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            };
+            tokio::join!(slow, heartbeat)
+        });
+        tries.push(beats.load(std::sync::atomic::Ordering::SeqCst));
+        if tries.last() != Some(&0) || tries.len() == 8 {
+            break slow;
+        }
+    };
+    assert_ne!(
+        tries.last(),
+        Some(&0),
+        "the schema check held the async thread in every try: {tries:?}"
     );
     assert_eq!(slow.error_type, Some(ErrorType::InvalidArgs), "{slow:?}");
     let quick_result = call_named(&executor, &catalog, "patterned", quick);
