@@ -2,11 +2,13 @@
 //! is a plain function of the state, so tests drive it with or without a socket.
 
 pub mod blobs;
+pub mod data_dir;
 pub mod protocol;
 pub mod runs;
 pub mod server;
 
 pub use blobs::{BlobError, BlobStore};
+pub use data_dir::DataDir;
 pub use runs::{RunGate, RunLimits};
 pub use server::{
     AppState, ServeError, bind, check_listen, router, serve, serve_listener, serve_on,

@@ -3,6 +3,7 @@
 //! set, a request body limit and a per-request timeout.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use serde_json::{Value, json};
 use skillbox_llm::SkillsProvider;
 
 use crate::blobs::{BlobError, BlobStore, ReadMode};
+use crate::data_dir::DataDir;
 use crate::protocol::{self, RpcError, RpcRequest, failure, parse_request, success};
 use crate::runs::{RunGate, RunLimits};
 
@@ -40,17 +42,21 @@ pub struct AppState {
     pub token: Option<String>,
     /// The bounded queue `execute_skill` and `run_code` wait in.
     pub runs: Arc<RunGate>,
+    /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`).
+    pub run_inputs: PathBuf,
 }
 
 impl AppState {
-    /// State with the default run limits (as many runs as cores, four times that waiting).
+    /// State over a data folder, with the default run limits (as many runs as cores, four
+    /// times that waiting).
     #[must_use]
-    pub fn new(provider: Arc<SkillsProvider>, blobs: BlobStore, token: Option<String>) -> Self {
+    pub fn new(provider: Arc<SkillsProvider>, data: &DataDir, token: Option<String>) -> Self {
         AppState {
             provider,
-            blobs,
+            blobs: data.blobs().clone(),
             token,
             runs: Arc::new(RunGate::new(RunLimits::default())),
+            run_inputs: data.run_inputs().to_path_buf(),
         }
     }
 

@@ -103,6 +103,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
             .join("skillbox"),
     };
+    let data = skillbox_server::DataDir::open(&data_dir, skillbox_server::blobs::DEFAULT_BLOB_TTL)?;
     // The built-in skills (the protocol guide) come last: later roots take precedence, so no
     // root can shadow them.
     let builtin = skillbox_llm::builtin_skills::write_builtin_skills(&data_dir.join("builtin"))
@@ -129,10 +130,6 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         executor,
         provider_options(global, ProviderOptions::default()),
     ));
-    let blobs = skillbox_server::BlobStore::local(
-        &data_dir.join("blobs"),
-        skillbox_server::blobs::DEFAULT_BLOB_TTL,
-    )?;
     let defaults = skillbox_server::RunLimits::default();
     let max_concurrent = arguments
         .max_runs
@@ -145,7 +142,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     };
     let state = skillbox_server::AppState::new(
         provider,
-        blobs,
+        &data,
         arguments.token.clone().filter(|token| !token.is_empty()),
     )
     .with_run_limits(limits);

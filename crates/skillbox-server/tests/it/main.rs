@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
 use skillbox_llm::{ProviderOptions, SkillsProvider};
-use skillbox_server::{AppState, BlobStore};
+use skillbox_server::{AppState, DataDir};
 
 struct Server {
     url: String,
@@ -447,11 +447,7 @@ fn state(catalog: SkillCatalog, data: &Path, token: Option<&str>) -> AppState {
             Arc::new(executor),
             ProviderOptions::default(),
         )),
-        BlobStore::local(
-            &data.join("blobs"),
-            skillbox_server::blobs::DEFAULT_BLOB_TTL,
-        )
-        .unwrap(),
+        &DataDir::open(data, skillbox_server::blobs::DEFAULT_BLOB_TTL).unwrap(),
         token.map(str::to_owned),
     )
 }
