@@ -131,6 +131,10 @@ pub struct ServeArguments {
     /// times --max-runs).
     #[arg(long, value_name = "N")]
     pub max_queued_runs: Option<u16>,
+    /// Close connections whose request line and headers take longer than this to arrive (also
+    /// how long an idle keep-alive connection stays open; default 15000).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_ms: Option<u64>,
 }
 
 /// `skillbox prompt`.

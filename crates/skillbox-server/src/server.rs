@@ -1,6 +1,6 @@
 //! The HTTP side: `router(state)` (driven directly by tests) and `serve` (binds, shuts down
 //! gracefully). JSON-RPC 2.0 at `POST /rpc`, `GET /healthz`, bearer-token auth when a token is
-//! set, a request body limit and a per-request timeout.
+//! set, a request body limit, a per-request timeout, and a timeout for reading request headers.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -26,6 +26,9 @@ use crate::runs::{RunGate, RunLimits};
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// Longest a request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest a client may take to send a request's line and headers (also how long an idle
+/// keep-alive connection stays open).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
 /// How often expired blobs are removed.
 pub const BLOB_SWEEP_INTERVAL: Duration = Duration::from_secs(10 * 60);
 /// Most requests one batch may hold.
@@ -44,6 +47,7 @@ pub struct AppState {
     pub runs: Arc<RunGate>,
     /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`).
     pub run_inputs: PathBuf,
+    header_read_timeout: Duration,
 }
 
 impl AppState {
@@ -57,6 +61,7 @@ impl AppState {
             token,
             runs: Arc::new(RunGate::new(RunLimits::default())),
             run_inputs: data.run_inputs().to_path_buf(),
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
         }
     }
 
@@ -64,6 +69,14 @@ impl AppState {
     #[must_use]
     pub fn with_run_limits(mut self, limits: RunLimits) -> Self {
         self.runs = Arc::new(RunGate::new(limits));
+        self
+    }
+
+    /// Close connections whose request headers take longer than `timeout` to arrive, instead of
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`].
+    #[must_use]
+    pub fn with_header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
         self
     }
 }
@@ -322,6 +335,9 @@ pub fn check_listen(address: SocketAddr, token: Option<&str>) -> Result<(), Serv
 /// How long requests in flight may take to finish after shutdown is asked for. A client that
 /// never completes its request (a half-sent header, say) cannot hold shutdown longer than this.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+/// How long to wait before accepting again when accepting fails for want of resources (too
+/// many open files, say).
+const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(100);
 
 /// Serve on an already bound listener until `shutdown` resolves, then let requests in flight
 /// finish for at most [`SHUTDOWN_GRACE`].
@@ -338,6 +354,10 @@ pub async fn serve_on(
 
 /// [`serve_on`] with a chosen grace period.
 ///
+/// Each connection is served by hyper's HTTP/1 server with the state's header-read timeout,
+/// so a client that sends its request line or headers slowly (or not at all) is disconnected
+/// instead of holding the connection forever.
+///
 /// # Errors
 /// When serving fails.
 pub async fn serve_with_grace(
@@ -346,22 +366,44 @@ pub async fn serve_with_grace(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> Result<(), ServeError> {
-    let asked = Arc::new(tokio::sync::Notify::new());
-    let announce = Arc::clone(&asked);
-    let server = axum::serve(listener, router(state)).with_graceful_shutdown(async move {
-        shutdown.await;
-        announce.notify_one();
-    });
+    let header_read_timeout = state.header_read_timeout;
+    let app = router(state);
+    let connections = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot accept a connection");
+                    tokio::time::sleep(ACCEPT_RETRY_DELAY).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .serve_connection(
+                hyper_util::rt::TokioIo::new(stream),
+                hyper_util::service::TowerToHyperService::new(app.clone()),
+            );
+        let connection = connections.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
     tokio::select! {
-        served = server => served.map_err(|error| ServeError::Serve(error.to_string())),
-        () = async {
-            asked.notified().await;
-            tokio::time::sleep(grace).await;
-        } => {
+        () = connections.shutdown() => {}
+        () = tokio::time::sleep(grace) => {
             tracing::warn!(grace_seconds = grace.as_secs(), "requests still open after the shutdown grace period were dropped");
-            Ok(())
         }
     }
+    Ok(())
 }
 
 /// Bind `address` after checking the token rule.

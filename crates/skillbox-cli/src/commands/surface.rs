@@ -140,12 +140,15 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .max_queued_runs
             .map_or(max_concurrent * 4, usize::from),
     };
-    let state = skillbox_server::AppState::new(
+    let mut state = skillbox_server::AppState::new(
         provider,
         &data,
         arguments.token.clone().filter(|token| !token.is_empty()),
     )
     .with_run_limits(limits);
+    if let Some(timeout_ms) = arguments.header_read_timeout_ms {
+        state = state.with_header_read_timeout(std::time::Duration::from_millis(timeout_ms));
+    }
     let runtime = super::execute::runtime()?;
     runtime.block_on(async {
         let listener = skillbox_server::bind(arguments.listen, state.token.as_deref()).await?;

@@ -1,0 +1,62 @@
+//! What hostile clients try: headers sent slowly or never.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{Server, examples};
+
+fn address(server: &Server) -> String {
+    server.url.trim_start_matches("http://").to_owned()
+}
+
+/// Send raw bytes on a new connection.
+fn connect_and_send(server: &Server, bytes: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(address(server)).unwrap();
+    stream.write_all(bytes).unwrap();
+    stream
+}
+
+/// Read until the server closes the connection, or fail after `limit`.
+fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Result<String, String> {
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut received = Vec::new();
+    match stream.read_to_end(&mut received) {
+        Ok(_) => Ok(String::from_utf8_lossy(&received).into_owned()),
+        Err(error) => Err(format!(
+            "the connection is still open after {limit:?} ({error}); received so far: {:?}",
+            String::from_utf8_lossy(&received)
+        )),
+    }
+}
+
+#[test]
+fn a_client_that_never_finishes_its_headers_is_disconnected() {
+    let server = Server::start_with(examples(), None, |state| {
+        state.with_header_read_timeout(Duration::from_millis(300))
+    });
+    let started = Instant::now();
+    let mut slow = connect_and_send(&server, b"POST /rpc HTT");
+    let outcome = read_until_closed(&mut slow, Duration::from_secs(10));
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    // One header, then nothing: the same.
+    let mut slow = connect_and_send(&server, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n");
+    assert!(read_until_closed(&mut slow, Duration::from_secs(10)).is_ok());
+
+    // A complete request on a fresh connection is answered as usual.
+    let mut prompt = connect_and_send(
+        &server,
+        b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    let answer = read_until_closed(&mut prompt, Duration::from_secs(10)).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let body = server.call("list_skills", json!({}));
+    assert!(body["result"]["skills"].is_array(), "{body}");
+}
