@@ -1,6 +1,7 @@
 //! The HTTP side: `router(state)` (driven directly by tests) and `serve` (binds, shuts down
-//! gracefully). JSON-RPC 2.0 at `POST /rpc`, `GET /healthz`, bearer-token auth when a token is
-//! set, a request body limit, a per-request timeout, and a timeout for reading request headers.
+//! gracefully). JSON-RPC 2.0 at `POST /rpc`, `GET /healthz`, the DNS-rebinding and cross-site
+//! checks, bearer-token auth when a token is set, a request body limit, a per-request timeout,
+//! and a timeout for reading request headers.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 use skillbox_llm::SkillsProvider;
 
+use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::blobs::{BlobError, BlobStore, ReadMode};
 use crate::data_dir::DataDir;
 use crate::protocol::{self, RpcError, RpcRequest, failure, parse_request, success};
@@ -47,20 +49,24 @@ pub struct AppState {
     pub runs: Arc<RunGate>,
     /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`).
     pub run_inputs: PathBuf,
+    /// Which `Host` and `Origin` headers are answered.
+    access: Arc<AccessPolicy>,
     header_read_timeout: Duration,
 }
 
 impl AppState {
-    /// State over a data folder, with the default run limits (as many runs as cores, four
-    /// times that waiting).
+    /// State over a data folder, with the defaults: run limits from the cores, only loopback
+    /// host names (unless a token is set), the default timeouts.
     #[must_use]
     pub fn new(provider: Arc<SkillsProvider>, data: &DataDir, token: Option<String>) -> Self {
+        let access = Arc::new(AccessPolicy::new(Vec::new(), token.is_some()));
         AppState {
             provider,
             blobs: data.blobs().clone(),
             token,
             runs: Arc::new(RunGate::new(RunLimits::default())),
             run_inputs: data.run_inputs().to_path_buf(),
+            access,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
         }
     }
@@ -69,6 +75,15 @@ impl AppState {
     #[must_use]
     pub fn with_run_limits(mut self, limits: RunLimits) -> Self {
         self.runs = Arc::new(RunGate::new(limits));
+        self
+    }
+
+    /// Also answer requests addressed to these host names (checked with
+    /// [`crate::access::allowed_host_name`]) and from pages served from them. Giving any turns
+    /// the `Host` check on even when a token is set.
+    #[must_use]
+    pub fn with_allowed_hosts(mut self, names: Vec<String>) -> Self {
+        self.access = Arc::new(AccessPolicy::new(names, self.token.is_some()));
         self
     }
 
@@ -81,23 +96,50 @@ impl AppState {
     }
 }
 
-/// The server's routes, with auth, body limit, timeout and tracing.
+/// The server's routes, with the access checks, auth, body limit, timeout and tracing.
+///
+/// The `Host`/`Origin` checks and auth wrap every route; endpoints that take a JSON body get
+/// the `Content-Type` check as a route layer.
+///
+/// Each layer gets only the part of the state it needs, and handlers share the state behind an
+/// `Arc`: cloning the whole state for every layer of every request showed in profiles.
 pub fn router(state: AppState) -> Router {
+    let json_body = |route: axum::routing::MethodRouter<Arc<AppState>>| {
+        route.route_layer(middleware::from_fn(accept_json_body))
+    };
+    let token: Option<Arc<str>> = state.token.as_deref().map(Arc::from);
     Router::new()
-        .route("/rpc", post(rpc))
+        .route("/rpc", json_body(post(rpc)))
         .route("/healthz", get(healthz))
-        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .layer(middleware::from_fn_with_state(token, require_token))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state.access),
+            check_access,
+        ))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
-        .with_state(state)
+        .with_state(Arc::new(state))
 }
 
-async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Some(token) = &state.token else {
+/// Route layer for endpoints that take a JSON body, before the body is read: the body must be
+/// declared as JSON (415 otherwise).
+async fn accept_json_body(request: Request, next: Next) -> Response {
+    if let Some(refusal) = json_body_refusal(request.headers()) {
+        return refusal;
+    }
+    next.run(request).await
+}
+
+async fn require_token(
+    State(token): State<Option<Arc<str>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = token else {
         return next.run(request).await;
     };
     let presented = request
@@ -127,11 +169,11 @@ fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
             == 0
 }
 
-async fn healthz(State(state): State<AppState>) -> Json<Value> {
+async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
     Json(json!({ "status": "ok", "skills": state.provider.skill_names().len() }))
 }
 
-async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
+async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
     let parsed: Value = match serde_json::from_slice(&body) {
         Ok(value) => value,
         Err(error) => {

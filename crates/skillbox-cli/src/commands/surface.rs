@@ -145,7 +145,8 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         &data,
         arguments.token.clone().filter(|token| !token.is_empty()),
     )
-    .with_run_limits(limits);
+    .with_run_limits(limits)
+    .with_allowed_hosts(arguments.allowed_hosts.clone());
     if let Some(timeout_ms) = arguments.header_read_timeout_ms {
         state = state.with_header_read_timeout(std::time::Duration::from_millis(timeout_ms));
     }

@@ -25,6 +25,16 @@ pub fn start_server_with(
     roots: &[std::path::PathBuf],
     extra: &[&str],
 ) -> (Child, String) {
+    start_server_env(data_dir, roots, extra, &[])
+}
+
+/// [`start_server_with`] with these environment variables set.
+pub fn start_server_env(
+    data_dir: &std::path::Path,
+    roots: &[std::path::PathBuf],
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Child, String) {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillbox"))
         .current_dir(repo_root())
         .arg("serve")
@@ -34,6 +44,8 @@ pub fn start_server_with(
         .args(extra)
         .env_remove("SKILLBOX_TOKEN")
         .env_remove("SKILLBOX_ROOTS")
+        .env_remove("SKILLBOX_ALLOWED_HOSTS")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -60,8 +60,33 @@ impl Site {
     }
 
     fn start(&self, extra: &[&str]) -> Server {
-        let (child, url) =
-            start_server_with(self.data.path(), &[self.skills.path().to_path_buf()], extra);
+        Server::new(start_server_with(
+            self.data.path(),
+            &[self.skills.path().to_path_buf()],
+            extra,
+        ))
+    }
+}
+
+/// A running `skillbox serve` (killed when dropped) and a client for it.
+pub struct Server {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT/rpc`.
+    pub url: String,
+    pub client: reqwest::Client,
+    pub runtime: tokio::runtime::Runtime,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Wrap what `start_server_with` returned.
+    pub fn new((child, url): (Child, String)) -> Self {
         Server {
             child,
             url,
@@ -73,25 +98,9 @@ impl Site {
                 .unwrap(),
         }
     }
-}
 
-struct Server {
-    child: Child,
-    url: String,
-    client: reqwest::Client,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
     /// The whole JSON-RPC response.
-    fn call(&self, method: &str, params: Value) -> Value {
+    pub fn call(&self, method: &str, params: Value) -> Value {
         let request = json!({"jsonrpc": "2.0", "id": "t-1", "method": method, "params": params});
         self.runtime
             .block_on(send(&self.client, &self.url, request))

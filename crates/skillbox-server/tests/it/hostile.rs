@@ -1,12 +1,15 @@
-//! What hostile clients try: headers sent slowly or never.
+//! What hostile clients try: headers sent slowly or never, requests forged by web pages.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
 use serde_json::json;
+use tower::ServiceExt;
 
-use super::{Server, examples};
+use super::{Server, examples, state};
 
 fn address(server: &Server) -> String {
     server.url.trim_start_matches("http://").to_owned()
@@ -59,4 +62,40 @@ fn a_client_that_never_finishes_its_headers_is_disconnected() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let body = server.call("list_skills", json!({}));
     assert!(body["result"]["skills"].is_array(), "{body}");
+}
+
+#[tokio::test]
+async fn the_router_checks_hosts_and_content_types_without_a_socket() {
+    let data = tempfile::tempdir().unwrap();
+    let app = skillbox_server::router(state(examples(), data.path(), None));
+    let request = |host: &str, content_type: &str| {
+        Request::post("/rpc")
+            .header(header::HOST, host)
+            .header(header::CONTENT_TYPE, content_type)
+            .body(Body::from(
+                r#"{"jsonrpc": "2.0", "id": 1, "method": "list_skills"}"#,
+            ))
+            .unwrap()
+    };
+    let cases = [
+        ("localhost:7878", "application/json", StatusCode::OK),
+        (
+            "attacker.example:7878",
+            "application/json",
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "localhost:7878",
+            "text/plain",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+    ];
+    for (host, content_type, expected) in cases {
+        let response = app
+            .clone()
+            .oneshot(request(host, content_type))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), expected, "{host} {content_type}");
+    }
 }
