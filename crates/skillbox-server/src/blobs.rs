@@ -11,6 +11,7 @@
 //! is made 0600 as soon as it is written (inside folders no one else can enter). Runs, which
 //! execute as other users, get their own copies of the blobs they read ([`BlobStore::copy_for_run`]).
 
+use std::borrow::Cow;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -165,14 +166,18 @@ impl BlobStore {
     ///
     /// # Errors
     /// Invalid base64, or storage failure.
-    pub async fn create(
+    pub async fn create<'a>(
         &self,
-        content: &str,
+        content: impl Into<Cow<'a, str>>,
         kind: &str,
         encoding: Option<&str>,
     ) -> Result<BlobMeta, BlobError> {
+        let content = content.into();
         let bytes = match encoding {
-            None | Some("utf-8" | "utf8" | "text") => Bytes::copy_from_slice(content.as_bytes()),
+            None | Some("utf-8" | "utf8" | "text") => match content {
+                Cow::Borrowed(text) => Bytes::copy_from_slice(text.as_bytes()),
+                Cow::Owned(text) => Bytes::from(text.into_bytes()),
+            },
             Some("base64") => Bytes::from(
                 base64::engine::general_purpose::STANDARD
                     .decode(content.trim())

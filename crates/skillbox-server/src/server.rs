@@ -1,7 +1,7 @@
 //! The HTTP side: `router(state)` (driven directly by tests) and `serve` (binds, shuts down
 //! gracefully). JSON-RPC 2.0 at `POST /rpc`, `GET /healthz`, the DNS-rebinding and cross-site
-//! checks, bearer-token auth when a token is set, a request body limit, a per-request timeout,
-//! and a timeout for reading request headers.
+//! checks, bearer-token auth when a token is set, body limits, a bound on large requests in
+//! flight, a per-request timeout, and a timeout for reading request headers.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,22 +10,37 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use skillbox_llm::SkillsProvider;
+use tokio::sync::Semaphore;
 
 use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::blobs::{BlobError, BlobStore, ReadMode};
 use crate::data_dir::DataDir;
-use crate::protocol::{self, RpcError, RpcRequest, failure, parse_request, success};
+use crate::protocol::{
+    self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, RpcBody, RpcError, RpcRequest,
+    failure, parse_request, success,
+};
 use crate::runs::{RunGate, RunLimits};
+
+pub use crate::protocol::MAX_BATCH_REQUESTS;
 
 /// Largest request body accepted, in bytes (a `create_blob` payload is the big case).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+/// Bodies larger than this (or of unknown length) are large: they need a share of
+/// [`LARGE_BODIES_BUDGET_BYTES`] before they are read.
+pub const LARGE_BODY_BYTES: usize = 1024 * 1024;
+/// Bytes of large bodies the server holds at once (two `create_blob` calls of the largest size);
+/// past this, large requests get 503 with `Retry-After` instead of more memory being used.
+pub const LARGE_BODIES_BUDGET_BYTES: usize = 2 * MAX_REQUEST_BYTES;
+/// Seconds a client is told to wait when large requests are saturated.
+const LARGE_BODY_RETRY_AFTER_SECONDS: u64 = 1;
 /// Longest a request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest a client may take to send a request's line and headers (also how long an idle
@@ -33,8 +48,6 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
 /// How often expired blobs are removed.
 pub const BLOB_SWEEP_INTERVAL: Duration = Duration::from_secs(10 * 60);
-/// Most requests one batch may hold.
-pub const MAX_BATCH_REQUESTS: usize = 100;
 
 /// What every request can reach.
 #[derive(Debug, Clone)]
@@ -51,6 +64,8 @@ pub struct AppState {
     pub run_inputs: PathBuf,
     /// Which `Host` and `Origin` headers are answered.
     access: Arc<AccessPolicy>,
+    /// Bytes of large request bodies that may be in flight.
+    large_bodies: Arc<Semaphore>,
     header_read_timeout: Duration,
 }
 
@@ -67,6 +82,7 @@ impl AppState {
             runs: Arc::new(RunGate::new(RunLimits::default())),
             run_inputs: data.run_inputs().to_path_buf(),
             access,
+            large_bodies: Arc::new(Semaphore::new(LARGE_BODIES_BUDGET_BYTES)),
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
         }
     }
@@ -96,16 +112,19 @@ impl AppState {
     }
 }
 
-/// The server's routes, with the access checks, auth, body limit, timeout and tracing.
+/// The server's routes, with the access checks, auth, body limits, timeout and tracing.
 ///
 /// The `Host`/`Origin` checks and auth wrap every route; endpoints that take a JSON body get
-/// the `Content-Type` check as a route layer.
+/// the `Content-Type` check and the large-body bound as one route layer.
 ///
 /// Each layer gets only the part of the state it needs, and handlers share the state behind an
 /// `Arc`: cloning the whole state for every layer of every request showed in profiles.
 pub fn router(state: AppState) -> Router {
     let json_body = |route: axum::routing::MethodRouter<Arc<AppState>>| {
-        route.route_layer(middleware::from_fn(accept_json_body))
+        route.route_layer(middleware::from_fn_with_state(
+            Arc::clone(&state.large_bodies),
+            accept_json_body,
+        ))
     };
     let token: Option<Arc<str>> = state.token.as_deref().map(Arc::from);
     Router::new()
@@ -126,12 +145,80 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Route layer for endpoints that take a JSON body, before the body is read: the body must be
-/// declared as JSON (415 otherwise).
-async fn accept_json_body(request: Request, next: Next) -> Response {
+/// declared as JSON (415 otherwise), and one over [`LARGE_BODY_BYTES`] (by its
+/// `Content-Length`, or of unknown length) takes its size from the large-body budget or gets
+/// 503 with `Retry-After` when the budget is spent. Memory for bodies is then bounded by the
+/// budget plus small bodies.
+async fn accept_json_body(
+    State(large_bodies): State<Arc<Semaphore>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if let Some(refusal) = json_body_refusal(request.headers()) {
         return refusal;
     }
+    let cost = match body_length(request.headers()) {
+        BodyLength::Known(length) if length <= LARGE_BODY_BYTES => {
+            return next.run(request).await;
+        }
+        BodyLength::Known(length) if length > MAX_REQUEST_BYTES => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Json(json!({"error": format!(
+                    "the body is {length} bytes; at most {MAX_REQUEST_BYTES} are accepted (send large content in several blobs)"
+                )})),
+            )
+                .into_response();
+        }
+        BodyLength::Known(length) => length,
+        BodyLength::Unknown => MAX_REQUEST_BYTES,
+    };
+    let permits = u32::try_from(cost).unwrap_or(u32::MAX);
+    let Ok(_reserved) = large_bodies.try_acquire_many_owned(permits) else {
+        tracing::warn!(
+            bytes = cost,
+            "large request refused: the large-body budget is spent"
+        );
+        let mut error = RpcError::new(
+            protocol::SERVER_BUSY,
+            format!(
+                "the server is busy receiving other large requests (over {LARGE_BODY_BYTES} bytes, {LARGE_BODIES_BUDGET_BYTES} bytes at once); retry in a moment"
+            ),
+        );
+        error.data = Some(json!({ "retry_after_ms": LARGE_BODY_RETRY_AFTER_SECONDS * 1000 }));
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(
+                header::RETRY_AFTER,
+                LARGE_BODY_RETRY_AFTER_SECONDS.to_string(),
+            )],
+            Json(failure(Value::Null, error)),
+        )
+            .into_response();
+    };
     next.run(request).await
+}
+
+enum BodyLength {
+    Known(usize),
+    Unknown,
+}
+
+/// The body's length from `Content-Length`; a request with neither it nor
+/// `Transfer-Encoding` has no body.
+fn body_length(headers: &HeaderMap) -> BodyLength {
+    if let Some(length) = headers.get(header::CONTENT_LENGTH) {
+        return length
+            .to_str()
+            .ok()
+            .and_then(|length| length.parse().ok())
+            .map_or(BodyLength::Unknown, BodyLength::Known);
+    }
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        BodyLength::Unknown
+    } else {
+        BodyLength::Known(0)
+    }
 }
 
 async fn require_token(
@@ -174,37 +261,12 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
 }
 
 async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    let parsed: Value = match serde_json::from_slice(&body) {
-        Ok(value) => value,
-        Err(error) => {
-            let response = failure(
-                Value::Null,
-                RpcError::new(
-                    protocol::PARSE_ERROR,
-                    format!("the body is not valid JSON: {error}"),
-                ),
-            );
-            return Json(response).into_response();
-        }
-    };
-    match parsed {
-        Value::Array(entries) if entries.is_empty() => Json(failure(
-            Value::Null,
-            RpcError::new(protocol::INVALID_REQUEST, "an empty batch is not a request"),
-        ))
-        .into_response(),
-        Value::Array(entries) if entries.len() > MAX_BATCH_REQUESTS => Json(failure(
-            Value::Null,
-            RpcError::new(
-                protocol::INVALID_REQUEST,
-                format!("a batch may hold at most {MAX_BATCH_REQUESTS} requests"),
-            ),
-        ))
-        .into_response(),
-        Value::Array(entries) => {
+    match protocol::parse_body(&body) {
+        Err(error) => Json(failure(Value::Null, error)).into_response(),
+        Ok(RpcBody::Batch(entries)) => {
             let mut responses = Vec::with_capacity(entries.len());
             for entry in entries {
-                if let Some(response) = answer(&state, entry).await {
+                if let Some(response) = answer(&state, entry.get().as_bytes()).await {
                     responses.push(response);
                 }
             }
@@ -214,7 +276,7 @@ async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
                 Json(Value::Array(responses)).into_response()
             }
         }
-        single => match answer(&state, single).await {
+        Ok(RpcBody::Single(entry)) => match answer(&state, entry).await {
             Some(response) => Json(response).into_response(),
             None => StatusCode::NO_CONTENT.into_response(),
         },
@@ -222,7 +284,7 @@ async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
 }
 
 /// Answer one request; `None` for notifications (which get no reply, even on error).
-async fn answer(state: &AppState, entry: Value) -> Option<Value> {
+async fn answer(state: &AppState, entry: &[u8]) -> Option<Value> {
     let request = match parse_request(entry) {
         Ok(request) => request,
         Err(rejected) => return Some(failure(rejected.id, rejected.error)),
@@ -236,28 +298,39 @@ async fn answer(state: &AppState, entry: Value) -> Option<Value> {
     })
 }
 
-/// The Skills Protocol methods.
+/// The Skills Protocol methods. Each decodes its own params within its own limits: only
+/// `create_blob` takes tens of MiB (read straight from the body), runs take a few MiB, the
+/// rest a few KiB; params too large, too deep or with too many values are refused before any
+/// JSON tree is built.
+///
+/// # Errors
+/// The JSON-RPC error to answer with.
 pub async fn dispatch(
     state: &AppState,
     method: &str,
-    params: serde_json::Map<String, Value>,
+    params: Option<&RawValue>,
 ) -> Result<Value, RpcError> {
+    let small = |params| protocol::decode_params(method, params, MAX_PARAMS_BYTES);
+    let run = |params| protocol::decode_params(method, params, MAX_RUN_PARAMS_BYTES);
     match method {
         "load_skills_protocol_guide" | "list_skills" | "describe_skill" | "read_skill_file" => {
-            catalog_method(state, method, params).await
+            catalog_method(state, method, small(params)?).await
         }
         "create_blob" => {
-            let content = string_param(&params, "content")?;
-            let kind = string_param(&params, "kind")?;
-            let encoding = params.get("encoding").and_then(Value::as_str);
+            let CreateBlobParams {
+                content,
+                kind,
+                encoding,
+            } = CreateBlobParams::decode(params)?;
             let meta = state
                 .blobs
-                .create(content, kind, encoding)
+                .create(content, &kind, encoding.as_deref())
                 .await
                 .map_err(blob_error)?;
             Ok(json!({ "blob_id": meta.blob_id, "size_bytes": meta.size_bytes }))
         }
         "read_blob" => {
+            let params = small(params)?;
             let blob_id = string_param(&params, "blob_id")?;
             let mode =
                 ReadMode::parse(params.get("mode").and_then(Value::as_str)).map_err(blob_error)?;
@@ -275,8 +348,8 @@ pub async fn dispatch(
                 .await
                 .map_err(blob_error)
         }
-        "execute_skill" => crate::runs::execute_skill(state, params).await,
-        "run_code" => crate::runs::run_code(state, params).await,
+        "execute_skill" => crate::runs::execute_skill(state, run(params)?).await,
+        "run_code" => crate::runs::run_code(state, run(params)?).await,
         other => Err(RpcError::new(
             protocol::METHOD_NOT_FOUND,
             format!(
@@ -522,5 +595,5 @@ async fn shutdown_signal() {
 fn handler_futures_are_send(state: &AppState) {
     fn is_send<T: Send>(_: T) {}
     is_send(state.provider.handle_tool_call("x", &Value::Null));
-    is_send(dispatch(state, "x", serde_json::Map::new()));
+    is_send(dispatch(state, "x", None));
 }

@@ -1,10 +1,12 @@
 //! `skillbox serve` against hostile clients, as a real process: requests a web page could
-//! forge (DNS rebinding, cross-site posts).
+//! forge (DNS rebinding, cross-site posts), and bodies built to exhaust memory.
 
 use std::path::Path;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::serve::{start_server_env, start_server_with};
 use super::serve_runs::Server;
@@ -162,4 +164,143 @@ fn requests_a_web_page_could_forge_are_refused() {
     let other_origin =
         with_token.post(LIST, &[JSON, bearer, ("origin", "http://attacker.example")]);
     assert_eq!(other_origin.0, 403, "{other_origin:?}");
+}
+
+/// The peak and current resident memory of a process, in KiB, from /proc.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// Kills the server if it grows past `limit_kib`, so a regression cannot take the machine down;
+/// remembers the largest size seen.
+struct MemoryWatch {
+    stop: Arc<AtomicBool>,
+    largest_kib: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MemoryWatch {
+    fn start(pid: u32, limit_kib: u64) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let largest_kib = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, largest_kib) = (Arc::clone(&stop), Arc::clone(&largest_kib));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let (_, resident) = memory_kib(pid);
+                    largest_kib.fetch_max(resident, Ordering::SeqCst);
+                    if resident > limit_kib {
+                        let _ = std::process::Command::new("kill")
+                            .args(["-KILL", &pid.to_string()])
+                            .status();
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            })
+        };
+        MemoryWatch {
+            stop,
+            largest_kib,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for MemoryWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Far below what parsing a 32 MiB array into a JSON tree costs (gigabytes), and well above
+/// holding the body itself a few times over.
+const HOSTILE_BODY_PEAK_LIMIT_KIB: u64 = 256 * 1024;
+
+#[test]
+fn a_32_mib_hostile_body_gets_a_clear_error_without_costing_gigabytes() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::examples(data.path(), &[]);
+    let pid = server.child.id();
+    let watch = MemoryWatch::start(pid, 2 * 1024 * 1024);
+    let (before_kib, _) = memory_kib(pid);
+    const BODY_BYTES: usize = 32 * 1024 * 1024;
+
+    // A batch of eleven million empty objects.
+    let mut batch = String::with_capacity(BODY_BYTES + 16);
+    batch.push('[');
+    while batch.len() < BODY_BYTES {
+        batch.push_str("{},");
+    }
+    batch.push_str("{}]");
+    let started = Instant::now();
+    let (status, response) = server.post(batch, &[JSON]);
+    let batch_took = started.elapsed();
+    assert_eq!(status, 200, "{response}");
+    assert_eq!(response["error"]["code"], -32600, "{response}");
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 100 requests"),
+        "{response}"
+    );
+
+    // One request whose params are a huge tree.
+    let mut nested = String::from(
+        r#"{"jsonrpc": "2.0", "id": 2, "method": "list_skills", "params": {"filler": ["#,
+    );
+    while nested.len() < BODY_BYTES {
+        nested.push_str(r#"{"a": [{}]},"#);
+    }
+    nested.push_str("{}]}}");
+    let started = Instant::now();
+    let (status, response) = server.post(nested, &[JSON]);
+    let nested_took = started.elapsed();
+    assert_eq!(status, 200, "{response}");
+    assert_eq!(
+        (response["id"].clone(), response["error"]["code"].clone()),
+        (json!(2), json!(-32602)),
+        "{response}"
+    );
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("params of `list_skills`") && message.contains("at most"),
+        "{message}"
+    );
+
+    let (peak_kib, _) = memory_kib(pid);
+    let largest_seen = watch.largest_kib.load(Ordering::SeqCst);
+    drop(watch);
+    eprintln!(
+        "hostile bodies: peak RSS {before_kib} KiB before, {peak_kib} KiB after (largest sampled {largest_seen} KiB); the batch was answered in {batch_took:?}, the nested params in {nested_took:?}"
+    );
+    assert!(
+        peak_kib > 0 && peak_kib < HOSTILE_BODY_PEAK_LIMIT_KIB,
+        "the server's peak RSS reached {peak_kib} KiB (limit {HOSTILE_BODY_PEAK_LIMIT_KIB} KiB)"
+    );
+
+    // Large content is still welcome where it belongs: a 24 MiB blob.
+    let content = "0123456789abcdef".repeat(24 * 1024 * 1024 / 16);
+    let created = server.call(
+        "create_blob",
+        json!({"content": content, "kind": "text/plain"}),
+    );
+    assert_eq!(
+        created["result"]["size_bytes"],
+        24 * 1024 * 1024,
+        "{created}"
+    );
 }

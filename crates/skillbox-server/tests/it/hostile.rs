@@ -1,4 +1,5 @@
-//! What hostile clients try: headers sent slowly or never, requests forged by web pages.
+//! What hostile clients try: headers sent slowly or never, many large bodies at once, requests
+//! forged by web pages.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -62,6 +63,67 @@ fn a_client_that_never_finishes_its_headers_is_disconnected() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let body = server.call("list_skills", json!({}));
     assert!(body["result"]["skills"].is_array(), "{body}");
+}
+
+/// The headers of a 60 MiB JSON-RPC post whose body never comes.
+fn large_post_headers() -> Vec<u8> {
+    let length = 60 * 1024 * 1024;
+    format!(
+        "POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n[{{\"jsonrpc\":"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn past_the_large_body_budget_callers_get_503_with_retry_after() {
+    let server = Server::start(None);
+    // Two slow uploads of 60 MiB hold the 128 MiB budget...
+    let holding: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let stream = connect_and_send(&server, &large_post_headers());
+            std::thread::sleep(Duration::from_millis(200));
+            stream
+        })
+        .collect();
+    // ...so a third is told to come back, before its body is read.
+    let mut third = connect_and_send(&server, &large_post_headers());
+    third
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = vec![0u8; 4096];
+    let read = third.read(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 503"), "{answer}");
+    assert!(answer.contains("retry-after: 1\r\n"), "{answer}");
+    assert!(
+        answer.contains("-32000") && answer.contains("retry in a moment"),
+        "{answer}"
+    );
+    // Small requests are not affected.
+    let listed = server.call("list_skills", json!({"limit": 1}));
+    assert!(listed["result"]["skills"].is_array(), "{listed}");
+
+    // Once the slow uploads are gone, a large request is accepted again.
+    drop(holding);
+    drop(third);
+    let content = "x".repeat(3 * 1024 * 1024);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, body) = server.post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "create_blob",
+                    "params": {"content": content, "kind": "text/plain"}})
+            .to_string(),
+        );
+        if status == 200 {
+            assert_eq!(body.unwrap()["result"]["size_bytes"], 3 * 1024 * 1024);
+            break;
+        }
+        assert!(
+            status == 503 && Instant::now() < deadline,
+            "the budget was not given back: {status} {body:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[tokio::test]
