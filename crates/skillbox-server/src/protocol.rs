@@ -20,6 +20,8 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 /// Server-defined: too many executions (or large requests) in flight; retry later.
 pub const SERVER_BUSY: i64 = -32000;
+/// Server-defined: the request took longer than its time budget and was given up.
+pub const TIMED_OUT: i64 = -32001;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize)]

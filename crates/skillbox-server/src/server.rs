@@ -46,6 +46,13 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest a client may take to send a request's line and headers (also how long an idle
 /// keep-alive connection stays open).
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest a catalog call that reads skill files (`read_skill_file`, `describe_skill` with
+/// `detail: "full"`) may take: it runs on a blocking thread, and one that never finishes (a
+/// FIFO, a hung network file system) is given up after this.
+pub const DEFAULT_CATALOG_CALL_BUDGET: Duration = Duration::from_secs(10);
+/// Catalog calls reading files at once. A call given up on still holds its place until its
+/// thread returns, so stuck reads can take at most this many threads.
+pub const MAX_CATALOG_CALLS_IN_FLIGHT: usize = 32;
 /// How often expired blobs are removed.
 pub const BLOB_SWEEP_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
@@ -66,6 +73,9 @@ pub struct AppState {
     access: Arc<AccessPolicy>,
     /// Bytes of large request bodies that may be in flight.
     large_bodies: Arc<Semaphore>,
+    /// Catalog calls reading files, and how long each may take.
+    catalog_calls: Arc<Semaphore>,
+    catalog_budget: Duration,
     header_read_timeout: Duration,
 }
 
@@ -83,6 +93,8 @@ impl AppState {
             run_inputs: data.run_inputs().to_path_buf(),
             access,
             large_bodies: Arc::new(Semaphore::new(LARGE_BODIES_BUDGET_BYTES)),
+            catalog_calls: Arc::new(Semaphore::new(MAX_CATALOG_CALLS_IN_FLIGHT)),
+            catalog_budget: DEFAULT_CATALOG_CALL_BUDGET,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
         }
     }
@@ -100,6 +112,13 @@ impl AppState {
     #[must_use]
     pub fn with_allowed_hosts(mut self, names: Vec<String>) -> Self {
         self.access = Arc::new(AccessPolicy::new(names, self.token.is_some()));
+        self
+    }
+
+    /// Give up catalog calls after `budget` instead of [`DEFAULT_CATALOG_CALL_BUDGET`].
+    #[must_use]
+    pub fn with_catalog_budget(mut self, budget: Duration) -> Self {
+        self.catalog_budget = budget;
         self
     }
 
@@ -374,10 +393,12 @@ async fn catalog_method(
     if method == "describe_skill" {
         string_param(&params, "name")?;
     }
-    let outcome = state
-        .provider
-        .handle_tool_call(method, &Value::Object(params))
-        .await;
+    let arguments = Value::Object(params);
+    let outcome = if reads_skill_files(method, &arguments) {
+        read_off_the_async_threads(state, method, arguments).await?
+    } else {
+        state.provider.handle_tool_call(method, &arguments).await
+    };
     if outcome.is_error {
         let message = outcome
             .content
@@ -387,6 +408,66 @@ async fn catalog_method(
         return Err(RpcError::invalid_params(message));
     }
     Ok(outcome.content)
+}
+
+/// Whether a catalog call reads skill files: `read_skill_file`, and `describe_skill` with
+/// `detail: "full"` (the `SKILL.md` text and the resource listing). `list_skills`, the guide and
+/// the other details come from the catalog in memory and are answered in place: a trip
+/// through the blocking pool would more than double their CPU cost (`BENCHMARKS.md`).
+fn reads_skill_files(method: &str, arguments: &Value) -> bool {
+    match method {
+        "read_skill_file" => true,
+        "describe_skill" => arguments.get("detail").and_then(Value::as_str) == Some("full"),
+        _ => false,
+    }
+}
+
+/// Run a catalog call that reads files on a blocking thread, never on the async workers,
+/// within the catalog budget: a read that never finishes (a FIFO, a hung network file system)
+/// gets an error after the budget while the server goes on answering.
+async fn read_off_the_async_threads(
+    state: &AppState,
+    method: &str,
+    arguments: Value,
+) -> Result<skillbox_llm::ToolOutcome, RpcError> {
+    let budget = state.catalog_budget;
+    let over_budget = || {
+        RpcError::new(
+            protocol::TIMED_OUT,
+            format!(
+                "`{method}` did not finish within {} ms: a file of the skill could not be read (a FIFO or device, or a stalled file system); the server goes on answering other requests, but this call will fail the same way until the skill folder is fixed",
+                budget.as_millis()
+            ),
+        )
+    };
+    let deadline = tokio::time::Instant::now() + budget;
+    let turn =
+        match tokio::time::timeout_at(deadline, Arc::clone(&state.catalog_calls).acquire_owned())
+            .await
+        {
+            Ok(Ok(turn)) => turn,
+            Ok(Err(_)) => return Err(RpcError::internal("the server is stopping")),
+            Err(_) => return Err(over_budget()),
+        };
+    let provider = Arc::clone(&state.provider);
+    let runtime = tokio::runtime::Handle::current();
+    let name = method.to_owned();
+    let call = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        runtime.block_on(provider.handle_tool_call(&name, &arguments))
+    });
+    match tokio::time::timeout_at(deadline, call).await {
+        Ok(Ok(outcome)) => Ok(outcome),
+        Ok(Err(error)) => Err(RpcError::internal(format!("`{method}` failed: {error}"))),
+        Err(_) => {
+            tracing::warn!(
+                method,
+                budget_ms = budget.as_millis(),
+                "a catalog call that reads files was given up"
+            );
+            Err(over_budget())
+        }
+    }
 }
 
 /// A required string parameter (any string, empty included).

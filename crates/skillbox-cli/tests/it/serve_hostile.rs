@@ -1,5 +1,6 @@
 //! `skillbox serve` against hostile clients, as a real process: requests a web page could
-//! forge (DNS rebinding, cross-site posts), and bodies built to exhaust memory.
+//! forge (DNS rebinding, cross-site posts), bodies built to exhaust memory, and skill files that
+//! never finish reading.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::serve::{start_server_env, start_server_with};
 use super::serve_runs::Server;
-use super::support::repo_root;
+use super::support::{repo_root, skill_md, write_tree};
 
 impl Server {
     fn examples(data: &Path, extra: &[&str]) -> Self {
@@ -303,4 +304,73 @@ fn a_32_mib_hostile_body_gets_a_clear_error_without_costing_gigabytes() {
         24 * 1024 * 1024,
         "{created}"
     );
+}
+
+#[test]
+fn a_skill_file_that_never_finishes_reading_does_not_stall_the_server() {
+    let skills = tempfile::tempdir().unwrap();
+    write_tree(
+        skills.path(),
+        &[
+            (
+                "fifo-notes/SKILL.md",
+                &skill_md("fifo-notes", "Has a FIFO."),
+            ),
+            ("plain/SKILL.md", &skill_md("plain", "Plain.")),
+        ],
+    );
+    // In a subfolder: core opens top-level files without blocking already, but not these.
+    std::fs::create_dir_all(skills.path().join("fifo-notes/references")).unwrap();
+    let fifo = skills.path().join("fifo-notes/references/notes.txt");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::new(start_server_with(
+        data.path(),
+        &[skills.path().to_path_buf()],
+        &["--sandbox", "off"],
+    ));
+    // More stuck reads than the server has worker threads.
+    let stuck: Vec<_> = (0..4)
+        .map(|_| {
+            let client = server.client.clone();
+            let url = server.url.clone();
+            server.runtime.spawn(async move {
+                client
+                    .post(url)
+                    .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "read_skill_file",
+                                  "params": {"name": "fifo-notes", "path": "references/notes.txt"}}))
+                    .timeout(Duration::from_secs(60))
+                    .send()
+                    .await
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        server.health(Duration::from_secs(10)),
+        Ok(200),
+        "/healthz stalled behind reads of a FIFO"
+    );
+    let listed = server.runtime.block_on(async {
+        server
+            .client
+            .post(&server.url)
+            .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "list_skills"}))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .map_err(|error| error.to_string())?
+            .json::<Value>()
+            .await
+            .map_err(|error| error.to_string())
+    });
+    let listed = listed.expect("list_skills stalled behind reads of a FIFO");
+    assert!(listed.to_string().contains("plain"), "{listed}");
+    for request in stuck {
+        request.abort();
+    }
 }

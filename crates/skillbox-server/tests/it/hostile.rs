@@ -1,5 +1,5 @@
-//! What hostile clients try: headers sent slowly or never, many large bodies at once, requests
-//! forged by web pages.
+//! What hostile clients try: headers sent slowly or never, many large bodies at once, skill
+//! files that never finish reading, requests forged by web pages.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use serde_json::json;
+use serde_json::{Value, json};
 use tower::ServiceExt;
 
-use super::{Server, examples, state};
+use super::{Server, catalog_of, examples, state};
 
 fn address(server: &Server) -> String {
     server.url.trim_start_matches("http://").to_owned()
@@ -124,6 +124,69 @@ fn past_the_large_body_budget_callers_get_503_with_retry_after() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn a_catalog_read_that_never_finishes_is_given_up_after_its_budget() {
+    let skills = tempfile::tempdir().unwrap();
+    let folder = skills.path().join("fifo-notes");
+    std::fs::create_dir_all(folder.join("references")).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: fifo-notes\ndescription: Has a FIFO.\n---\nRead references/notes.txt.\n",
+    )
+    .unwrap();
+    let fifo = folder.join("references/notes.txt");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let server = Server::start_with(catalog_of(skills.path()), None, |state| {
+        state.with_catalog_budget(Duration::from_millis(500))
+    });
+    let read = json!({"jsonrpc": "2.0", "id": 1, "method": "read_skill_file",
+                      "params": {"name": "fifo-notes", "path": "references/notes.txt"}});
+    let stuck: Vec<_> = (0..3)
+        .map(|_| {
+            let client = server.client.clone();
+            let url = format!("{}/rpc", server.url);
+            let read = read.clone();
+            server.runtime.spawn(async move {
+                let response = client.post(url).json(&read).send().await.unwrap();
+                response.json::<Value>().await.unwrap()
+            })
+        })
+        .collect();
+    let described = server.call("describe_skill", json!({"name": "fifo-notes"}));
+    assert!(described.get("result").is_some(), "{described}");
+    for answer in stuck {
+        let answer = server.runtime.block_on(answer).unwrap();
+        assert_eq!(answer["error"]["code"], -32001, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("`read_skill_file` did not finish within 500 ms"),
+            "{message}"
+        );
+    }
+    // Give the stuck readers a writer: they see the end of the file and their threads return.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _writer = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+    }
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::write(&fifo, "now a plain file").unwrap();
+    let file = server.call(
+        "read_skill_file",
+        json!({"name": "fifo-notes", "path": "references/notes.txt"}),
+    );
+    assert_eq!(file["result"]["content"], "now a plain file", "{file}");
 }
 
 #[tokio::test]
