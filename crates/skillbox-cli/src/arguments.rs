@@ -172,6 +172,21 @@ pub struct ServeArguments {
     /// times --max-runs).
     #[arg(long, value_name = "N")]
     pub max_queued_runs: Option<u16>,
+    /// Also answer requests addressed to this host name, and from web pages served from it
+    /// (repeatable). Without a token only localhost, 127.0.0.1 and [::1] are answered, against
+    /// DNS rebinding; with a token any name is, unless names are given here.
+    #[arg(
+        long = "allowed-host",
+        env = "SKILLBOX_ALLOWED_HOSTS",
+        value_delimiter = ',',
+        value_name = "NAME",
+        value_parser = skillbox_server::access::allowed_host_name
+    )]
+    pub allowed_hosts: Vec<String>,
+    /// Close connections whose request line and headers take longer than this to arrive (also
+    /// how long an idle keep-alive connection stays open; default 15000).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_ms: Option<u64>,
 }
 
 /// `skillbox prompt`.

@@ -6,7 +6,14 @@
 //! blob visible with partial content: bytes without metadata are invisible and are removed by
 //! the expiry sweep. Reads fetch only the bytes they return, so the tail of a 1 GiB blob costs
 //! one ranged read.
+//!
+//! A local store is private to the runtime's user: its folders are created 0700 and every file
+//! is made 0600 as soon as it is written (inside folders no one else can enter). Runs, which
+//! execute as other users, get their own copies of the blobs they read ([`BlobStore::copy_for_run`]).
 
+use std::borrow::Cow;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +34,10 @@ const UPLOAD_CHUNK: usize = 8 * 1024 * 1024;
 const READ_CHUNK: usize = 1024 * 1024;
 /// Default time a blob is kept.
 pub const DEFAULT_BLOB_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+/// Mode of the store's folders: the runtime's user only.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+/// Mode of the store's files: the runtime's user only.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
 
 /// A blob store failure.
 #[derive(Debug, thiserror::Error)]
@@ -89,8 +100,8 @@ impl ReadMode {
 pub struct BlobStore {
     store: Arc<dyn ObjectStore>,
     ttl: Duration,
-    /// The folder of a local store, whose blob files runs can see directly.
-    local_root: Option<std::path::PathBuf>,
+    /// The folder of a local store.
+    local_root: Option<PathBuf>,
 }
 
 fn now_ms() -> u128 {
@@ -111,13 +122,26 @@ fn key(blob_id: &str) -> Option<String> {
 }
 
 impl BlobStore {
-    /// A store in a local folder (created if needed), writing durably.
+    /// A store in a local folder (created if needed), writing durably. The folder is private
+    /// to the runtime's user; folders and files an older version left readable by others are
+    /// made private.
     ///
     /// # Errors
     /// When the folder cannot be created or used.
-    pub fn local(directory: &std::path::Path, ttl: Duration) -> Result<Self, BlobError> {
-        std::fs::create_dir_all(directory)
-            .map_err(|error| storage(format!("`{}`: {error}", directory.display())))?;
+    pub fn local(directory: &Path, ttl: Duration) -> Result<Self, BlobError> {
+        for folder in [
+            directory.to_path_buf(),
+            directory.join("data"),
+            directory.join("meta"),
+        ] {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(PRIVATE_DIR_MODE)
+                .create(&folder)
+                .map_err(|error| storage(format!("`{}`: {error}", folder.display())))?;
+        }
+        make_private(directory)
+            .map_err(|error| storage(format!("cannot make the blob store private: {error}")))?;
         let store = object_store::local::LocalFileSystem::new_with_prefix(directory)
             .map_err(storage)?
             .with_fsync(true);
@@ -142,14 +166,18 @@ impl BlobStore {
     ///
     /// # Errors
     /// Invalid base64, or storage failure.
-    pub async fn create(
+    pub async fn create<'a>(
         &self,
-        content: &str,
+        content: impl Into<Cow<'a, str>>,
         kind: &str,
         encoding: Option<&str>,
     ) -> Result<BlobMeta, BlobError> {
+        let content = content.into();
         let bytes = match encoding {
-            None | Some("utf-8" | "utf8" | "text") => Bytes::copy_from_slice(content.as_bytes()),
+            None | Some("utf-8" | "utf8" | "text") => match content {
+                Cow::Borrowed(text) => Bytes::copy_from_slice(text.as_bytes()),
+                Cow::Owned(text) => Bytes::from(text.into_bytes()),
+            },
             Some("base64") => Bytes::from(
                 base64::engine::general_purpose::STANDARD
                     .decode(content.trim())
@@ -182,6 +210,7 @@ impl BlobStore {
             )
             .await
             .map_err(storage)?;
+        self.make_file_private(&format!("data/{id}"))?;
         self.commit(id, kind, size_bytes).await
     }
 
@@ -228,6 +257,7 @@ impl BlobStore {
             return Err(error);
         }
         writer.finish().await.map_err(storage)?;
+        self.make_file_private(&format!("data/{id}"))?;
         self.commit(id, kind, size_bytes).await
     }
 
@@ -247,7 +277,20 @@ impl BlobStore {
             )
             .await
             .map_err(storage)?;
+        self.make_file_private(&format!("meta/{id}.json"))?;
         Ok(meta)
+    }
+
+    /// Give a file the store just wrote mode 0600. The object store creates files with the
+    /// umask's mode, but always inside the store's 0700 folders, so no one else could open it
+    /// meanwhile.
+    fn make_file_private(&self, key: &str) -> Result<(), BlobError> {
+        let Some(root) = &self.local_root else {
+            return Ok(());
+        };
+        let path = root.join(key);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+            .map_err(|error| storage(format!("`{}`: {error}", path.display())))
     }
 
     /// A blob's metadata.
@@ -326,47 +369,55 @@ impl BlobStore {
         Ok(result)
     }
 
-    /// Whether blobs live in a local folder (runs then read their files in place).
+    /// Whether blobs live in a local folder.
     #[must_use]
     pub fn is_local(&self) -> bool {
         self.local_root.is_some()
     }
 
-    /// A file holding a blob's bytes that a run can be given read-only. A local store hands out
-    /// its own file (made readable by the sandbox user; the store's folder stays private);
-    /// any other store copies the blob into `scratch`.
+    /// Copy a blob into `folder` for one run, as a file its sandbox user may read (mode 0644)
+    /// under a name no one can guess. The store's own files stay private. Locally the copy is
+    /// made in the kernel (`copy_file_range`); other stores download the blob.
     ///
     /// # Errors
     /// Unknown blob, or storage failure.
-    pub async fn input_file(
-        &self,
-        blob_id: &str,
-        scratch: &std::path::Path,
-    ) -> Result<std::path::PathBuf, BlobError> {
-        use std::os::unix::fs::PermissionsExt;
+    pub async fn copy_for_run(&self, blob_id: &str, folder: &Path) -> Result<PathBuf, BlobError> {
         self.meta(blob_id).await?;
         let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
-        if let Some(root) = &self.local_root {
-            let path = root.join("data").join(&id);
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
-                .map_err(|error| storage(format!("`{}`: {error}", path.display())))?;
-            return Ok(path);
-        }
-        let bytes = self
-            .store
-            .get(&StorePath::from(format!("data/{id}")))
+        let destination = folder.join(uuid::Uuid::new_v4().simple().to_string());
+        let target = destination.clone();
+        let copied = if let Some(root) = &self.local_root {
+            let source = root.join("data").join(&id);
+            tokio::task::spawn_blocking(move || {
+                let mut reader = fs_err::File::open(&source)?.into_parts().0;
+                std::io::copy(&mut reader, &mut create_run_input(&target)?)
+                    .map(drop)
+                    .map_err(|error| {
+                        std::io::Error::new(
+                            error.kind(),
+                            format!("copying `{}`: {error}", source.display()),
+                        )
+                    })
+            })
             .await
+        } else {
+            let bytes = self
+                .store
+                .get(&StorePath::from(format!("data/{id}")))
+                .await
+                .map_err(storage)?
+                .bytes()
+                .await
+                .map_err(storage)?;
+            tokio::task::spawn_blocking(move || {
+                std::io::Write::write_all(&mut create_run_input(&target)?, &bytes)
+            })
+            .await
+        };
+        copied
             .map_err(storage)?
-            .bytes()
-            .await
-            .map_err(storage)?;
-        let path = scratch.join(&id);
-        tokio::fs::write(&path, &bytes)
-            .await
-            .map_err(|error| storage(format!("`{}`: {error}", path.display())))?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
-            .map_err(|error| storage(format!("`{}`: {error}", path.display())))?;
-        Ok(path)
+            .map_err(|error| storage(format!("`{}`: {error}", destination.display())))?;
+        Ok(destination)
     }
 
     /// Remove blobs older than the time to keep them, and orphaned bytes without metadata.
@@ -419,6 +470,42 @@ impl BlobStore {
         }
         Ok(removed)
     }
+}
+
+/// Create a run's input copy: readable by everyone whatever the umask (the folder it is in
+/// cannot be listed, and its name cannot be guessed).
+fn create_run_input(path: &Path) -> std::io::Result<std::fs::File> {
+    let mode = crate::data_dir::RUN_INPUT_FILE_MODE;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    Ok(file)
+}
+
+/// Make a folder tree the runtime's user's alone: folders 0700, files 0600 (links are left
+/// alone; the store never makes any).
+fn make_private(folder: &Path) -> std::io::Result<()> {
+    let set = |path: &Path, metadata: &std::fs::Metadata, mode: u32| {
+        if metadata.permissions().mode() & 0o7777 == mode {
+            return Ok(());
+        }
+        fs_err::set_permissions(path, std::fs::Permissions::from_mode(mode))
+    };
+    set(folder, &fs_err::symlink_metadata(folder)?, PRIVATE_DIR_MODE)?;
+    for entry in fs_err::read_dir(folder)? {
+        let entry = entry?;
+        let path = entry.path();
+        let metadata = fs_err::symlink_metadata(&path)?;
+        if metadata.is_dir() {
+            make_private(&path)?;
+        } else if metadata.is_file() {
+            set(&path, &metadata, PRIVATE_FILE_MODE)?;
+        }
+    }
+    Ok(())
 }
 
 fn looks_binary(bytes: &[u8]) -> bool {
@@ -502,6 +589,30 @@ mod tests {
         assert!(matches!(
             store.create("%%%", "x", Some("base64")).await,
             Err(BlobError::Invalid(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_store_is_private_and_runs_get_readable_copies() {
+        let folder = tempfile::tempdir().unwrap();
+        let root = folder.path().join("blobs");
+        let store = BlobStore::local(&root, DEFAULT_BLOB_TTL).unwrap();
+        let meta = store.create("private", "text/plain", None).await.unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let id = meta.blob_id.strip_prefix("blob:").unwrap();
+        assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&root.join("data").join(id)), 0o600);
+        assert_eq!(mode(&root.join("meta").join(format!("{id}.json"))), 0o600);
+        let copies = folder.path().join("copies");
+        std::fs::create_dir(&copies).unwrap();
+        let copy = store.copy_for_run(&meta.blob_id, &copies).await.unwrap();
+        assert_eq!(mode(&copy), 0o644);
+        assert_eq!(fs_err::read_to_string(&copy).unwrap(), "private");
+        assert!(matches!(
+            store
+                .copy_for_run("blob:00000000000000000000000000000000", &copies)
+                .await,
+            Err(BlobError::NotFound(_))
         ));
     }
 }

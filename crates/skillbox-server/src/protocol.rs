@@ -1,8 +1,12 @@
 //! JSON-RPC 2.0 wire types and rules, with no I/O: what a valid request is, how errors look,
 //! which codes mean what.
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use std::borrow::Cow;
+
+use serde::de::{SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
 
 /// The body is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -14,8 +18,10 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// Something failed inside the server.
 pub const INTERNAL_ERROR: i64 = -32603;
-/// Server-defined: too many executions in flight; retry later.
+/// Server-defined: too many executions (or large requests) in flight; retry later.
 pub const SERVER_BUSY: i64 = -32000;
+/// Server-defined: the request took longer than its time budget and was given up.
+pub const TIMED_OUT: i64 = -32001;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,15 +56,110 @@ impl RpcError {
     }
 }
 
-/// A request as received: validated envelope, raw params.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RpcRequest {
+/// Most requests one batch may hold. A longer batch is refused after reading this many entries
+/// plus one, without looking at the rest.
+pub const MAX_BATCH_REQUESTS: usize = 100;
+/// Longest method name accepted, in bytes (the real ones are far shorter).
+pub const MAX_METHOD_BYTES: usize = 128;
+/// Largest `params` of the catalog methods and `read_blob`, in bytes of JSON.
+pub const MAX_PARAMS_BYTES: usize = 64 * 1024;
+/// Largest `params` of `execute_skill` and `run_code`, in bytes of JSON (code up to 1 MiB plus
+/// arguments).
+pub const MAX_RUN_PARAMS_BYTES: usize = 8 * 1024 * 1024;
+/// Most JSON values in one request's `params` (counted from its commas and brackets, so an
+/// upper bound). Parsed params cost about 100 bytes per value, so this keeps one request's
+/// parameters to about 10 MB of memory however its bytes are arranged.
+pub const MAX_PARAMS_VALUES: usize = 100_000;
+/// Deepest nesting of arrays and objects in one request's `params`.
+pub const MAX_PARAMS_DEPTH: usize = 64;
+
+/// A body as received: one request or a batch, each entry still unparsed JSON (borrowed from
+/// the body, so nothing is built for entries that are refused).
+#[derive(Debug)]
+pub enum RpcBody<'a> {
+    /// One request (or anything that is not an array), not yet checked: [`parse_request`]
+    /// reads it in one pass.
+    Single(&'a [u8]),
+    /// A batch of at most [`MAX_BATCH_REQUESTS`] entries.
+    Batch(Vec<&'a RawValue>),
+}
+
+/// Split a body into its requests, checking that a batch is JSON and neither empty nor longer
+/// than [`MAX_BATCH_REQUESTS`]. No JSON value is built: entries stay raw.
+///
+/// # Errors
+/// `-32700` for a body that is not JSON, `-32600` for an empty or too long batch.
+pub fn parse_body(body: &[u8]) -> Result<RpcBody<'_>, RpcError> {
+    let not_json = |error: serde_json::Error| {
+        RpcError::new(PARSE_ERROR, format!("the body is not valid JSON: {error}"))
+    };
+    let is_batch = body
+        .iter()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .is_some_and(|byte| *byte == b'[');
+    if !is_batch {
+        return Ok(RpcBody::Single(body));
+    }
+    let too_long = std::cell::Cell::new(false);
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let entries = serde::Deserializer::deserialize_seq(
+        &mut deserializer,
+        BatchVisitor {
+            too_long: &too_long,
+        },
+    )
+    .and_then(|entries| deserializer.end().map(|()| entries));
+    match entries {
+        _ if too_long.get() => Err(RpcError::new(
+            INVALID_REQUEST,
+            format!(
+                "a batch may hold at most {MAX_BATCH_REQUESTS} requests; send the rest in further batches"
+            ),
+        )),
+        Err(error) => Err(not_json(error)),
+        Ok(entries) if entries.is_empty() => Err(RpcError::new(
+            INVALID_REQUEST,
+            "an empty batch is not a request",
+        )),
+        Ok(entries) => Ok(RpcBody::Batch(entries)),
+    }
+}
+
+/// Collects batch entries as raw JSON and gives up after [`MAX_BATCH_REQUESTS`] + 1.
+struct BatchVisitor<'flag> {
+    too_long: &'flag std::cell::Cell<bool>,
+}
+
+impl<'de> Visitor<'de> for BatchVisitor<'_> {
+    type Value = Vec<&'de RawValue>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("an array of requests")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Self::Value, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = sequence.next_element::<&'de RawValue>()? {
+            if entries.len() == MAX_BATCH_REQUESTS {
+                self.too_long.set(true);
+                return Err(serde::de::Error::custom("the batch is too long"));
+            }
+            entries.push(entry);
+        }
+        Ok(entries)
+    }
+}
+
+/// A request as received: validated envelope, params still raw (each method decodes its own,
+/// within its own limits).
+#[derive(Debug, Clone)]
+pub struct RpcRequest<'a> {
     /// The id to echo; `None` for a notification (no reply).
     pub id: Option<Value>,
     /// The method name.
     pub method: String,
-    /// The params object (absent params become an empty object).
-    pub params: serde_json::Map<String, Value>,
+    /// The params object, raw; `None` when absent or null.
+    pub params: Option<&'a RawValue>,
 }
 
 /// A request that failed validation: the error, and the id to answer with (`null` when the id
@@ -75,56 +176,345 @@ fn rejected(error: RpcError, id: Value) -> Box<Rejected> {
     Box::new(Rejected { error, id })
 }
 
-/// Validate one request object.
+/// The members of a request object, unparsed; other members are skipped without being built.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+/// A member that is present, `null` included (so `"id": null` differs from no id).
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+fn first_byte(raw: &RawValue) -> u8 {
+    first_byte_of(raw.get().as_bytes())
+}
+
+fn first_byte_of(text: &[u8]) -> u8 {
+    text.iter()
+        .copied()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .unwrap_or_default()
+}
+
+/// The error for a request that is not a valid request object: -32700 when it is not JSON at
+/// all (checked again, without building anything, only on this error path), -32600 otherwise.
+fn not_a_request(entry: &[u8], message: impl FnOnce() -> String) -> Box<Rejected> {
+    let error = match serde_json::from_slice::<serde::de::IgnoredAny>(entry) {
+        Err(error) => RpcError::new(PARSE_ERROR, format!("the body is not valid JSON: {error}")),
+        Ok(_) => RpcError::new(INVALID_REQUEST, message()),
+    };
+    rejected(error, Value::Null)
+}
+
+/// Validate one request object (a batch entry, or a whole body), reading it once.
 ///
 /// # Errors
-/// `-32600` for a malformed envelope, `-32602` for params that are not an object.
-pub fn parse_request(value: Value) -> Result<RpcRequest, Box<Rejected>> {
-    let Value::Object(mut object) = value else {
-        return Err(rejected(
-            RpcError::new(INVALID_REQUEST, "a request must be a JSON object"),
-            Value::Null,
-        ));
-    };
-    let id = object.remove("id");
-    let id_for_errors = match &id {
-        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => id.clone(),
+/// `-32700` for text that is not JSON, `-32600` for a malformed envelope, `-32602` for
+/// params that are not an object.
+pub fn parse_request(entry: &[u8]) -> Result<RpcRequest<'_>, Box<Rejected>> {
+    if first_byte_of(entry) != b'{' {
+        return Err(not_a_request(entry, || {
+            "a request must be a JSON object".to_owned()
+        }));
+    }
+    let envelope: Envelope<'_> = serde_json::from_slice(entry)
+        .map_err(|error| not_a_request(entry, || format!("not a valid request object: {error}")))?;
+    let id = match envelope.id {
+        None => None,
+        Some(raw) if matches!(first_byte(raw), b'"' | b'-' | b'0'..=b'9' | b'n') => {
+            Some(serde_json::from_str::<Value>(raw.get()).map_err(|error| {
+                rejected(
+                    RpcError::new(INVALID_REQUEST, format!("`id` is not valid: {error}")),
+                    Value::Null,
+                )
+            })?)
+        }
         Some(_) => {
             return Err(rejected(
                 RpcError::new(INVALID_REQUEST, "`id` must be a string, a number or null"),
                 Value::Null,
             ));
         }
-        None => Value::Null,
     };
+    let id_for_errors = id.clone().unwrap_or(Value::Null);
     let invalid = |message: &str| {
         rejected(
             RpcError::new(INVALID_REQUEST, message),
             id_for_errors.clone(),
         )
     };
-    match object.remove("jsonrpc") {
-        Some(Value::String(version)) if version == "2.0" => {}
+    let short_string = |raw: &RawValue, max_bytes: usize| {
+        (first_byte(raw) == b'"' && raw.get().len() <= max_bytes + 2)
+            .then(|| serde_json::from_str::<String>(raw.get()).ok())
+            .flatten()
+    };
+    match envelope.jsonrpc.and_then(|raw| short_string(raw, 8)) {
+        Some(version) if version == "2.0" => {}
         _ => return Err(invalid("`jsonrpc` must be exactly \"2.0\"")),
     }
-    let method = match object.remove("method") {
-        Some(Value::String(method)) => method,
+    let method = match envelope.method {
+        Some(raw) if first_byte(raw) == b'"' => {
+            short_string(raw, MAX_METHOD_BYTES).ok_or_else(|| {
+                invalid(&format!(
+                    "`method` is longer than {MAX_METHOD_BYTES} bytes; no method has such a name"
+                ))
+            })?
+        }
         _ => return Err(invalid("`method` must be a string")),
     };
-    let params = match object.remove("params") {
-        None | Some(Value::Null) => serde_json::Map::new(),
-        Some(Value::Object(params)) => params,
-        Some(Value::Array(_)) => {
-            return Err(rejected(
-                RpcError::invalid_params(
-                    "`params` must be an object: this server takes named parameters only",
-                ),
-                id_for_errors,
-            ));
-        }
-        Some(_) => return Err(invalid("`params` must be an object")),
+    let params = match envelope.params {
+        None => None,
+        Some(raw) => match first_byte(raw) {
+            b'{' => Some(raw),
+            b'n' => None,
+            b'[' => {
+                return Err(rejected(
+                    RpcError::invalid_params(
+                        "`params` must be an object: this server takes named parameters only",
+                    ),
+                    id_for_errors,
+                ));
+            }
+            _ => return Err(invalid("`params` must be an object")),
+        },
     };
     Ok(RpcRequest { id, method, params })
+}
+
+/// Parse a method's params into an object, refusing cheaply (before building anything) params
+/// larger than `max_bytes`, with more than [`MAX_PARAMS_VALUES`] values or nested deeper than
+/// [`MAX_PARAMS_DEPTH`].
+///
+/// # Errors
+/// `-32602` naming the method and the limit.
+pub fn decode_params(
+    method: &str,
+    params: Option<&RawValue>,
+    max_bytes: usize,
+) -> Result<Map<String, Value>, RpcError> {
+    let Some(params) = params else {
+        return Ok(Map::new());
+    };
+    let text = params.get();
+    if text.len() > max_bytes {
+        let hint = if method == "execute_skill" || method == "run_code" {
+            "put large inputs in a blob (create_blob) and pass its id in `input_blobs`"
+        } else {
+            "these parameters are short names and numbers"
+        };
+        return Err(RpcError::invalid_params(format!(
+            "the params of `{method}` are {} bytes; at most {max_bytes} are accepted ({hint})",
+            text.len()
+        )));
+    }
+    let shape = JsonShape::of(text);
+    if shape.depth > MAX_PARAMS_DEPTH {
+        return Err(RpcError::invalid_params(format!(
+            "the params of `{method}` nest {} levels deep; at most {MAX_PARAMS_DEPTH} are accepted",
+            shape.depth
+        )));
+    }
+    if shape.values > MAX_PARAMS_VALUES {
+        return Err(RpcError::invalid_params(format!(
+            "the params of `{method}` hold about {} JSON values; at most {MAX_PARAMS_VALUES} are accepted (put large data in a blob)",
+            shape.values
+        )));
+    }
+    serde_json::from_str(text)
+        .map_err(|error| RpcError::invalid_params(format!("the params of `{method}`: {error}")))
+}
+
+/// How big a JSON text is as a tree, from one pass over its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct JsonShape {
+    /// Values, counted as one plus every comma and opening bracket: never fewer than the real
+    /// number, at most about twice it.
+    values: usize,
+    /// Deepest nesting of arrays and objects.
+    depth: usize,
+}
+
+impl JsonShape {
+    /// The shape of valid JSON text (a raw value serde has already checked).
+    fn of(text: &str) -> Self {
+        let mut shape = JsonShape {
+            values: 1,
+            depth: 0,
+        };
+        let mut depth = 0usize;
+        let mut bytes = text.bytes();
+        while let Some(byte) = bytes.next() {
+            match byte {
+                b'"' => skip_string(&mut bytes),
+                b'[' | b'{' => {
+                    depth += 1;
+                    shape.depth = shape.depth.max(depth);
+                    shape.values += 1;
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                b',' => shape.values += 1,
+                _ => {}
+            }
+        }
+        shape
+    }
+}
+
+/// Move past the rest of a JSON string whose opening quote was just read.
+fn skip_string(bytes: &mut impl Iterator<Item = u8>) {
+    while let Some(byte) = bytes.next() {
+        match byte {
+            b'\\' => {
+                bytes.next();
+            }
+            b'"' => return,
+            _ => {}
+        }
+    }
+}
+
+/// `create_blob` parameters. The content may be tens of MiB, so it is read straight from the
+/// body (borrowed when it has no escapes), never through a JSON tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateBlobParams<'a> {
+    /// The content: text, or base64 when `encoding` says so.
+    pub content: Cow<'a, str>,
+    /// Its MIME type.
+    pub kind: Cow<'a, str>,
+    /// `utf-8` (default) or `base64`.
+    pub encoding: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawCreateBlobParams<'a> {
+    #[serde(borrow, default)]
+    content: Option<Member<'a>>,
+    #[serde(borrow, default)]
+    kind: Option<Member<'a>>,
+    #[serde(borrow, default)]
+    encoding: Option<Member<'a>>,
+}
+
+impl<'a> CreateBlobParams<'a> {
+    /// Decode from raw params in one pass; members other than these are skipped without being
+    /// built.
+    ///
+    /// # Errors
+    /// `-32602` naming the missing or ill-typed parameter.
+    pub fn decode(params: Option<&'a RawValue>) -> Result<Self, RpcError> {
+        let raw: RawCreateBlobParams<'a> = match params {
+            None => RawCreateBlobParams::default(),
+            Some(params) => serde_json::from_str(params.get()).map_err(|error| {
+                RpcError::invalid_params(format!("the params of `create_blob`: {error}"))
+            })?,
+        };
+        let required = |member: Option<Member<'a>>, name: &str| {
+            Member::text(member, name)?.ok_or_else(|| {
+                RpcError::invalid_params(format!("missing required parameter `{name}`"))
+            })
+        };
+        Ok(CreateBlobParams {
+            content: required(raw.content, "content")?,
+            kind: required(raw.kind, "kind")?,
+            encoding: Member::text(raw.encoding, "encoding")?,
+        })
+    }
+}
+
+/// A member that should be a string: the string (borrowed from the body when it has no
+/// escapes), or a note that it was something else (skipped without being built).
+enum Member<'a> {
+    Text(Cow<'a, str>),
+    Null,
+    Other,
+}
+
+impl<'a> Member<'a> {
+    fn text(member: Option<Self>, name: &str) -> Result<Option<Cow<'a, str>>, RpcError> {
+        match member {
+            None | Some(Member::Null) => Ok(None),
+            Some(Member::Text(text)) => Ok(Some(text)),
+            Some(Member::Other) => Err(RpcError::invalid_params(format!(
+                "parameter `{name}` must be a string"
+            ))),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MemberVisitor(std::marker::PhantomData))
+    }
+}
+
+struct MemberVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for MemberVisitor<'a> {
+    type Value = Member<'a>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+        Ok(Member::Text(Cow::Borrowed(text)))
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Member::Text(Cow::Owned(text.to_owned())))
+    }
+
+    fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+        Ok(Member::Text(Cow::Owned(text)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Member::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Member::Null)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Member::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Member::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Member::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Member::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Self::Value, A::Error> {
+        while sequence.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Member::Other)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(Member::Other)
+    }
 }
 
 /// A success response.
@@ -143,30 +533,133 @@ pub fn failure(id: Value, error: RpcError) -> Value {
 mod tests {
     use super::*;
 
+    fn raw(text: &str) -> &RawValue {
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn request(text: &str) -> Result<RpcRequest<'_>, Box<Rejected>> {
+        parse_request(text.as_bytes())
+    }
+
     #[test]
     fn envelope_rules() {
-        assert!(parse_request(json!({"jsonrpc": "2.0", "method": "m", "id": 1})).is_ok());
-        let notification = parse_request(json!({"jsonrpc": "2.0", "method": "m"})).unwrap();
+        assert!(request(r#"{"jsonrpc": "2.0", "method": "m", "id": 1}"#).is_ok());
+        let notification = request(r#"{"jsonrpc": "2.0", "method": "m"}"#).unwrap();
         assert_eq!(notification.id, None);
-        let rejected =
-            parse_request(json!({"jsonrpc": "1.0", "method": "m", "id": 7})).unwrap_err();
+        let null_id = request(r#"{"jsonrpc": "2.0", "method": "m", "id": null}"#).unwrap();
+        assert_eq!(null_id.id, Some(Value::Null));
+        let rejected = request(r#"{"jsonrpc": "1.0", "method": "m", "id": 7}"#).unwrap_err();
         assert_eq!(
             (rejected.error.code, rejected.id),
             (INVALID_REQUEST, json!(7))
         );
-        let rejected =
-            parse_request(json!({"jsonrpc": "2.0", "method": "m", "id": [1]})).unwrap_err();
+        let rejected = request(r#"{"jsonrpc": "2.0", "method": "m", "id": [1]}"#).unwrap_err();
         assert_eq!(
             (rejected.error.code, rejected.id),
             (INVALID_REQUEST, Value::Null)
         );
         let rejected =
-            parse_request(json!({"jsonrpc": "2.0", "method": "m", "params": [1], "id": 1}))
-                .unwrap_err();
+            request(r#"{"jsonrpc": "2.0", "method": "m", "params": [1], "id": 1}"#).unwrap_err();
         assert_eq!(rejected.error.code, INVALID_PARAMS);
-        assert_eq!(
-            parse_request(json!(5)).unwrap_err().error.code,
-            INVALID_REQUEST
+        assert_eq!(request("5").unwrap_err().error.code, INVALID_REQUEST);
+        // A whole body is read once; what is not JSON at all is still a parse error.
+        for broken in [
+            "{not json",
+            r#"{"jsonrpc": "2.0", "method": "m""#,
+            r#"{"id": 1} x"#,
+            "[1",
+        ] {
+            assert_eq!(
+                request(broken).unwrap_err().error.code,
+                PARSE_ERROR,
+                "{broken}"
+            );
+        }
+        let duplicate = request(r#"{"jsonrpc": "2.0", "method": "m", "method": "n"}"#);
+        assert_eq!(duplicate.unwrap_err().error.code, INVALID_REQUEST);
+        let long_method = format!(
+            r#"{{"jsonrpc": "2.0", "id": 1, "method": "{}"}}"#,
+            "m".repeat(MAX_METHOD_BYTES + 1)
         );
+        let rejected = request(&long_method).unwrap_err();
+        assert!(
+            rejected.error.message.contains("longer than"),
+            "{rejected:?}"
+        );
+    }
+
+    #[test]
+    fn batches_stop_being_read_past_the_limit() {
+        let entry = r#"{"jsonrpc": "2.0", "method": "m"}"#;
+        let batch = |count: usize| format!("[{}]", vec![entry; count].join(","));
+        let full = batch(MAX_BATCH_REQUESTS);
+        let Ok(RpcBody::Batch(entries)) = parse_body(full.as_bytes()) else {
+            panic!("a full batch is a batch");
+        };
+        assert_eq!(entries.len(), MAX_BATCH_REQUESTS);
+        // Past the limit the rest is never read: even a broken tail gives the batch error.
+        let long = format!(
+            "[{}, this is not JSON",
+            vec![entry; MAX_BATCH_REQUESTS + 1].join(",")
+        );
+        let error = parse_body(long.as_bytes()).unwrap_err();
+        assert_eq!(error.code, INVALID_REQUEST);
+        assert!(error.message.contains("at most 100 requests"), "{error:?}");
+        assert_eq!(parse_body(b" [] ").unwrap_err().code, INVALID_REQUEST);
+        assert_eq!(parse_body(b"[1,").unwrap_err().code, PARSE_ERROR);
+        assert_eq!(parse_body(b"[1] x").unwrap_err().code, PARSE_ERROR);
+        assert!(matches!(parse_body(b" 7 "), Ok(RpcBody::Single(_))));
+    }
+
+    #[test]
+    fn params_are_measured_before_they_are_built() {
+        assert_eq!(
+            JsonShape::of(r#"{"a": [1, 2, {"b": "x,[{"}], "c": "\"["}"#),
+            JsonShape {
+                values: 7,
+                depth: 3
+            }
+        );
+        let params = |text: &str| decode_params("list_skills", Some(raw(text)), 1024);
+        assert_eq!(params(r#"{"limit": 2}"#).unwrap()["limit"], 2);
+        let too_big = params(&format!(r#"{{"x": "{}"}}"#, "a".repeat(2000))).unwrap_err();
+        assert!(too_big.message.contains("at most 1024"), "{too_big:?}");
+        let deep = format!(r#"{{"x": {}{}}}"#, "[".repeat(100), "]".repeat(100));
+        let too_deep = params(&deep).unwrap_err();
+        assert!(too_deep.message.contains("nest 101 levels"), "{too_deep:?}");
+        let many = format!(
+            r#"{{"x": [{}]}}"#,
+            vec!["0"; MAX_PARAMS_VALUES + 1].join(",")
+        );
+        let too_many = decode_params("run_code", Some(raw(&many)), usize::MAX).unwrap_err();
+        assert!(too_many.message.contains("JSON values"), "{too_many:?}");
+        assert_eq!(decode_params("m", None, 0).unwrap(), Map::new());
+    }
+
+    #[test]
+    fn create_blob_params_borrow_plain_content_and_name_bad_members() {
+        let params = CreateBlobParams::decode(Some(raw(
+            r#"{"content": "plain", "kind": "text/plain", "ignored": [[[]]]}"#,
+        )))
+        .unwrap();
+        assert!(matches!(params.content, Cow::Borrowed("plain")));
+        let escaped =
+            CreateBlobParams::decode(Some(raw(r#"{"content": "a\nb", "kind": "t"}"#))).unwrap();
+        assert_eq!(escaped.content, "a\nb");
+        for (text, expected) in [
+            (r#"{"kind": "t"}"#, "missing required parameter `content`"),
+            (
+                r#"{"content": 5, "kind": "t"}"#,
+                "`content` must be a string",
+            ),
+            (
+                r#"{"content": "x", "kind": "t", "encoding": 1}"#,
+                "`encoding` must be a string",
+            ),
+        ] {
+            let error = CreateBlobParams::decode(Some(raw(text))).unwrap_err();
+            assert_eq!(error.code, INVALID_PARAMS);
+            assert!(error.message.contains(expected), "{text}: {error:?}");
+        }
     }
 }

@@ -523,58 +523,62 @@ fn find_skill(state: &AppState, name: &str, version: Option<&str>) -> Result<Arc
     })
 }
 
-/// The input blobs of one run, and the folder holding copies of those a non-local store had
-/// to download (removed with the run).
-struct MountedBlobs {
+/// The input blobs of one run: its own copies, in a folder of its own under
+/// `<data-dir>/run-inputs/` that is removed with the run.
+struct RunInputs {
     files: Vec<InputBlob>,
-    scratch: std::path::PathBuf,
+    folder: Option<std::path::PathBuf>,
 }
 
-impl Drop for MountedBlobs {
+impl Drop for RunInputs {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.scratch);
+        if let Some(folder) = &self.folder
+            && let Err(error) = fs_err::remove_dir_all(folder)
+        {
+            tracing::warn!(%error, "cannot remove a run's input copies");
+        }
     }
 }
 
-async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<MountedBlobs, RpcError> {
-    let scratch = state
-        .provider
-        .executor()
-        .config()
-        .workspace_root
-        .join(format!("blob-copies-{}", uuid::Uuid::new_v4().simple()));
-    let mut mounted = MountedBlobs {
+async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<RunInputs, RpcError> {
+    let mut inputs = RunInputs {
         files: Vec::with_capacity(blob_ids.len()),
-        scratch,
+        folder: None,
     };
-    if !blob_ids.is_empty() && !state.blobs.is_local() {
-        std::fs::create_dir_all(&mounted.scratch)
-            .map_err(|error| RpcError::internal(format!("cannot copy input blobs: {error}")))?;
+    if blob_ids.is_empty() {
+        return Ok(inputs);
     }
-    let files = &mut mounted.files;
+    let folder = state
+        .run_inputs
+        .join(uuid::Uuid::new_v4().simple().to_string());
+    crate::data_dir::create_pass_through_dir(&folder)
+        .map_err(|error| RpcError::internal(format!("cannot copy input blobs: {error}")))?;
+    inputs.folder = Some(folder.clone());
     for blob_id in blob_ids {
-        if files
+        if inputs
+            .files
             .iter()
-            .any(|file: &InputBlob| file.blob_id == *blob_id)
+            .any(|file: &InputBlob| file.blob_id.eq_ignore_ascii_case(blob_id))
         {
             continue;
         }
-        let path = state
-            .blobs
-            .input_file(blob_id, &mounted.scratch)
-            .await
-            .map_err(|error| match error {
-                crate::blobs::BlobError::NotFound(_) => {
-                    RpcError::invalid_params(format!("parameter `input_blobs`: {error}"))
-                }
-                other => RpcError::internal(other.to_string()),
-            })?;
-        files.push(InputBlob {
+        let path =
+            state
+                .blobs
+                .copy_for_run(blob_id, &folder)
+                .await
+                .map_err(|error| match error {
+                    crate::blobs::BlobError::NotFound(_) => {
+                        RpcError::invalid_params(format!("parameter `input_blobs`: {error}"))
+                    }
+                    other => RpcError::internal(other.to_string()),
+                })?;
+        inputs.files.push(InputBlob {
             blob_id: (*blob_id).to_ascii_lowercase(),
             path,
         });
     }
-    Ok(mounted)
+    Ok(inputs)
 }
 
 fn required_string<'a>(params: &'a Map<String, Value>, name: &str) -> Result<&'a str, RpcError> {

@@ -1,33 +1,60 @@
 //! The HTTP side: `router(state)` (driven directly by tests) and `serve` (binds, shuts down
-//! gracefully). JSON-RPC 2.0 at `POST /rpc`, `GET /healthz`, bearer-token auth when a token is
-//! set, a request body limit and a per-request timeout.
+//! gracefully). JSON-RPC 2.0 at `POST /rpc`, `GET /healthz`, the DNS-rebinding and cross-site
+//! checks, bearer-token auth when a token is set, body limits, a bound on large requests in
+//! flight, a per-request timeout, and a timeout for reading request headers.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use skillbox_llm::SkillsProvider;
+use tokio::sync::Semaphore;
 
+use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::blobs::{BlobError, BlobStore, ReadMode};
-use crate::protocol::{self, RpcError, RpcRequest, failure, parse_request, success};
+use crate::data_dir::DataDir;
+use crate::protocol::{
+    self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, RpcBody, RpcError, RpcRequest,
+    failure, parse_request, success,
+};
 use crate::runs::{RunGate, RunLimits};
+
+pub use crate::protocol::MAX_BATCH_REQUESTS;
 
 /// Largest request body accepted, in bytes (a `create_blob` payload is the big case).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+/// Bodies larger than this (or of unknown length) are large: they need a share of
+/// [`LARGE_BODIES_BUDGET_BYTES`] before they are read.
+pub const LARGE_BODY_BYTES: usize = 1024 * 1024;
+/// Bytes of large bodies the server holds at once (two `create_blob` calls of the largest size);
+/// past this, large requests get 503 with `Retry-After` instead of more memory being used.
+pub const LARGE_BODIES_BUDGET_BYTES: usize = 2 * MAX_REQUEST_BYTES;
+/// Seconds a client is told to wait when large requests are saturated.
+const LARGE_BODY_RETRY_AFTER_SECONDS: u64 = 1;
 /// Longest a request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest a client may take to send a request's line and headers (also how long an idle
+/// keep-alive connection stays open).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest a catalog call that reads skill files (`read_skill_file`, `describe_skill` with
+/// `detail: "full"`) may take: it runs on a blocking thread, and one that never finishes (a
+/// FIFO, a hung network file system) is given up after this.
+pub const DEFAULT_CATALOG_CALL_BUDGET: Duration = Duration::from_secs(10);
+/// Catalog calls reading files at once. A call given up on still holds its place until its
+/// thread returns, so stuck reads can take at most this many threads.
+pub const MAX_CATALOG_CALLS_IN_FLIGHT: usize = 32;
 /// How often expired blobs are removed.
 pub const BLOB_SWEEP_INTERVAL: Duration = Duration::from_secs(10 * 60);
-/// Most requests one batch may hold.
-pub const MAX_BATCH_REQUESTS: usize = 100;
 
 /// What every request can reach.
 #[derive(Debug, Clone)]
@@ -40,17 +67,35 @@ pub struct AppState {
     pub token: Option<String>,
     /// The bounded queue `execute_skill` and `run_code` wait in.
     pub runs: Arc<RunGate>,
+    /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`).
+    pub run_inputs: PathBuf,
+    /// Which `Host` and `Origin` headers are answered.
+    access: Arc<AccessPolicy>,
+    /// Bytes of large request bodies that may be in flight.
+    large_bodies: Arc<Semaphore>,
+    /// Catalog calls reading files, and how long each may take.
+    catalog_calls: Arc<Semaphore>,
+    catalog_budget: Duration,
+    header_read_timeout: Duration,
 }
 
 impl AppState {
-    /// State with the default run limits (as many runs as cores, four times that waiting).
+    /// State over a data folder, with the defaults: run limits from the cores, only loopback
+    /// host names (unless a token is set), the default timeouts.
     #[must_use]
-    pub fn new(provider: Arc<SkillsProvider>, blobs: BlobStore, token: Option<String>) -> Self {
+    pub fn new(provider: Arc<SkillsProvider>, data: &DataDir, token: Option<String>) -> Self {
+        let access = Arc::new(AccessPolicy::new(Vec::new(), token.is_some()));
         AppState {
             provider,
-            blobs,
+            blobs: data.blobs().clone(),
             token,
             runs: Arc::new(RunGate::new(RunLimits::default())),
+            run_inputs: data.run_inputs().to_path_buf(),
+            access,
+            large_bodies: Arc::new(Semaphore::new(LARGE_BODIES_BUDGET_BYTES)),
+            catalog_calls: Arc::new(Semaphore::new(MAX_CATALOG_CALLS_IN_FLIGHT)),
+            catalog_budget: DEFAULT_CATALOG_CALL_BUDGET,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
         }
     }
 
@@ -60,25 +105,147 @@ impl AppState {
         self.runs = Arc::new(RunGate::new(limits));
         self
     }
+
+    /// Also answer requests addressed to these host names (checked with
+    /// [`crate::access::allowed_host_name`]) and from pages served from them. Giving any turns
+    /// the `Host` check on even when a token is set.
+    #[must_use]
+    pub fn with_allowed_hosts(mut self, names: Vec<String>) -> Self {
+        self.access = Arc::new(AccessPolicy::new(names, self.token.is_some()));
+        self
+    }
+
+    /// Give up catalog calls after `budget` instead of [`DEFAULT_CATALOG_CALL_BUDGET`].
+    #[must_use]
+    pub fn with_catalog_budget(mut self, budget: Duration) -> Self {
+        self.catalog_budget = budget;
+        self
+    }
+
+    /// Close connections whose request headers take longer than `timeout` to arrive, instead of
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`].
+    #[must_use]
+    pub fn with_header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
 }
 
-/// The server's routes, with auth, body limit, timeout and tracing.
+/// The server's routes, with the access checks, auth, body limits, timeout and tracing.
+///
+/// The `Host`/`Origin` checks and auth wrap every route; endpoints that take a JSON body get
+/// the `Content-Type` check and the large-body bound as one route layer.
+///
+/// Each layer gets only the part of the state it needs, and handlers share the state behind an
+/// `Arc`: cloning the whole state for every layer of every request showed in profiles.
 pub fn router(state: AppState) -> Router {
+    let json_body = |route: axum::routing::MethodRouter<Arc<AppState>>| {
+        route.route_layer(middleware::from_fn_with_state(
+            Arc::clone(&state.large_bodies),
+            accept_json_body,
+        ))
+    };
+    let token: Option<Arc<str>> = state.token.as_deref().map(Arc::from);
     Router::new()
-        .route("/rpc", post(rpc))
+        .route("/rpc", json_body(post(rpc)))
         .route("/healthz", get(healthz))
-        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .layer(middleware::from_fn_with_state(token, require_token))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state.access),
+            check_access,
+        ))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
-        .with_state(state)
+        .with_state(Arc::new(state))
 }
 
-async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Some(token) = &state.token else {
+/// Route layer for endpoints that take a JSON body, before the body is read: the body must be
+/// declared as JSON (415 otherwise), and one over [`LARGE_BODY_BYTES`] (by its
+/// `Content-Length`, or of unknown length) takes its size from the large-body budget or gets
+/// 503 with `Retry-After` when the budget is spent. Memory for bodies is then bounded by the
+/// budget plus small bodies.
+async fn accept_json_body(
+    State(large_bodies): State<Arc<Semaphore>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(refusal) = json_body_refusal(request.headers()) {
+        return refusal;
+    }
+    let cost = match body_length(request.headers()) {
+        BodyLength::Known(length) if length <= LARGE_BODY_BYTES => {
+            return next.run(request).await;
+        }
+        BodyLength::Known(length) if length > MAX_REQUEST_BYTES => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Json(json!({"error": format!(
+                    "the body is {length} bytes; at most {MAX_REQUEST_BYTES} are accepted (send large content in several blobs)"
+                )})),
+            )
+                .into_response();
+        }
+        BodyLength::Known(length) => length,
+        BodyLength::Unknown => MAX_REQUEST_BYTES,
+    };
+    let permits = u32::try_from(cost).unwrap_or(u32::MAX);
+    let Ok(_reserved) = large_bodies.try_acquire_many_owned(permits) else {
+        tracing::warn!(
+            bytes = cost,
+            "large request refused: the large-body budget is spent"
+        );
+        let mut error = RpcError::new(
+            protocol::SERVER_BUSY,
+            format!(
+                "the server is busy receiving other large requests (over {LARGE_BODY_BYTES} bytes, {LARGE_BODIES_BUDGET_BYTES} bytes at once); retry in a moment"
+            ),
+        );
+        error.data = Some(json!({ "retry_after_ms": LARGE_BODY_RETRY_AFTER_SECONDS * 1000 }));
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(
+                header::RETRY_AFTER,
+                LARGE_BODY_RETRY_AFTER_SECONDS.to_string(),
+            )],
+            Json(failure(Value::Null, error)),
+        )
+            .into_response();
+    };
+    next.run(request).await
+}
+
+enum BodyLength {
+    Known(usize),
+    Unknown,
+}
+
+/// The body's length from `Content-Length`; a request with neither it nor
+/// `Transfer-Encoding` has no body.
+fn body_length(headers: &HeaderMap) -> BodyLength {
+    if let Some(length) = headers.get(header::CONTENT_LENGTH) {
+        return length
+            .to_str()
+            .ok()
+            .and_then(|length| length.parse().ok())
+            .map_or(BodyLength::Unknown, BodyLength::Known);
+    }
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        BodyLength::Unknown
+    } else {
+        BodyLength::Known(0)
+    }
+}
+
+async fn require_token(
+    State(token): State<Option<Arc<str>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = token else {
         return next.run(request).await;
     };
     let presented = request
@@ -108,42 +275,17 @@ fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
             == 0
 }
 
-async fn healthz(State(state): State<AppState>) -> Json<Value> {
+async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
     Json(json!({ "status": "ok", "skills": state.provider.skill_names().len() }))
 }
 
-async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
-    let parsed: Value = match serde_json::from_slice(&body) {
-        Ok(value) => value,
-        Err(error) => {
-            let response = failure(
-                Value::Null,
-                RpcError::new(
-                    protocol::PARSE_ERROR,
-                    format!("the body is not valid JSON: {error}"),
-                ),
-            );
-            return Json(response).into_response();
-        }
-    };
-    match parsed {
-        Value::Array(entries) if entries.is_empty() => Json(failure(
-            Value::Null,
-            RpcError::new(protocol::INVALID_REQUEST, "an empty batch is not a request"),
-        ))
-        .into_response(),
-        Value::Array(entries) if entries.len() > MAX_BATCH_REQUESTS => Json(failure(
-            Value::Null,
-            RpcError::new(
-                protocol::INVALID_REQUEST,
-                format!("a batch may hold at most {MAX_BATCH_REQUESTS} requests"),
-            ),
-        ))
-        .into_response(),
-        Value::Array(entries) => {
+async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    match protocol::parse_body(&body) {
+        Err(error) => Json(failure(Value::Null, error)).into_response(),
+        Ok(RpcBody::Batch(entries)) => {
             let mut responses = Vec::with_capacity(entries.len());
             for entry in entries {
-                if let Some(response) = answer(&state, entry).await {
+                if let Some(response) = answer(&state, entry.get().as_bytes()).await {
                     responses.push(response);
                 }
             }
@@ -153,7 +295,7 @@ async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
                 Json(Value::Array(responses)).into_response()
             }
         }
-        single => match answer(&state, single).await {
+        Ok(RpcBody::Single(entry)) => match answer(&state, entry).await {
             Some(response) => Json(response).into_response(),
             None => StatusCode::NO_CONTENT.into_response(),
         },
@@ -161,7 +303,7 @@ async fn rpc(State(state): State<AppState>, body: Bytes) -> Response {
 }
 
 /// Answer one request; `None` for notifications (which get no reply, even on error).
-async fn answer(state: &AppState, entry: Value) -> Option<Value> {
+async fn answer(state: &AppState, entry: &[u8]) -> Option<Value> {
     let request = match parse_request(entry) {
         Ok(request) => request,
         Err(rejected) => return Some(failure(rejected.id, rejected.error)),
@@ -175,28 +317,39 @@ async fn answer(state: &AppState, entry: Value) -> Option<Value> {
     })
 }
 
-/// The Skills Protocol methods.
+/// The Skills Protocol methods. Each decodes its own params within its own limits: only
+/// `create_blob` takes tens of MiB (read straight from the body), runs take a few MiB, the
+/// rest a few KiB; params too large, too deep or with too many values are refused before any
+/// JSON tree is built.
+///
+/// # Errors
+/// The JSON-RPC error to answer with.
 pub async fn dispatch(
     state: &AppState,
     method: &str,
-    params: serde_json::Map<String, Value>,
+    params: Option<&RawValue>,
 ) -> Result<Value, RpcError> {
+    let small = |params| protocol::decode_params(method, params, MAX_PARAMS_BYTES);
+    let run = |params| protocol::decode_params(method, params, MAX_RUN_PARAMS_BYTES);
     match method {
         "load_skills_protocol_guide" | "list_skills" | "describe_skill" | "read_skill_file" => {
-            catalog_method(state, method, params).await
+            catalog_method(state, method, small(params)?).await
         }
         "create_blob" => {
-            let content = string_param(&params, "content")?;
-            let kind = string_param(&params, "kind")?;
-            let encoding = params.get("encoding").and_then(Value::as_str);
+            let CreateBlobParams {
+                content,
+                kind,
+                encoding,
+            } = CreateBlobParams::decode(params)?;
             let meta = state
                 .blobs
-                .create(content, kind, encoding)
+                .create(content, &kind, encoding.as_deref())
                 .await
                 .map_err(blob_error)?;
             Ok(json!({ "blob_id": meta.blob_id, "size_bytes": meta.size_bytes }))
         }
         "read_blob" => {
+            let params = small(params)?;
             let blob_id = string_param(&params, "blob_id")?;
             let mode =
                 ReadMode::parse(params.get("mode").and_then(Value::as_str)).map_err(blob_error)?;
@@ -214,8 +367,8 @@ pub async fn dispatch(
                 .await
                 .map_err(blob_error)
         }
-        "execute_skill" => crate::runs::execute_skill(state, params).await,
-        "run_code" => crate::runs::run_code(state, params).await,
+        "execute_skill" => crate::runs::execute_skill(state, run(params)?).await,
+        "run_code" => crate::runs::run_code(state, run(params)?).await,
         other => Err(RpcError::new(
             protocol::METHOD_NOT_FOUND,
             format!(
@@ -240,10 +393,12 @@ async fn catalog_method(
     if method == "describe_skill" {
         string_param(&params, "name")?;
     }
-    let outcome = state
-        .provider
-        .handle_tool_call(method, &Value::Object(params))
-        .await;
+    let arguments = Value::Object(params);
+    let outcome = if reads_skill_files(method, &arguments) {
+        read_off_the_async_threads(state, method, arguments).await?
+    } else {
+        state.provider.handle_tool_call(method, &arguments).await
+    };
     if outcome.is_error {
         let message = outcome
             .content
@@ -253,6 +408,66 @@ async fn catalog_method(
         return Err(RpcError::invalid_params(message));
     }
     Ok(outcome.content)
+}
+
+/// Whether a catalog call reads skill files: `read_skill_file`, and `describe_skill` with
+/// `detail: "full"` (the `SKILL.md` text and the resource listing). `list_skills`, the guide and
+/// the other details come from the catalog in memory and are answered in place: a trip
+/// through the blocking pool would more than double their CPU cost (`BENCHMARKS.md`).
+fn reads_skill_files(method: &str, arguments: &Value) -> bool {
+    match method {
+        "read_skill_file" => true,
+        "describe_skill" => arguments.get("detail").and_then(Value::as_str) == Some("full"),
+        _ => false,
+    }
+}
+
+/// Run a catalog call that reads files on a blocking thread, never on the async workers,
+/// within the catalog budget: a read that never finishes (a FIFO, a hung network file system)
+/// gets an error after the budget while the server goes on answering.
+async fn read_off_the_async_threads(
+    state: &AppState,
+    method: &str,
+    arguments: Value,
+) -> Result<skillbox_llm::ToolOutcome, RpcError> {
+    let budget = state.catalog_budget;
+    let over_budget = || {
+        RpcError::new(
+            protocol::TIMED_OUT,
+            format!(
+                "`{method}` did not finish within {} ms: a file of the skill could not be read (a FIFO or device, or a stalled file system); the server goes on answering other requests, but this call will fail the same way until the skill folder is fixed",
+                budget.as_millis()
+            ),
+        )
+    };
+    let deadline = tokio::time::Instant::now() + budget;
+    let turn =
+        match tokio::time::timeout_at(deadline, Arc::clone(&state.catalog_calls).acquire_owned())
+            .await
+        {
+            Ok(Ok(turn)) => turn,
+            Ok(Err(_)) => return Err(RpcError::internal("the server is stopping")),
+            Err(_) => return Err(over_budget()),
+        };
+    let provider = Arc::clone(&state.provider);
+    let runtime = tokio::runtime::Handle::current();
+    let name = method.to_owned();
+    let call = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        runtime.block_on(provider.handle_tool_call(&name, &arguments))
+    });
+    match tokio::time::timeout_at(deadline, call).await {
+        Ok(Ok(outcome)) => Ok(outcome),
+        Ok(Err(error)) => Err(RpcError::internal(format!("`{method}` failed: {error}"))),
+        Err(_) => {
+            tracing::warn!(
+                method,
+                budget_ms = budget.as_millis(),
+                "a catalog call that reads files was given up"
+            );
+            Err(over_budget())
+        }
+    }
 }
 
 /// A required string parameter (any string, empty included).
@@ -316,6 +531,9 @@ pub fn check_listen(address: SocketAddr, token: Option<&str>) -> Result<(), Serv
 /// How long requests in flight may take to finish after shutdown is asked for. A client that
 /// never completes its request (a half-sent header, say) cannot hold shutdown longer than this.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+/// How long to wait before accepting again when accepting fails for want of resources (too
+/// many open files, say).
+const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(100);
 
 /// Serve on an already bound listener until `shutdown` resolves, then let requests in flight
 /// finish for at most [`SHUTDOWN_GRACE`].
@@ -332,6 +550,10 @@ pub async fn serve_on(
 
 /// [`serve_on`] with a chosen grace period.
 ///
+/// Each connection is served by hyper's HTTP/1 server with the state's header-read timeout,
+/// so a client that sends its request line or headers slowly (or not at all) is disconnected
+/// instead of holding the connection forever.
+///
 /// # Errors
 /// When serving fails.
 pub async fn serve_with_grace(
@@ -340,22 +562,44 @@ pub async fn serve_with_grace(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> Result<(), ServeError> {
-    let asked = Arc::new(tokio::sync::Notify::new());
-    let announce = Arc::clone(&asked);
-    let server = axum::serve(listener, router(state)).with_graceful_shutdown(async move {
-        shutdown.await;
-        announce.notify_one();
-    });
+    let header_read_timeout = state.header_read_timeout;
+    let app = router(state);
+    let connections = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot accept a connection");
+                    tokio::time::sleep(ACCEPT_RETRY_DELAY).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .serve_connection(
+                hyper_util::rt::TokioIo::new(stream),
+                hyper_util::service::TowerToHyperService::new(app.clone()),
+            );
+        let connection = connections.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
     tokio::select! {
-        served = server => served.map_err(|error| ServeError::Serve(error.to_string())),
-        () = async {
-            asked.notified().await;
-            tokio::time::sleep(grace).await;
-        } => {
+        () = connections.shutdown() => {}
+        () = tokio::time::sleep(grace) => {
             tracing::warn!(grace_seconds = grace.as_secs(), "requests still open after the shutdown grace period were dropped");
-            Ok(())
         }
     }
+    Ok(())
 }
 
 /// Bind `address` after checking the token rule.
@@ -432,5 +676,5 @@ async fn shutdown_signal() {
 fn handler_futures_are_send(state: &AppState) {
     fn is_send<T: Send>(_: T) {}
     is_send(state.provider.handle_tool_call("x", &Value::Null));
-    is_send(dispatch(state, "x", serde_json::Map::new()));
+    is_send(dispatch(state, "x", None));
 }

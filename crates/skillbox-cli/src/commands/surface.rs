@@ -103,6 +103,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
             .join("skillbox"),
     };
+    let data = skillbox_server::DataDir::open(&data_dir, skillbox_server::blobs::DEFAULT_BLOB_TTL)?;
     // The built-in skills (the protocol guide) come last: later roots take precedence, so no
     // root can shadow them.
     let builtin = skillbox_llm::builtin_skills::write_builtin_skills(&data_dir.join("builtin"))
@@ -129,10 +130,6 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         executor,
         provider_options(global, ProviderOptions::default()),
     ));
-    let blobs = skillbox_server::BlobStore::local(
-        &data_dir.join("blobs"),
-        skillbox_server::blobs::DEFAULT_BLOB_TTL,
-    )?;
     let defaults = skillbox_server::RunLimits::default();
     let max_concurrent = arguments
         .max_runs
@@ -143,12 +140,16 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .max_queued_runs
             .map_or(max_concurrent * 4, usize::from),
     };
-    let state = skillbox_server::AppState::new(
+    let mut state = skillbox_server::AppState::new(
         provider,
-        blobs,
+        &data,
         arguments.token.clone().filter(|token| !token.is_empty()),
     )
-    .with_run_limits(limits);
+    .with_run_limits(limits)
+    .with_allowed_hosts(arguments.allowed_hosts.clone());
+    if let Some(timeout_ms) = arguments.header_read_timeout_ms {
+        state = state.with_header_read_timeout(std::time::Duration::from_millis(timeout_ms));
+    }
     let runtime = super::execute::runtime()?;
     runtime.block_on(async {
         let listener = skillbox_server::bind(arguments.listen, state.token.as_deref()).await?;

@@ -5,6 +5,7 @@ mod discovery;
 mod execute;
 mod list_and_show;
 mod serve;
+mod serve_hostile;
 mod serve_runs;
 mod skills_ref_parity;
 mod support;

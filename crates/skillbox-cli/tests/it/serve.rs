@@ -25,6 +25,16 @@ pub fn start_server_with(
     roots: &[std::path::PathBuf],
     extra: &[&str],
 ) -> (Child, String) {
+    start_server_env(data_dir, roots, extra, &[])
+}
+
+/// [`start_server_with`] with these environment variables set.
+pub fn start_server_env(
+    data_dir: &std::path::Path,
+    roots: &[std::path::PathBuf],
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Child, String) {
     let mut command = Command::new(assert_cmd::cargo::cargo_bin("skillbox"));
     command
         .current_dir(repo_root())
@@ -32,7 +42,9 @@ pub fn start_server_with(
         .args(roots)
         .args(["--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
-        .args(extra);
+        .args(extra)
+        .env_remove("SKILLBOX_ALLOWED_HOSTS")
+        .envs(env.iter().copied());
     start_server_command(command)
 }
 

@@ -60,8 +60,33 @@ impl Site {
     }
 
     fn start(&self, extra: &[&str]) -> Server {
-        let (child, url) =
-            start_server_with(self.data.path(), &[self.skills.path().to_path_buf()], extra);
+        Server::new(start_server_with(
+            self.data.path(),
+            &[self.skills.path().to_path_buf()],
+            extra,
+        ))
+    }
+}
+
+/// A running `skillbox serve` (killed when dropped) and a client for it.
+pub struct Server {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT/rpc`.
+    pub url: String,
+    pub client: reqwest::Client,
+    pub runtime: tokio::runtime::Runtime,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Wrap what `start_server_with` returned.
+    pub fn new((child, url): (Child, String)) -> Self {
         Server {
             child,
             url,
@@ -73,25 +98,9 @@ impl Site {
                 .unwrap(),
         }
     }
-}
 
-struct Server {
-    child: Child,
-    url: String,
-    client: reqwest::Client,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
     /// The whole JSON-RPC response.
-    fn call(&self, method: &str, params: Value) -> Value {
+    pub fn call(&self, method: &str, params: Value) -> Value {
         let request = json!({"jsonrpc": "2.0", "id": "t-1", "method": method, "params": params});
         self.runtime
             .block_on(send(&self.client, &self.url, request))
@@ -597,4 +606,122 @@ fn without_namespaces_a_link_at_out_never_returns_host_files_as_output_blobs() {
         );
     }
     assert_eq!(run["output_files"], json!([]), "{run}");
+}
+
+/// The permission bits of a path (not following links).
+fn mode_of(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+/// Every path under `folder` but the `skip` subtree, depth first.
+fn paths_under(folder: &Path, skip: &Path, into: &mut Vec<std::path::PathBuf>) {
+    for entry in fs_err::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path == skip {
+            continue;
+        }
+        into.push(path.clone());
+        if std::fs::symlink_metadata(&path).unwrap().is_dir() {
+            paths_under(&path, skip, into);
+        }
+    }
+}
+
+#[test]
+fn blobs_are_private_and_each_run_reads_its_own_copy() {
+    let site = Site::new();
+    let data = site.data.path();
+    // A store left by an older version: everything readable by everyone.
+    for folder in ["blobs/data", "blobs/meta"] {
+        std::fs::create_dir_all(data.join(folder)).unwrap();
+    }
+    let leftover = data.join("blobs/data/0123456789abcdef0123456789abcdef");
+    std::fs::write(&leftover, "old bytes").unwrap();
+    for (path, mode) in [
+        (data.to_path_buf(), 0o755),
+        (data.join("blobs"), 0o755),
+        (data.join("blobs/data"), 0o755),
+        (data.join("blobs/meta"), 0o755),
+        (leftover, 0o644),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    let server = site.start(&[]);
+    let content = "secret numbers: 4 8 15 16 23 42\n";
+    let blob = server.result(
+        "create_blob",
+        json!({"content": content, "kind": "text/plain"}),
+    );
+    let blob_id = blob["blob_id"].as_str().unwrap().to_owned();
+    // The run waits a moment so that its input can be looked at from outside.
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "run_code", "params": {
+        "language": "python", "input_blobs": [blob_id], "args": {"blob": blob_id},
+        "code": "import runtime, time\ndef main(args):\n    time.sleep(1.5)\n    return runtime.blobs.read_text(args['blob'])\n"}});
+    let running = {
+        let client = server.client.clone();
+        let url = server.url.clone();
+        server
+            .runtime
+            .spawn(async move { send(&client, &url, request).await })
+    };
+    std::thread::sleep(Duration::from_millis(800));
+    let run_inputs = data.join("run-inputs");
+    let folders: Vec<_> = fs_err::read_dir(&run_inputs)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(
+        folders.len(),
+        1,
+        "one run, one folder of inputs: {folders:?}"
+    );
+    assert_eq!(mode_of(&folders[0]), 0o711, "{}", folders[0].display());
+    let copies: Vec<_> = fs_err::read_dir(&folders[0])
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert_eq!(mode_of(&copies[0]), 0o644, "{}", copies[0].display());
+    assert_eq!(fs_err::read_to_string(&copies[0]).unwrap(), content);
+    let answer = server.runtime.block_on(running).unwrap().unwrap();
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    assert_eq!(answer["result"]["output"], content, "{answer}");
+
+    // The copy went with the run; everything else is the server user's alone. The built-in
+    // skills are public text that runs may mount, so they are readable by all.
+    assert_eq!(
+        fs_err::read_dir(&run_inputs).unwrap().count(),
+        0,
+        "the run's input copies outlived it"
+    );
+    let mut paths = vec![data.to_path_buf()];
+    paths_under(data, &data.join("builtin"), &mut paths);
+    let mut wrong = Vec::new();
+    for path in &paths {
+        let is_dir = std::fs::symlink_metadata(path).unwrap().is_dir();
+        let expected = if path == data || *path == run_inputs {
+            0o711 // others may pass through to their own run's inputs, never list
+        } else if is_dir {
+            0o700
+        } else {
+            0o600
+        };
+        if mode_of(path) != expected {
+            wrong.push(format!(
+                "{} is {:o}, expected {expected:o}",
+                path.display(),
+                mode_of(path)
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert!(
+        paths.len() > 6,
+        "the blob store should hold files: {paths:?}"
+    );
 }

@@ -1,6 +1,8 @@
 //! The server through a real HTTP client on 127.0.0.1 (port 0): every JSON-RPC rule, the
-//! catalog and blob methods, auth.
+//! catalog and blob methods, auth; `hostile` holds what hostile clients try.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod hostile;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,7 +11,7 @@ use serde_json::{Value, json};
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
 use skillbox_llm::{ProviderOptions, SkillsProvider};
-use skillbox_server::{AppState, BlobStore};
+use skillbox_server::{AppState, DataDir};
 
 struct Server {
     url: String,
@@ -18,21 +20,37 @@ struct Server {
     runtime: tokio::runtime::Runtime,
 }
 
+/// The catalog of the bundled examples.
+fn examples() -> SkillCatalog {
+    catalog_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/skills"))
+}
+
+fn catalog_of(root: &Path) -> SkillCatalog {
+    SkillCatalog::load(&CatalogOptions {
+        roots: vec![SkillRoot::explicit(root.to_path_buf())],
+        ..CatalogOptions::default()
+    })
+    .unwrap()
+}
+
 impl Server {
     fn start(token: Option<&str>) -> Self {
+        Self::start_with(examples(), token, |state| state)
+    }
+
+    /// A server over `catalog`, its state adjusted by `configure`.
+    fn start_with(
+        catalog: SkillCatalog,
+        token: Option<&str>,
+        configure: impl FnOnce(AppState) -> AppState,
+    ) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
         let data = tempfile::tempdir().unwrap();
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/skills");
-        let catalog = SkillCatalog::load(&CatalogOptions {
-            roots: vec![SkillRoot::explicit(root)],
-            ..CatalogOptions::default()
-        })
-        .unwrap();
-        let state = state(catalog, data.path(), token);
+        let state = configure(state(catalog, data.path(), token));
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap();
@@ -447,11 +465,7 @@ fn state(catalog: SkillCatalog, data: &Path, token: Option<&str>) -> AppState {
             Arc::new(executor),
             ProviderOptions::default(),
         )),
-        BlobStore::local(
-            &data.join("blobs"),
-            skillbox_server::blobs::DEFAULT_BLOB_TTL,
-        )
-        .unwrap(),
+        &DataDir::open(data, skillbox_server::blobs::DEFAULT_BLOB_TTL).unwrap(),
         token.map(str::to_owned),
     )
 }

@@ -1,0 +1,376 @@
+//! `skillbox serve` against hostile clients, as a real process: requests a web page could
+//! forge (DNS rebinding, cross-site posts), bodies built to exhaust memory, and skill files that
+//! never finish reading.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::serve::{start_server_env, start_server_with};
+use super::serve_runs::Server;
+use super::support::{repo_root, skill_md, write_tree};
+
+impl Server {
+    fn examples(data: &Path, extra: &[&str]) -> Self {
+        let mut arguments = vec!["--sandbox", "off"];
+        arguments.extend_from_slice(extra);
+        Server::new(start_server_with(
+            data,
+            &[repo_root().join("examples/skills")],
+            &arguments,
+        ))
+    }
+
+    fn port(&self) -> &str {
+        self.url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/rpc")
+    }
+
+    /// POST `body` to `/rpc` with these headers (no others but what HTTP needs); the status and
+    /// the body as JSON (`null` when empty).
+    fn post(&self, body: impl Into<reqwest::Body>, headers: &[(&str, &str)]) -> (u16, Value) {
+        let mut request = self
+            .client
+            .post(&self.url)
+            .body(body)
+            .timeout(Duration::from_secs(120));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        self.runtime.block_on(async {
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            let text = response.text().await.unwrap();
+            let body = if text.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text))
+            };
+            (status, body)
+        })
+    }
+
+    fn health(&self, timeout: Duration) -> Result<u16, String> {
+        let url = self.url.replace("/rpc", "/healthz");
+        self.runtime.block_on(async {
+            self.client
+                .get(url)
+                .timeout(timeout)
+                .send()
+                .await
+                .map(|response| response.status().as_u16())
+                .map_err(|error| error.to_string())
+        })
+    }
+}
+
+const LIST: &str = r#"{"jsonrpc": "2.0", "id": 1, "method": "list_skills"}"#;
+const JSON: (&str, &str) = ("content-type", "application/json");
+
+fn refusal(response: &(u16, Value)) -> (u16, &str) {
+    (response.0, response.1["error"].as_str().unwrap_or_default())
+}
+
+#[test]
+fn requests_a_web_page_could_forge_are_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::examples(data.path(), &[]);
+    let port = server.port().to_owned();
+
+    // DNS rebinding: the page's own name, pointed at 127.0.0.1, arrives in `Host`.
+    let rebound = server.post(LIST, &[JSON, ("host", &format!("attacker.example:{port}"))]);
+    let (status, message) = refusal(&rebound);
+    assert_eq!(status, 403, "{rebound:?}");
+    assert!(
+        message.contains("--allowed-host attacker.example"),
+        "{message}"
+    );
+    // A cross-site post names the page in `Origin`.
+    for origin in ["http://attacker.example", "null"] {
+        let forged = server.post(LIST, &[JSON, ("origin", origin)]);
+        assert_eq!(forged.0, 403, "{origin}: {forged:?}");
+        assert!(refusal(&forged).1.contains("refused"), "{forged:?}");
+    }
+    // Bodies a page can send without a preflight are refused.
+    for content_type in [
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        None,
+    ] {
+        let headers: Vec<(&str, &str)> = content_type
+            .map(|value| ("content-type", value))
+            .into_iter()
+            .collect();
+        let response = server.post(LIST, &headers);
+        let (status, message) = refusal(&response);
+        assert_eq!(status, 415, "{content_type:?}: {response:?}");
+        assert!(
+            message.contains("Content-Type: application/json"),
+            "{message}"
+        );
+    }
+    // What local clients send keeps working, on every loopback name.
+    for host in [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let (status, body) = server.post(
+            LIST,
+            &[
+                ("content-type", "application/json; charset=utf-8"),
+                ("host", &host),
+                ("origin", "http://localhost:3000"),
+            ],
+        );
+        assert_eq!(status, 200, "{host}: {body}");
+        assert!(body["result"]["skills"].is_array(), "{body}");
+    }
+    assert_eq!(server.health(Duration::from_secs(10)), Ok(200));
+    drop(server);
+
+    // Names the operator allows, by flag and by environment variable.
+    let listed = Server::examples(data.path(), &["--allowed-host", "Skills.Internal"]);
+    let from_env = Server::new(start_server_env(
+        data.path(),
+        &[repo_root().join("examples/skills")],
+        &["--sandbox", "off"],
+        &[("SKILLBOX_ALLOWED_HOSTS", "other.internal,skills.internal")],
+    ));
+    for server in [&listed, &from_env] {
+        let allowed = server.post(
+            LIST,
+            &[
+                JSON,
+                ("host", "skills.internal:8080"),
+                ("origin", "https://skills.internal"),
+            ],
+        );
+        assert_eq!(allowed.0, 200, "{allowed:?}");
+        let refused = server.post(LIST, &[JSON, ("host", "attacker.example")]);
+        assert_eq!(refused.0, 403, "{refused:?}");
+    }
+    drop((listed, from_env));
+
+    // With a token, a rebinding page (which cannot know it) is no threat: any Host is answered
+    // with the token, but other origins are still refused.
+    let with_token = Server::examples(data.path(), &["--token", "s3cret"]);
+    let bearer = ("authorization", "Bearer s3cret");
+    let any_host = with_token.post(LIST, &[JSON, bearer, ("host", "10.0.0.5:7878")]);
+    assert_eq!(any_host.0, 200, "{any_host:?}");
+    let other_origin =
+        with_token.post(LIST, &[JSON, bearer, ("origin", "http://attacker.example")]);
+    assert_eq!(other_origin.0, 403, "{other_origin:?}");
+}
+
+/// The peak and current resident memory of a process, in KiB, from /proc.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// Kills the server if it grows past `limit_kib`, so a regression cannot take the machine down;
+/// remembers the largest size seen.
+struct MemoryWatch {
+    stop: Arc<AtomicBool>,
+    largest_kib: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MemoryWatch {
+    fn start(pid: u32, limit_kib: u64) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let largest_kib = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, largest_kib) = (Arc::clone(&stop), Arc::clone(&largest_kib));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let (_, resident) = memory_kib(pid);
+                    largest_kib.fetch_max(resident, Ordering::SeqCst);
+                    if resident > limit_kib {
+                        let _ = std::process::Command::new("kill")
+                            .args(["-KILL", &pid.to_string()])
+                            .status();
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            })
+        };
+        MemoryWatch {
+            stop,
+            largest_kib,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for MemoryWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Far below what parsing a 32 MiB array into a JSON tree costs (gigabytes), and well above
+/// holding the body itself a few times over.
+const HOSTILE_BODY_PEAK_LIMIT_KIB: u64 = 256 * 1024;
+
+#[test]
+fn a_32_mib_hostile_body_gets_a_clear_error_without_costing_gigabytes() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::examples(data.path(), &[]);
+    let pid = server.child.id();
+    let watch = MemoryWatch::start(pid, 2 * 1024 * 1024);
+    let (before_kib, _) = memory_kib(pid);
+    const BODY_BYTES: usize = 32 * 1024 * 1024;
+
+    // A batch of eleven million empty objects.
+    let mut batch = String::with_capacity(BODY_BYTES + 16);
+    batch.push('[');
+    while batch.len() < BODY_BYTES {
+        batch.push_str("{},");
+    }
+    batch.push_str("{}]");
+    let started = Instant::now();
+    let (status, response) = server.post(batch, &[JSON]);
+    let batch_took = started.elapsed();
+    assert_eq!(status, 200, "{response}");
+    assert_eq!(response["error"]["code"], -32600, "{response}");
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 100 requests"),
+        "{response}"
+    );
+
+    // One request whose params are a huge tree.
+    let mut nested = String::from(
+        r#"{"jsonrpc": "2.0", "id": 2, "method": "list_skills", "params": {"filler": ["#,
+    );
+    while nested.len() < BODY_BYTES {
+        nested.push_str(r#"{"a": [{}]},"#);
+    }
+    nested.push_str("{}]}}");
+    let started = Instant::now();
+    let (status, response) = server.post(nested, &[JSON]);
+    let nested_took = started.elapsed();
+    assert_eq!(status, 200, "{response}");
+    assert_eq!(
+        (response["id"].clone(), response["error"]["code"].clone()),
+        (json!(2), json!(-32602)),
+        "{response}"
+    );
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("params of `list_skills`") && message.contains("at most"),
+        "{message}"
+    );
+
+    let (peak_kib, _) = memory_kib(pid);
+    let largest_seen = watch.largest_kib.load(Ordering::SeqCst);
+    drop(watch);
+    eprintln!(
+        "hostile bodies: peak RSS {before_kib} KiB before, {peak_kib} KiB after (largest sampled {largest_seen} KiB); the batch was answered in {batch_took:?}, the nested params in {nested_took:?}"
+    );
+    assert!(
+        peak_kib > 0 && peak_kib < HOSTILE_BODY_PEAK_LIMIT_KIB,
+        "the server's peak RSS reached {peak_kib} KiB (limit {HOSTILE_BODY_PEAK_LIMIT_KIB} KiB)"
+    );
+
+    // Large content is still welcome where it belongs: a 24 MiB blob.
+    let content = "0123456789abcdef".repeat(24 * 1024 * 1024 / 16);
+    let created = server.call(
+        "create_blob",
+        json!({"content": content, "kind": "text/plain"}),
+    );
+    assert_eq!(
+        created["result"]["size_bytes"],
+        24 * 1024 * 1024,
+        "{created}"
+    );
+}
+
+#[test]
+fn a_skill_file_that_never_finishes_reading_does_not_stall_the_server() {
+    let skills = tempfile::tempdir().unwrap();
+    write_tree(
+        skills.path(),
+        &[
+            (
+                "fifo-notes/SKILL.md",
+                &skill_md("fifo-notes", "Has a FIFO."),
+            ),
+            ("plain/SKILL.md", &skill_md("plain", "Plain.")),
+        ],
+    );
+    // In a subfolder: core opens top-level files without blocking already, but not these.
+    std::fs::create_dir_all(skills.path().join("fifo-notes/references")).unwrap();
+    let fifo = skills.path().join("fifo-notes/references/notes.txt");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::new(start_server_with(
+        data.path(),
+        &[skills.path().to_path_buf()],
+        &["--sandbox", "off"],
+    ));
+    // More stuck reads than the server has worker threads.
+    let stuck: Vec<_> = (0..4)
+        .map(|_| {
+            let client = server.client.clone();
+            let url = server.url.clone();
+            server.runtime.spawn(async move {
+                client
+                    .post(url)
+                    .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "read_skill_file",
+                                  "params": {"name": "fifo-notes", "path": "references/notes.txt"}}))
+                    .timeout(Duration::from_secs(60))
+                    .send()
+                    .await
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        server.health(Duration::from_secs(10)),
+        Ok(200),
+        "/healthz stalled behind reads of a FIFO"
+    );
+    let listed = server.runtime.block_on(async {
+        server
+            .client
+            .post(&server.url)
+            .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "list_skills"}))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .map_err(|error| error.to_string())?
+            .json::<Value>()
+            .await
+            .map_err(|error| error.to_string())
+    });
+    let listed = listed.expect("list_skills stalled behind reads of a FIFO");
+    assert!(listed.to_string().contains("plain"), "{listed}");
+    for request in stuck {
+        request.abort();
+    }
+}
