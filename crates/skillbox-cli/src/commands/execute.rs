@@ -112,10 +112,25 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// The executor for a command that runs the code of the catalog with these roots: code from
 /// project folders runs only once trusted.
 pub fn executor(global: &GlobalOptions, roots: &[SkillRoot]) -> anyhow::Result<Executor> {
-    let config = ExecutorConfig {
+    executor_in(global, roots, None)
+}
+
+/// [`executor`] keeping its runtime folder in `runtime_folder` unless `SKILLBOX_RUNTIME_DIR`
+/// names one.
+pub fn executor_in(
+    global: &GlobalOptions,
+    roots: &[SkillRoot],
+    runtime_folder: Option<std::path::PathBuf>,
+) -> anyhow::Result<Executor> {
+    let mut config = ExecutorConfig {
         trust: super::trust_gate(roots),
         ..executor_config(&global.execution)?
     };
+    let named = std::env::var_os(skillbox_exec::executor::RUNTIME_DIRECTORY_VARIABLE)
+        .is_some_and(|value| !value.is_empty());
+    if let (Some(folder), false) = (runtime_folder, named) {
+        config.workspace_root = folder;
+    }
     let executor = Executor::new(config).map_err(|error| anyhow::anyhow!("{error}"))?;
     executor
         .check_working_directory(roots.iter().map(|root| root.path.as_path()))

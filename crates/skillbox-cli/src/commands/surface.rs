@@ -124,7 +124,13 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     for skipped in catalog.skipped() {
         crate::output::eprint_diagnostics(&skipped.diagnostics);
     }
-    let executor = Arc::new(super::execute::executor(global, catalog.roots())?);
+    // Runs' output files are copied into the runtime folder before they become blobs: keep it
+    // beside the blobs, on the data folder's disk, not in a small /run.
+    let executor = Arc::new(super::execute::executor_in(
+        global,
+        catalog.roots(),
+        Some(data_dir.join("runtime")),
+    )?);
     let provider = Arc::new(SkillsProvider::new(
         catalog,
         executor,
