@@ -109,7 +109,7 @@ fn discover_file(
             "skill.toml",
             "tools.json",
         ] {
-            if parent.join(name).is_file() {
+            if names_something_but_a_folder(&parent.join(name)) {
                 listing.note(name);
             }
         }
@@ -182,16 +182,19 @@ impl Walk<'_> {
                 )];
             }
         };
+        // Any entry but a folder counts: a FIFO or device named `SKILL.md` or `tools.json` is
+        // then refused by the loader with a diagnostic instead of passed over in silence.
         let mut listing = FolderListing::default();
         for (name, file_type) in &entries {
             if let Some(name) = name.to_str()
-                && (file_type.is_file() || file_type.is_symlink())
+                && !file_type.is_dir()
             {
                 listing.note(name);
             }
         }
         if let Some(skill_md) = listing.skill_md
-            && (!entries_name_is_symlink(&entries, skill_md) || directory.join(skill_md).is_file())
+            && (!entries_name_is_symlink(&entries, skill_md)
+                || names_something_but_a_folder(&directory.join(skill_md)))
         {
             return vec![Found::Candidate(Candidate::Folder {
                 path: directory.to_path_buf(),
@@ -291,6 +294,12 @@ impl Walk<'_> {
             real: real_target,
         })
     }
+}
+
+/// Whether the path (following symlinks) exists and is not a folder: a file the loader reads,
+/// or a special file it refuses with a diagnostic.
+fn names_something_but_a_folder(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|metadata| !metadata.is_dir())
 }
 
 fn entries_name_is_symlink(entries: &[(OsString, FileType)], name: &str) -> bool {

@@ -151,13 +151,7 @@ impl SkillSource {
                 Ok((bytes, truncated))
             }
             SkillSource::Archive(archive) => {
-                let bytes =
-                    archive
-                        .files
-                        .get(&relative)
-                        .ok_or_else(|| CatalogError::FileNotFound {
-                            path: archive.archive_path.join(&relative),
-                        })?;
+                let bytes = archive_file(archive, &relative)?;
                 let start = usize::try_from(offset)
                     .unwrap_or(usize::MAX)
                     .min(bytes.len());
@@ -170,18 +164,54 @@ impl SkillSource {
         }
     }
 
+    /// The sha256 digest of a file, read in chunks: a large file costs one buffer of memory,
+    /// not its size.
+    ///
+    /// # Errors
+    /// As [`SkillSource::read_file`].
+    pub fn sha256(&self, relative: &str) -> Result<[u8; 32], CatalogError> {
+        use sha2::{Digest, Sha256};
+        const CHUNK_BYTES: usize = 64 * 1024;
+        let relative = contained_relative_path(relative)?;
+        let mut hasher = Sha256::new();
+        match self {
+            SkillSource::Directory(directory) => {
+                let mut file = self.open_in_directory(directory, &relative)?;
+                let mut buffer = vec![0u8; CHUNK_BYTES];
+                loop {
+                    let read = file.read(&mut buffer).map_err(CatalogError::io)?;
+                    if read == 0 {
+                        break;
+                    }
+                    hasher.update(&buffer[..read]);
+                }
+            }
+            SkillSource::Archive(archive) => {
+                hasher.update(archive_file(archive, &relative)?);
+            }
+        }
+        Ok(hasher.finalize().into())
+    }
+
     /// Open a file of a folder source: directly when it sits at the top of the skill and is not
-    /// a symlink, otherwise after the containment check.
+    /// a symlink, otherwise after the containment check. Either way only a regular file is
+    /// returned.
     fn open_in_directory(
         &self,
         directory: &Path,
         relative: &str,
     ) -> Result<fs_err::File, CatalogError> {
-        if let Some(file) = open_top_level_file(directory, relative) {
-            return Ok(file);
+        if !relative.contains('/') {
+            let path = directory.join(relative);
+            // A symlink (`ELOOP`) or a missing file takes the checked path, which says which.
+            if let Ok(file) = open_without_blocking(&path, libc::O_NOFOLLOW) {
+                return regular_file(file, path);
+            }
         }
         let (path, _) = self.resolve_in_directory(directory, relative)?;
-        fs_err::File::open(&path).map_err(CatalogError::io)
+        let file = open_without_blocking(&path, 0)
+            .map_err(|error| CatalogError::io(fs_err_io(error, &path)))?;
+        regular_file(file, path)
     }
 
     /// Whether a regular file exists at the relative path (inside the skill).
@@ -255,22 +285,78 @@ impl SkillSource {
     }
 }
 
-/// Open a file directly in the skill folder without following a symlink at its name: the
-/// common case (`SKILL.md`, `tools.json`) then needs no separate containment check. `None`
-/// when the path has several components or the name is a symlink (or cannot be opened), so the
-/// caller takes the checked path.
-fn open_top_level_file(directory: &Path, relative: &str) -> Option<fs_err::File> {
+/// The bytes of one file of an archive.
+fn archive_file<'a>(archive: &'a ArchivedFiles, relative: &str) -> Result<&'a [u8], CatalogError> {
+    archive
+        .files
+        .get(relative)
+        .map(|bytes| &bytes[..])
+        .ok_or_else(|| CatalogError::FileNotFound {
+            path: archive.archive_path.join(relative),
+        })
+}
+
+/// Open a file at a path (following symlinks) for reading, refusing anything that is not a
+/// regular file with [`CatalogError::NotRegularFile`]. For files a skill or a client names, such
+/// as archives, where a FIFO must not block the reader.
+///
+/// # Errors
+/// When the file cannot be opened or is not a regular file.
+pub fn open_regular_file(path: &Path) -> Result<fs_err::File, CatalogError> {
+    let file =
+        open_without_blocking(path, 0).map_err(|error| CatalogError::io(fs_err_io(error, path)))?;
+    regular_file(file, path.to_path_buf())
+}
+
+/// Open read-only with `O_NONBLOCK` (and `extra_flags`): opening a FIFO for reading would
+/// otherwise wait for a writer, forever if none comes. Regular files ignore the flag.
+fn open_without_blocking(path: &Path, extra_flags: libc::c_int) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    if relative.contains('/') {
-        return None;
-    }
-    let path = directory.join(relative);
-    let file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)
-        .ok()?;
-    Some(fs_err::File::from_parts(file, path))
+        .custom_flags(libc::O_NONBLOCK | extra_flags)
+        .open(path)
+}
+
+/// The opened file when the descriptor (`fstat`, so no race with the path) is a regular file.
+fn regular_file(file: std::fs::File, path: PathBuf) -> Result<fs_err::File, CatalogError> {
+    let file_type = file
+        .metadata()
+        .map_err(|error| CatalogError::io(fs_err_io(error, &path)))?
+        .file_type();
+    if !file_type.is_file() {
+        return Err(CatalogError::NotRegularFile {
+            path,
+            kind: special_file_kind(file_type),
+        });
+    }
+    Ok(fs_err::File::from_parts(file, path))
+}
+
+/// What a file that is not a regular file is, for messages.
+fn special_file_kind(file_type: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_dir() {
+        "a folder"
+    } else if file_type.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else {
+        "a special file"
+    }
+}
+
+/// An I/O error that names its path, as fs-err's do.
+fn fs_err_io(error: std::io::Error, path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        error.kind(),
+        format!("failed to open file `{}`: {error}", path.display()),
+    )
 }
 
 fn list_directory_files(directory: &Path, limit: usize) -> (Vec<SourceFile>, bool) {
