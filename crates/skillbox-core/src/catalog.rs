@@ -16,8 +16,9 @@ use crate::discovery::{Candidate, discover};
 use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
 use crate::loader::{LoadOutcome, LoadRequest, load_skill};
+use crate::manifest::SKILL_MANIFEST_FILE;
 use crate::properties::ValidationMode;
-use crate::skill::{Skill, SkillId};
+use crate::skill::{Skill, SkillFormat, SkillId};
 use crate::source::SkillSource;
 
 /// Environment variable holding colon-separated skill roots; replaces the default roots.
@@ -35,6 +36,14 @@ pub const PROJECT_DEFAULT_ROOTS: &[&str] = &[
 /// below every project root.
 pub const USER_DEFAULT_ROOTS: &[&str] = &[".claude/skills", ".agents/skills"];
 
+/// The name of the Skills Protocol guide, the instruction skill every runtime ships.
+pub const PROTOCOL_GUIDE_SKILL_NAME: &str = "skills.protocol.guide";
+
+/// Skill names only a [`RootOrigin::Builtin`] root may use. A skill from any other root with one
+/// of these names is refused: otherwise a root could replace what the runtime itself answers
+/// (a higher version wins "latest", whatever root it comes from).
+pub const RESERVED_SKILL_NAMES: &[&str] = &[PROTOCOL_GUIDE_SKILL_NAME];
+
 /// Where a root came from; default roots that do not exist are passed over quietly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -47,6 +56,9 @@ pub enum RootOrigin {
     Project,
     /// A user-level default.
     User,
+    /// The runtime's own skills (the protocol guide): the only root whose skills may use the
+    /// [`RESERVED_SKILL_NAMES`].
+    Builtin,
 }
 
 /// One place skills are discovered under.
@@ -64,6 +76,14 @@ impl SkillRoot {
         SkillRoot {
             path: path.into(),
             origin: RootOrigin::Explicit,
+        }
+    }
+
+    /// The root holding the runtime's built-in skills.
+    pub fn builtin(path: impl Into<PathBuf>) -> Self {
+        SkillRoot {
+            path: path.into(),
+            origin: RootOrigin::Builtin,
         }
     }
 
@@ -218,6 +238,13 @@ impl SkillCatalog {
                     continue;
                 }
             };
+            if let Some(refusal) = reserved_name_refusal(&skill, options) {
+                skipped.push(SkippedSkill {
+                    path: path.to_path_buf(),
+                    diagnostics: vec![refusal],
+                });
+                continue;
+            }
             let name = skill.name();
             let included = include.as_ref().is_none_or(|globs| globs.is_match(name));
             let excluded = exclude.as_ref().is_some_and(|globs| globs.is_match(name));
@@ -416,6 +443,34 @@ impl SkillCatalog {
                 .chain(&self.shadowed)
                 .any(|skill| skill.has_errors())
     }
+}
+
+/// The refusal of a skill that uses a reserved name outside a built-in root.
+fn reserved_name_refusal(skill: &Skill, options: &CatalogOptions) -> Option<Diagnostic> {
+    let name = skill.name();
+    let builtin = options
+        .roots
+        .get(skill.root_index)
+        .is_some_and(|root| root.origin == RootOrigin::Builtin);
+    if builtin || !RESERVED_SKILL_NAMES.contains(&name) {
+        return None;
+    }
+    // The name comes from `skill.toml` when the skill has one.
+    let file = match skill.format {
+        SkillFormat::SkillsProtocol => skill.directory.join(SKILL_MANIFEST_FILE),
+        SkillFormat::AgentSkill => skill.skill_md_path.clone(),
+    };
+    Some(
+        Diagnostic::error(
+            DiagnosticCode::NameReserved,
+            format!(
+                "skill name `{name}` is reserved for the runtime's built-in skill; this skill is not loaded"
+            ),
+        )
+        .in_file(file)
+        .for_field("name")
+        .with_hint("give the skill another name; the built-in one always answers to this name"),
+    )
 }
 
 fn build_globs(patterns: &[String]) -> Result<Option<GlobSet>, CatalogError> {

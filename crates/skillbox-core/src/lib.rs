@@ -26,7 +26,10 @@ pub mod source;
 pub mod tools_manifest;
 pub mod yaml;
 
-pub use catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot, SkippedSkill};
+pub use catalog::{
+    CatalogOptions, PROTOCOL_GUIDE_SKILL_NAME, RESERVED_SKILL_NAMES, RootOrigin, SkillCatalog,
+    SkillRoot, SkippedSkill,
+};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity, TextPosition};
 pub use error::CatalogError;
 pub use limits::CatalogLimits;

@@ -1,7 +1,12 @@
 //! FIFOs and other special files inside skills: every read the catalog makes refuses them with
 //! a message naming the file, and none blocks. Each read runs under a time limit, so a reader
 //! that blocks on a FIFO fails its test instead of hanging the suite.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::result_large_err, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::result_large_err,
+    missing_docs
+)]
 
 use std::path::Path;
 use std::time::Duration;
