@@ -147,7 +147,8 @@ pub struct SkillProperties {
     /// Environment variables the skill declares it needs (`required_environment_variables`,
     /// as names or `{name: …}` entries). The runtime passes only these secrets through.
     pub declared_secrets: Vec<String>,
-    /// Every field as written, in file order, as JSON.
+    /// Every field as written, in file order, as JSON. Nothing is re-typed: a number JSON would
+    /// spell differently is its source text, and `metadata` is shown as [`Self::metadata`] reads it.
     pub raw: IndexMap<String, serde_json::Value>,
 }
 
@@ -327,6 +328,19 @@ pub fn interpret(
         }
     }
     properties.metadata = reader.metadata(fields);
+    // The verbatim copy shows `metadata` as it is read: scalars as their source text.
+    if let (Some(raw), Some(YamlValue::Mapping(_))) = (
+        properties.raw.get_mut("metadata"),
+        fields.get("metadata").map(|node| &node.value),
+    ) {
+        *raw = serde_json::Value::Object(
+            properties
+                .metadata
+                .iter()
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+        );
+    }
     properties.allowed_tools = reader.words(fields, "allowed-tools");
     if strict {
         return (properties, reader.diagnostics);
