@@ -21,6 +21,7 @@ pub mod loader;
 pub mod manifest;
 pub mod properties;
 pub mod report;
+mod simple_yaml;
 pub mod skill;
 pub mod source;
 pub mod tools_manifest;

@@ -41,7 +41,7 @@ pub struct YamlNode {
     pub raw: Option<String>,
     /// For values of a mapping: where their key is (diagnostics about a field point here).
     pub key_position: Option<TextPosition>,
-    byte_span: Option<(usize, usize)>,
+    pub(crate) byte_span: Option<(usize, usize)>,
 }
 
 impl YamlNode {
@@ -291,6 +291,14 @@ pub fn parse_document(source: &str, line_offset: u64) -> Result<YamlNode, YamlEr
             byte_span: None,
         });
     }
+    if let Some(node) = crate::simple_yaml::parse(source, line_offset) {
+        return Ok(node);
+    }
+    parse_in_full(source, line_offset)
+}
+
+/// [`parse_document`] with the full YAML parser, for documents outside the plain subset.
+pub(crate) fn parse_in_full(source: &str, line_offset: u64) -> Result<YamlNode, YamlError> {
     let mut budget = Budget::default();
     budget.max_events = 200_000;
     budget.max_aliases = 1_000;
