@@ -2,7 +2,8 @@
 //! between roots, versions, and include/exclude filters. A [`SkillCatalog`] is an immutable
 //! snapshot; reloading builds a new one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::discovery::{Candidate, discover};
 use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
-use crate::loader::{LoadOutcome, LoadRequest, load_skill};
+use crate::loader::{FolderListing, LoadOutcome, LoadRequest, load_skill};
 use crate::manifest::SKILL_MANIFEST_FILE;
 use crate::properties::ValidationMode;
 use crate::skill::{Skill, SkillFormat, SkillId};
@@ -200,10 +201,14 @@ impl SkillCatalog {
                 }
                 continue;
             }
+            let load = |path: &Path, descriptor: BorrowedFd<'_>, listing: FolderListing| {
+                load_folder(path, root_index, listing, Some(descriptor), options)
+            };
             discover(
                 &root.path,
                 root_index,
                 &options.limits,
+                &load,
                 &mut candidates,
                 &mut diagnostics,
             );
@@ -214,8 +219,8 @@ impl SkillCatalog {
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "discovery done"
         );
-        let outcomes: Vec<(&Path, LoadOutcome)> = candidates
-            .par_iter()
+        let outcomes: Vec<(PathBuf, LoadOutcome)> = candidates
+            .into_par_iter()
             .map(|candidate| load_candidate(candidate, options))
             .collect();
 
@@ -224,7 +229,7 @@ impl SkillCatalog {
             "loading done"
         );
         let mut kept: Vec<Box<Skill>> = Vec::with_capacity(outcomes.len());
-        let mut index_by_id: BTreeMap<SkillId, usize> = BTreeMap::new();
+        let mut index_by_id: HashMap<SkillId, usize> = HashMap::with_capacity(outcomes.len());
         let mut shadowed = Vec::new();
         let mut skipped = Vec::new();
         for (path, outcome) in outcomes {
@@ -232,7 +237,7 @@ impl SkillCatalog {
                 LoadOutcome::Loaded(skill) => skill,
                 LoadOutcome::Skipped(skip_diagnostics) => {
                     skipped.push(SkippedSkill {
-                        path: path.to_path_buf(),
+                        path,
                         diagnostics: skip_diagnostics,
                     });
                     continue;
@@ -240,7 +245,7 @@ impl SkillCatalog {
             };
             if let Some(refusal) = reserved_name_refusal(&skill, options) {
                 skipped.push(SkippedSkill {
-                    path: path.to_path_buf(),
+                    path,
                     diagnostics: vec![refusal],
                 });
                 continue;
@@ -494,59 +499,71 @@ fn build_globs(patterns: &[String]) -> Result<Option<GlobSet>, CatalogError> {
         })
 }
 
-fn load_candidate<'a>(
-    candidate: &'a Candidate,
-    options: &CatalogOptions,
-) -> (&'a Path, LoadOutcome) {
-    let (path, root_index) = match candidate {
+fn load_candidate(candidate: Candidate, options: &CatalogOptions) -> (PathBuf, LoadOutcome) {
+    match candidate {
+        Candidate::Loaded { path, outcome } => (path, outcome),
         Candidate::Folder {
-            path, root_index, ..
+            path,
+            root_index,
+            listing,
+        } => {
+            let outcome = load_folder(&path, root_index, listing, None, options);
+            (path, outcome)
         }
-        | Candidate::Archive { path, root_index } => (path, *root_index),
-    };
-    let root = &options.roots[root_index].path;
-    let folder_name = |path: &Path| {
-        path.file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .or_else(|| {
-                fs_err::canonicalize(path).ok().and_then(|real| {
-                    real.file_name()
-                        .map(|name| name.to_string_lossy().into_owned())
-                })
-            })
-            .unwrap_or_default()
-    };
-    let outcome = match candidate {
-        Candidate::Folder { listing, .. } => {
-            let parent_folder_name = path.parent().map(folder_name);
-            load_skill(&LoadRequest {
-                source: SkillSource::Directory(path.clone()),
-                directory: path.clone(),
-                folder_name: folder_name(path),
-                parent_folder_name,
-                listing: Some(*listing),
-                root,
-                root_index,
-                limits: &options.limits,
-                mode: options.mode,
-            })
+        Candidate::Archive { path, root_index } => {
+            let outcome = match unpack_archive(&path, &options.limits) {
+                Ok(unpacked) => load_skill(&LoadRequest {
+                    source: SkillSource::Archive(unpacked.files),
+                    directory: path.clone(),
+                    folder_name: unpacked.folder_name,
+                    parent_folder_name: None,
+                    listing: None,
+                    folder: None,
+                    root: &options.roots[root_index].path,
+                    root_index,
+                    limits: &options.limits,
+                    mode: options.mode,
+                }),
+                Err(diagnostic) => LoadOutcome::Skipped(vec![diagnostic]),
+            };
+            (path, outcome)
         }
-        Candidate::Archive { .. } => match unpack_archive(path, &options.limits) {
-            Ok(unpacked) => load_skill(&LoadRequest {
-                source: SkillSource::Archive(unpacked.files),
-                directory: path.clone(),
-                folder_name: unpacked.folder_name,
-                parent_folder_name: None,
-                listing: None,
-                root,
-                root_index,
-                limits: &options.limits,
-                mode: options.mode,
-            }),
-            Err(diagnostic) => LoadOutcome::Skipped(vec![diagnostic]),
-        },
-    };
-    (path, outcome)
+    }
+}
+
+/// Load a skill folder: through its descriptor while discovery holds it open, else by path.
+fn load_folder(
+    path: &Path,
+    root_index: usize,
+    listing: FolderListing,
+    folder: Option<BorrowedFd<'_>>,
+    options: &CatalogOptions,
+) -> LoadOutcome {
+    load_skill(&LoadRequest {
+        source: SkillSource::Directory(path.to_path_buf()),
+        directory: path.to_path_buf(),
+        folder_name: folder_name(path),
+        parent_folder_name: path.parent().map(folder_name),
+        listing: Some(listing),
+        folder,
+        root: &options.roots[root_index].path,
+        root_index,
+        limits: &options.limits,
+        mode: options.mode,
+    })
+}
+
+/// A folder's own name (resolved when the path ends in `.` or `..`).
+fn folder_name(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .or_else(|| {
+            fs_err::canonicalize(path).ok().and_then(|real| {
+                real.file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+            })
+        })
+        .unwrap_or_default()
 }
 
 /// Levenshtein distance in characters.

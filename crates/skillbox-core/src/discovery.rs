@@ -5,18 +5,24 @@
 //! folders, at the depth limit and at the directory limit; hidden folders and dependency folders
 //! are never entered; a symlink whose target is one of the current folder's ancestors is a loop
 //! and is reported instead of followed.
+//!
+//! Folders are opened relative to their parent's descriptor, and a skill folder is loaded while
+//! the walk holds it open, so each file is found with a one-name lookup instead of a walk of its
+//! whole path.
 
-use std::ffi::OsString;
-use std::fs::FileType;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
 use crate::archive::is_archive_path;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::limits::CatalogLimits;
-use crate::loader::{FolderListing, SKILL_MD_NAMES};
+use crate::loader::{FolderListing, LoadOutcome, SKILL_MD_NAMES};
 
 /// Folder names discovery never enters (besides hidden ones).
 pub const SKIPPED_FOLDERS: &[&str] = &["node_modules", "__pycache__", "target"];
@@ -24,21 +30,29 @@ pub const SKIPPED_FOLDERS: &[&str] = &["node_modules", "__pycache__", "target"];
 /// A place discovery found that may hold a skill.
 #[derive(Debug)]
 pub(crate) enum Candidate {
-    /// A folder holding a `SKILL.md`.
+    /// A folder holding a `SKILL.md`, to be loaded by its path.
     Folder {
         path: PathBuf,
         root_index: usize,
         listing: FolderListing,
     },
+    /// A skill folder the walk loaded while it held the folder open.
+    Loaded { path: PathBuf, outcome: LoadOutcome },
     /// A `.zip` / `.skill` archive.
     Archive { path: PathBuf, root_index: usize },
 }
 
-/// Find candidate skills under one root, in path order.
+/// Loads a skill folder the walk holds open: its path, its descriptor, and what its listing
+/// showed.
+pub(crate) type LoadOpenFolder<'a> =
+    dyn Fn(&Path, BorrowedFd<'_>, FolderListing) -> LoadOutcome + Sync + 'a;
+
+/// Find candidate skills under one root, in path order, loading skill folders on the way.
 pub(crate) fn discover(
     root: &Path,
     root_index: usize,
     limits: &CatalogLimits,
+    load: &LoadOpenFolder<'_>,
     candidates: &mut Vec<Candidate>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
@@ -51,12 +65,17 @@ pub(crate) fn discover(
         root,
         root_index,
         limits,
+        load,
         directories: AtomicUsize::new(0),
         too_deep: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
     };
     let found_before = candidates.len();
-    for found in walk.visit(root, &real_root, 0) {
+    let found = match rustix::fs::open(root, DIRECTORY_FLAGS, Mode::empty()) {
+        Ok(descriptor) => walk.visit(root, descriptor, &real_root, 0),
+        Err(error) => vec![unreadable_folder(root, error)],
+    };
+    for found in found {
         match found {
             Found::Candidate(candidate) => candidates.push(candidate),
             Found::Diagnostic(diagnostic) => diagnostics.push(diagnostic),
@@ -144,7 +163,13 @@ enum Found {
 /// Work found in one directory, in name order: results, or subdirectories to walk.
 enum Step {
     Found(Found),
-    Descend { path: PathBuf, real: PathBuf },
+    Descend {
+        path: PathBuf,
+        real: PathBuf,
+        name: OsString,
+        /// The entry is a symlink to a folder, to be followed.
+        follow: bool,
+    },
 }
 
 /// One root's walk. Subdirectories are walked in parallel; results keep path order.
@@ -152,9 +177,37 @@ struct Walk<'a> {
     root: &'a Path,
     root_index: usize,
     limits: &'a CatalogLimits,
+    load: &'a LoadOpenFolder<'a>,
     directories: AtomicUsize,
     too_deep: AtomicUsize,
     stopped: AtomicBool,
+}
+
+/// How folders are opened for the walk.
+const DIRECTORY_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC)
+    .union(OFlags::NONBLOCK);
+
+/// What a directory entry is, as the walk needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryKind {
+    Folder,
+    File,
+    Symlink,
+    /// A FIFO, socket or device.
+    Special,
+}
+
+fn unreadable_folder(path: &Path, error: rustix::io::Errno) -> Found {
+    skipped(
+        path,
+        format!(
+            "it cannot be read: {}",
+            std::io::Error::from_raw_os_error(error.raw_os_error())
+        ),
+        "check the folder's permissions",
+    )
 }
 
 fn skipped(path: &Path, reason: String, hint: &str) -> Found {
@@ -171,23 +224,27 @@ fn skipped(path: &Path, reason: String, hint: &str) -> Found {
 impl Walk<'_> {
     /// `directory` as reached (for the paths people see) and `real` its resolved location (for
     /// loop detection).
-    fn visit(&self, directory: &Path, real: &Path, depth: usize) -> Vec<Found> {
-        let entries = match list_directory(directory) {
+    fn visit(
+        &self,
+        directory: &Path,
+        descriptor: OwnedFd,
+        real: &Path,
+        depth: usize,
+    ) -> Vec<Found> {
+        let mut folder = match Dir::new(descriptor) {
+            Ok(folder) => folder,
+            Err(error) => return vec![unreadable_folder(directory, error)],
+        };
+        let entries = match list_directory(&mut folder) {
             Ok(entries) => entries,
-            Err(error) => {
-                return vec![skipped(
-                    directory,
-                    error.to_string(),
-                    "check the folder's permissions",
-                )];
-            }
+            Err(error) => return vec![unreadable_folder(directory, error)],
         };
         // Any entry but a folder counts: a FIFO or device named `SKILL.md` or `tools.json` is
         // then refused by the loader with a diagnostic instead of passed over in silence.
         let mut listing = FolderListing::default();
-        for (name, file_type) in &entries {
+        for (name, kind) in &entries {
             if let Some(name) = name.to_str()
-                && !file_type.is_dir()
+                && *kind != EntryKind::Folder
             {
                 listing.note(name);
             }
@@ -196,26 +253,52 @@ impl Walk<'_> {
             && (!entries_name_is_symlink(&entries, skill_md)
                 || names_something_but_a_folder(&directory.join(skill_md)))
         {
-            return vec![Found::Candidate(Candidate::Folder {
-                path: directory.to_path_buf(),
-                root_index: self.root_index,
-                listing,
-            })];
+            let path = directory.to_path_buf();
+            let candidate = match folder.fd() {
+                Ok(descriptor) => Candidate::Loaded {
+                    outcome: (self.load)(directory, descriptor, listing),
+                    path,
+                },
+                Err(_) => Candidate::Folder {
+                    path,
+                    root_index: self.root_index,
+                    listing,
+                },
+            };
+            return vec![Found::Candidate(candidate)];
         }
         let mut steps = Vec::new();
-        for (name, file_type) in entries {
-            if let Some(step) = self.step(directory, real, depth, name, file_type) {
+        for (name, kind) in entries {
+            if let Some(step) = self.step(directory, real, depth, name, kind) {
                 steps.push(step);
             }
             if self.stopped.load(Ordering::Relaxed) {
                 break;
             }
         }
+        let Ok(parent) = folder.fd() else {
+            return vec![unreadable_folder(directory, rustix::io::Errno::BADF)];
+        };
         let parts: Vec<Vec<Found>> = steps
             .into_par_iter()
             .map(|step| match step {
                 Step::Found(found) => vec![found],
-                Step::Descend { path, real } => self.visit(&path, &real, depth + 1),
+                Step::Descend {
+                    path,
+                    real,
+                    name,
+                    follow,
+                } => {
+                    let flags = if follow {
+                        DIRECTORY_FLAGS
+                    } else {
+                        DIRECTORY_FLAGS | OFlags::NOFOLLOW
+                    };
+                    match rustix::fs::openat(parent, name.as_os_str(), flags, Mode::empty()) {
+                        Ok(child) => self.visit(&path, child, &real, depth + 1),
+                        Err(error) => vec![unreadable_folder(&path, error)],
+                    }
+                }
             })
             .collect();
         parts.into_iter().flatten().collect()
@@ -228,18 +311,24 @@ impl Walk<'_> {
         real: &Path,
         depth: usize,
         name: OsString,
-        file_type: FileType,
+        kind: EntryKind,
     ) -> Option<Step> {
+        // Files other than archives are nothing to discover; their path is never built.
+        if kind == EntryKind::Special
+            || (kind == EntryKind::File && !is_archive_path(Path::new(&name)))
+        {
+            return None;
+        }
         let path = directory.join(&name);
-        let (is_directory, target) = if file_type.is_symlink() {
+        let (is_directory, target) = if kind == EntryKind::Symlink {
             // A dangling link is nothing to discover.
             let metadata = std::fs::metadata(&path).ok()?;
             (metadata.is_dir(), Some(metadata.file_type()))
         } else {
-            (file_type.is_dir(), None)
+            (kind == EntryKind::Folder, None)
         };
         if !is_directory {
-            let is_file = target.map_or(file_type.is_file(), |target| target.is_file());
+            let is_file = target.map_or(kind == EntryKind::File, |target| target.is_file());
             if !(is_file && is_archive_path(&path)) {
                 return None;
             }
@@ -276,7 +365,12 @@ impl Walk<'_> {
         }
         if target.is_none() {
             let real = real.join(&name);
-            return Some(Step::Descend { path, real });
+            return Some(Step::Descend {
+                path,
+                real,
+                name,
+                follow: false,
+            });
         }
         let real_target = fs_err::canonicalize(&path).ok()?;
         if real.starts_with(&real_target) {
@@ -292,6 +386,8 @@ impl Walk<'_> {
         Some(Step::Descend {
             path,
             real: real_target,
+            name,
+            follow: true,
         })
     }
 }
@@ -302,20 +398,42 @@ fn names_something_but_a_folder(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|metadata| !metadata.is_dir())
 }
 
-fn entries_name_is_symlink(entries: &[(OsString, FileType)], name: &str) -> bool {
+fn entries_name_is_symlink(entries: &[(OsString, EntryKind)], name: &str) -> bool {
     entries
         .iter()
-        .any(|(entry, file_type)| entry == name && file_type.is_symlink())
+        .any(|(entry, kind)| entry == name && *kind == EntryKind::Symlink)
 }
 
-/// A directory's entries with their types (no extra `stat` where the OS reports the type),
-/// sorted by name.
-fn list_directory(directory: &Path) -> std::io::Result<Vec<(OsString, FileType)>> {
+/// A directory's entries with their kinds (from the listing itself where the file system reports
+/// them, else one `lstat`), sorted by name.
+fn list_directory(folder: &mut Dir) -> rustix::io::Result<Vec<(OsString, EntryKind)>> {
     let mut entries = Vec::new();
-    for entry in fs_err::read_dir(directory)? {
+    while let Some(entry) = folder.read() {
         let entry = entry?;
-        entries.push((entry.file_name(), entry.file_type()?));
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Unknown => {
+                let descriptor = folder.fd()?;
+                let stat =
+                    rustix::fs::statat(descriptor, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)?;
+                entry_kind(FileType::from_raw_mode(stat.st_mode))
+            }
+            known => entry_kind(known),
+        };
+        entries.push((OsStr::from_bytes(name).to_os_string(), kind));
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(entries)
+}
+
+fn entry_kind(file_type: FileType) -> EntryKind {
+    match file_type {
+        FileType::Directory => EntryKind::Folder,
+        FileType::RegularFile => EntryKind::File,
+        FileType::Symlink => EntryKind::Symlink,
+        _ => EntryKind::Special,
+    }
 }

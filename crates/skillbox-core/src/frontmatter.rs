@@ -67,17 +67,18 @@ pub fn split(text: &str) -> Result<FrontmatterBlock<'_>, FrontmatterSplitError> 
 pub fn head_is_complete(head: &[u8]) -> bool {
     // Skip the opening line, then look at each complete line (one followed by a newline: a
     // last line without one may still be growing) and stop at the first delimiter.
-    let Some(first_newline) = head.iter().position(|byte| *byte == b'\n') else {
+    let mut newlines = memchr::memchr_iter(b'\n', head);
+    let Some(first_newline) = newlines.next() else {
         return false;
     };
     let mut start = first_newline + 1;
-    while let Some(length) = head[start..].iter().position(|byte| *byte == b'\n') {
-        let line = &head[start..start + length];
+    for end in newlines {
+        let line = &head[start..end];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.trim_ascii_end() == b"---" {
             return true;
         }
-        start += length + 1;
+        start = end + 1;
     }
     false
 }

@@ -2,6 +2,7 @@
 //! the checks that tie them to the files that exist. Loading is lenient: anything that can be
 //! understood loads with its diagnostics; only a skill with no usable `SKILL.md` is skipped.
 
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
@@ -29,6 +30,9 @@ pub struct LoadRequest<'a> {
     pub parent_folder_name: Option<String>,
     /// What discovery already saw in the folder, saving a file check each.
     pub listing: Option<FolderListing>,
+    /// The folder's descriptor while discovery holds it open: `SKILL.md`, `skill.toml` and
+    /// `tools.json` are then opened relative to it instead of by their whole path.
+    pub folder: Option<BorrowedFd<'a>>,
     /// The root the skill was found under.
     pub root: &'a Path,
     /// The root's position in the catalog.
@@ -79,6 +83,11 @@ impl FolderListing {
     }
 }
 
+thread_local! {
+    /// The buffer each loading thread reads `SKILL.md` heads into, kept between skills.
+    static HEAD_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// What loading one skill produced.
 #[derive(Debug)]
 pub enum LoadOutcome {
@@ -107,19 +116,24 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
         ]);
     };
     let skill_md_path = request.directory.join(&skill_md_name);
-    let parsed = match request.source.read_head(
-        &skill_md_name,
-        request.limits.max_frontmatter_bytes,
-        frontmatter::head_is_complete,
-    ) {
-        Ok((head, truncated)) => {
-            frontmatter::parse_head(&head, truncated, request.limits.max_frontmatter_bytes)
+    let max_bytes = request.limits.max_frontmatter_bytes;
+    let parsed = HEAD_BUFFER.with_borrow_mut(|buffer| {
+        match request.source.read_head_into(
+            request.folder,
+            &skill_md_name,
+            max_bytes,
+            frontmatter::head_is_complete,
+            buffer,
+        ) {
+            Ok((filled, truncated)) => {
+                frontmatter::parse_head(&buffer[..filled], truncated, max_bytes)
+            }
+            Err(error) => Err(Diagnostic::error(
+                DiagnosticCode::PathUnreadable,
+                error.to_string(),
+            )),
         }
-        Err(error) => Err(Diagnostic::error(
-            DiagnosticCode::PathUnreadable,
-            error.to_string(),
-        )),
-    };
+    });
     let parsed = match parsed {
         Ok(parsed) => parsed,
         Err(diagnostic) => return LoadOutcome::Skipped(vec![diagnostic.in_file(&skill_md_path)]),
@@ -380,7 +394,7 @@ fn read_sidecar(
 ) -> Result<String, Diagnostic> {
     let (bytes, truncated) = request
         .source
-        .read_file(file, max_bytes)
+        .read_file_in(request.folder, file, 0, max_bytes)
         .map_err(|error| Diagnostic::error(DiagnosticCode::PathUnreadable, error.to_string()))?;
     if truncated {
         return Err(Diagnostic::error(

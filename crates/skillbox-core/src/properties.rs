@@ -249,7 +249,7 @@ pub fn interpret(
     let title_only = context.has_skill_manifest && !strict;
     properties.name = reader.text(fields, "name");
     properties.description = reader.text(fields, "description");
-    match (&properties.name, fields.get("name")) {
+    match (&properties.name, find_field(fields, "name")) {
         (None, None) if !title_only => reader.diagnostics.push(
             Diagnostic::error(
                 DiagnosticCode::FieldMissing,
@@ -276,7 +276,7 @@ pub fn interpret(
         }
         _ => {}
     }
-    match (&properties.description, fields.get("description")) {
+    match (&properties.description, find_field(fields, "description")) {
         (None, None) if !context.has_skill_manifest => reader.diagnostics.push(
             Diagnostic::error(
                 DiagnosticCode::FieldMissing,
@@ -309,9 +309,10 @@ pub fn interpret(
 
     properties.license = reader.text(fields, "license");
     properties.compatibility = reader.text(fields, "compatibility");
-    if let (Some(compatibility), Some(node)) =
-        (&properties.compatibility, fields.get("compatibility"))
-    {
+    if let (Some(compatibility), Some(node)) = (
+        &properties.compatibility,
+        find_field(fields, "compatibility"),
+    ) {
         let count = compatibility.chars().count();
         if count > MAX_COMPATIBILITY_CHARS {
             reader.diagnostics.push(
@@ -331,7 +332,7 @@ pub fn interpret(
     // The verbatim copy shows `metadata` as it is read: scalars as their source text.
     if let (Some(raw), Some(YamlValue::Mapping(_))) = (
         properties.raw.get_mut("metadata"),
-        fields.get("metadata").map(|node| &node.value),
+        find_field(fields, "metadata").map(|node| &node.value),
     ) {
         *raw = serde_json::Value::Object(
             properties
@@ -365,6 +366,21 @@ pub fn interpret(
     }
     properties.declared_secrets = reader.declared_secrets(fields);
     (properties, reader.diagnostics)
+}
+
+/// Maps up to this many fields are searched key by key: hashing a key costs more than
+/// comparing it with a frontmatter's handful of keys.
+const LINEAR_LOOKUP_FIELDS: usize = 16;
+
+/// The field named `name`, if present.
+fn find_field<'a>(fields: &'a IndexMap<String, YamlNode>, name: &str) -> Option<&'a YamlNode> {
+    if fields.len() <= LINEAR_LOOKUP_FIELDS {
+        fields
+            .iter()
+            .find_map(|(key, node)| (key == name).then_some(node))
+    } else {
+        fields.get(name)
+    }
 }
 
 fn empty_field(field: &str, node: &YamlNode) -> Diagnostic {
@@ -487,7 +503,7 @@ impl FieldReader {
     /// A text field: strings as they are; numbers and booleans as their source text (as
     /// skills-ref reads them); empty or null as absent.
     fn text(&mut self, fields: &IndexMap<String, YamlNode>, field: &str) -> Option<String> {
-        let node = fields.get(field)?;
+        let node = find_field(fields, field)?;
         match node.scalar_text() {
             Some(text) if matches!(node.value, YamlValue::Null) => {
                 let _ = text;
@@ -505,7 +521,7 @@ impl FieldReader {
     }
 
     fn flag(&mut self, fields: &IndexMap<String, YamlNode>, field: &str, default: bool) -> bool {
-        let Some(node) = fields.get(field) else {
+        let Some(node) = find_field(fields, field) else {
             return default;
         };
         match &node.value {
@@ -522,7 +538,7 @@ impl FieldReader {
 
     /// Space/comma-separated text or a list of strings.
     fn words(&mut self, fields: &IndexMap<String, YamlNode>, field: &str) -> Vec<String> {
-        let Some(node) = fields.get(field) else {
+        let Some(node) = find_field(fields, field) else {
             return Vec::new();
         };
         match &node.value {
@@ -553,7 +569,7 @@ impl FieldReader {
         &mut self,
         fields: &IndexMap<String, YamlNode>,
     ) -> IndexMap<String, serde_json::Value> {
-        let Some(node) = fields.get("metadata") else {
+        let Some(node) = find_field(fields, "metadata") else {
             return IndexMap::new();
         };
         match &node.value {
@@ -576,7 +592,7 @@ impl FieldReader {
     }
 
     fn files(&mut self, fields: &IndexMap<String, YamlNode>) -> Vec<FileReference> {
-        let Some(node) = fields.get("files") else {
+        let Some(node) = find_field(fields, "files") else {
             return Vec::new();
         };
         let items = match &node.value {
@@ -645,7 +661,7 @@ impl FieldReader {
     }
 
     fn declared_secrets(&mut self, fields: &IndexMap<String, YamlNode>) -> Vec<String> {
-        let Some(node) = fields.get("required_environment_variables") else {
+        let Some(node) = find_field(fields, "required_environment_variables") else {
             return Vec::new();
         };
         let YamlValue::Sequence(items) = &node.value else {

@@ -2,7 +2,8 @@
 //! valid or not, with its diagnostics. `skillbox validate` prints it; tests and CI read it as
 //! JSON.
 
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -66,7 +67,7 @@ impl ValidationReport {
                 diagnostics: sorted(skipped.diagnostics.clone()),
             }))
             .collect();
-        skills.sort_by(|a, b| a.path.cmp(&b.path));
+        sort_by_path(&mut skills);
         // Shadowing is reported on the skills themselves; keep the rest at catalog level.
         let diagnostics: Vec<Diagnostic> = catalog
             .diagnostics()
@@ -94,7 +95,79 @@ impl ValidationReport {
     }
 }
 
+/// Sort by path in `Path`'s order (component by component). When every path is plain
+/// (components joined by single `/`, no `.` or `..` and no trailing `/`), comparing the bytes
+/// with `/` below every other byte gives that same order without splitting paths into
+/// components, which for thousands of skills is most of the cost of sorting.
+fn sort_by_path(skills: &mut [SkillReport]) {
+    if skills.iter().all(|skill| is_plain_path(&skill.path)) {
+        skills.sort_by_cached_key(|skill| plain_path_key(skill.path.as_os_str().as_bytes()));
+    } else {
+        skills.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+}
+
+/// Whether a path is its components joined by single `/` (after a leading `/` when absolute),
+/// with no `.` or `..` among them.
+fn is_plain_path(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_bytes();
+    let relative = bytes.strip_prefix(b"/").unwrap_or(bytes);
+    !relative.is_empty()
+        && relative
+            .split(|byte| *byte == b'/')
+            .all(|part| !part.is_empty() && part != b"." && part != b"..")
+}
+
+/// A key whose byte order is [`Path`]'s order for plain paths: `/` becomes the byte 0, which
+/// no path holds, so it sorts below every other byte.
+fn plain_path_key(path: &[u8]) -> Vec<u8> {
+    path.iter()
+        .map(|byte| if *byte == b'/' { 0 } else { *byte })
+        .collect()
+}
+
 fn sorted(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     diagnostics.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.line.cmp(&b.line)));
     diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    use super::{is_plain_path, plain_path_key};
+
+    #[test]
+    fn plain_paths() {
+        for plain in ["a", "/a/b", "skills/x-y/z.md", "/"] {
+            assert_eq!(is_plain_path(Path::new(plain)), plain != "/", "{plain}");
+        }
+        for not_plain in ["", "a/", "a//b", "./a", "a/./b", "a/../b", ".."] {
+            assert!(!is_plain_path(Path::new(not_plain)), "{not_plain}");
+        }
+    }
+
+    proptest! {
+        /// The byte order of plain paths is exactly `Path`'s component order.
+        #[test]
+        fn plain_path_order_is_path_order(
+            a in prop::collection::vec(select(vec!["a", "a-b", "a.b", "ab", "b", "-", "A", "é", ".x", "a0"]), 1..5),
+            b in prop::collection::vec(select(vec!["a", "a-b", "a.b", "ab", "b", "-", "A", "é", ".x", "a0"]), 1..5),
+            absolute in any::<(bool, bool)>(),
+        ) {
+            let join = |parts: &[&str], absolute: bool| {
+                format!("{}{}", if absolute { "/" } else { "" }, parts.join("/"))
+            };
+            let (a, b) = (join(&a, absolute.0), join(&b, absolute.1));
+            prop_assert!(is_plain_path(Path::new(&a)) && is_plain_path(Path::new(&b)));
+            prop_assert_eq!(
+                plain_path_key(a.as_bytes()).cmp(&plain_path_key(b.as_bytes())),
+                Path::new(&a).cmp(Path::new(&b)),
+                "{} vs {}", a, b
+            );
+        }
+    }
 }

@@ -24,7 +24,7 @@ const NON_STRING_WORDS: &[&str] = &[
 /// The tree of `source` when it is in the plain subset, else `None` (parse it in full).
 /// `line_offset` is added to every line, as [`crate::yaml::parse_document`] does.
 pub(crate) fn parse(source: &str, line_offset: u64) -> Option<YamlNode> {
-    if !source.chars().all(is_plain_character) {
+    if !is_plain_text(source) {
         return None;
     }
     let mut lines = Lines::new(source);
@@ -113,6 +113,7 @@ fn parse_nested_mapping(
 
 /// One line of the document: where it starts, its indentation in spaces, and its text after
 /// the indentation.
+#[derive(Clone, Copy)]
 struct Line<'a> {
     start: usize,
     number: u64,
@@ -125,6 +126,7 @@ struct Lines<'a> {
     source: &'a str,
     position: usize,
     number: u64,
+    peeked: Option<Option<Line<'a>>>,
 }
 
 impl<'a> Lines<'a> {
@@ -133,21 +135,29 @@ impl<'a> Lines<'a> {
             source,
             position: 0,
             number: 0,
+            peeked: None,
         }
     }
 
     /// The next non-empty line, without consuming it.
-    fn peek_entry(&self) -> Option<Line<'a>> {
-        let mut copy = Lines {
-            source: self.source,
-            position: self.position,
-            number: self.number,
-        };
-        copy.next_entry()
+    fn peek_entry(&mut self) -> Option<Line<'a>> {
+        if let Some(peeked) = self.peeked {
+            return peeked;
+        }
+        let line = self.read_entry();
+        self.peeked = Some(line);
+        line
     }
 
     /// The next non-empty line.
     fn next_entry(&mut self) -> Option<Line<'a>> {
+        match self.peeked.take() {
+            Some(peeked) => peeked,
+            None => self.read_entry(),
+        }
+    }
+
+    fn read_entry(&mut self) -> Option<Line<'a>> {
         while self.position < self.source.len() {
             let start = self.position;
             let rest = &self.source[start..];
@@ -266,6 +276,19 @@ fn is_simple_key(key: &str) -> bool {
         && !NON_STRING_WORDS
             .iter()
             .any(|word| key.eq_ignore_ascii_case(word))
+}
+
+/// Whether every character is one [`is_plain_character`] accepts; ASCII text is checked a
+/// block of bytes at a time.
+fn is_plain_text(source: &str) -> bool {
+    const BLOCK_BYTES: usize = 16;
+    let bytes = source.as_bytes();
+    let ascii = bytes.chunks(BLOCK_BYTES).all(|block| {
+        block.iter().fold(true, |plain, byte| {
+            plain & (*byte == b'\n' || (0x20..0x7F).contains(byte))
+        })
+    });
+    ascii || source.chars().all(is_plain_character)
 }
 
 /// Characters this reader accepts anywhere: printable ones without tabs, carriage returns, byte

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::os::fd::BorrowedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -89,34 +90,58 @@ impl SkillSource {
         max_bytes: u64,
         is_complete: impl Fn(&[u8]) -> bool,
     ) -> Result<(Vec<u8>, bool), CatalogError> {
+        let mut buffer = Vec::new();
+        let (filled, truncated) =
+            self.read_head_into(None, relative, max_bytes, is_complete, &mut buffer)?;
+        buffer.truncate(filled);
+        Ok((buffer, truncated))
+    }
+
+    /// [`SkillSource::read_head`] into a buffer the caller keeps between reads (its first
+    /// `filled` bytes are the head; it is zeroed only when it grows), opening a top-level file
+    /// relative to `folder`, the skill folder's descriptor, when the caller holds one.
+    pub(crate) fn read_head_into(
+        &self,
+        folder: Option<BorrowedFd<'_>>,
+        relative: &str,
+        max_bytes: u64,
+        is_complete: impl Fn(&[u8]) -> bool,
+        buffer: &mut Vec<u8>,
+    ) -> Result<(usize, bool), CatalogError> {
         const CHUNK_BYTES: usize = 4 * 1024;
         let SkillSource::Directory(directory) = self else {
             let (bytes, truncated) = self.read_file(relative, max_bytes)?;
-            return Ok((bytes, truncated));
+            buffer.clear();
+            buffer.extend_from_slice(&bytes);
+            return Ok((bytes.len(), truncated));
         };
         let relative = contained_relative_path(relative)?;
-        let mut file = self.open_in_directory(directory, &relative)?;
+        let mut file = self.open_in_directory(directory, &relative, folder)?;
         let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-        let mut bytes = vec![0u8; CHUNK_BYTES.min(limit.saturating_add(1))];
+        // One byte past the limit tells a file that goes on from one that ends there.
+        let capacity = limit.saturating_add(1);
         let mut filled = 0;
         loop {
-            if filled == bytes.len() {
-                if filled > limit {
-                    bytes.truncate(limit);
-                    return Ok((bytes, true));
+            let window = buffer.len().min(capacity);
+            if filled == window {
+                if filled == capacity {
+                    return Ok((limit, true));
                 }
-                let grown = (bytes.len() * 2).min(limit.saturating_add(1));
-                bytes.resize(grown, 0);
+                let grown = (window * 2).max(CHUNK_BYTES).min(capacity);
+                if grown > buffer.len() {
+                    buffer.resize(grown, 0);
+                }
+                continue;
             }
-            let read = file.read(&mut bytes[filled..]).map_err(CatalogError::io)?;
+            let read = file
+                .read(&mut buffer[filled..window])
+                .map_err(CatalogError::io)?;
             if read == 0 {
-                bytes.truncate(filled);
-                return Ok((bytes, false));
+                return Ok((filled, false));
             }
             filled += read;
-            if is_complete(&bytes[..filled]) {
-                bytes.truncate(filled);
-                return Ok((bytes, true));
+            if is_complete(&buffer[..filled]) {
+                return Ok((filled, true));
             }
         }
     }
@@ -132,11 +157,23 @@ impl SkillSource {
         offset: u64,
         max_bytes: u64,
     ) -> Result<(Vec<u8>, bool), CatalogError> {
+        self.read_file_in(None, relative, offset, max_bytes)
+    }
+
+    /// [`SkillSource::read_file_from`], opening a top-level file relative to `folder`, the
+    /// skill folder's descriptor, when the caller holds one.
+    pub(crate) fn read_file_in(
+        &self,
+        folder: Option<BorrowedFd<'_>>,
+        relative: &str,
+        offset: u64,
+        max_bytes: u64,
+    ) -> Result<(Vec<u8>, bool), CatalogError> {
         let relative = contained_relative_path(relative)?;
         match self {
             SkillSource::Directory(directory) => {
                 use std::io::{Seek, SeekFrom};
-                let mut file = self.open_in_directory(directory, &relative)?;
+                let mut file = self.open_in_directory(directory, &relative, folder)?;
                 if offset > 0 {
                     file.seek(SeekFrom::Start(offset))
                         .map_err(CatalogError::io)?;
@@ -176,7 +213,7 @@ impl SkillSource {
         let mut hasher = Sha256::new();
         match self {
             SkillSource::Directory(directory) => {
-                let mut file = self.open_in_directory(directory, &relative)?;
+                let mut file = self.open_in_directory(directory, &relative, None)?;
                 let mut buffer = vec![0u8; CHUNK_BYTES];
                 loop {
                     let read = file.read(&mut buffer).map_err(CatalogError::io)?;
@@ -194,17 +231,23 @@ impl SkillSource {
     }
 
     /// Open a file of a folder source: directly when it sits at the top of the skill and is not
-    /// a symlink, otherwise after the containment check. Either way only a regular file is
+    /// a symlink (relative to `folder`, the folder's descriptor, when given: no walk of the
+    /// whole path), otherwise after the containment check. Either way only a regular file is
     /// returned.
     fn open_in_directory(
         &self,
         directory: &Path,
         relative: &str,
+        folder: Option<BorrowedFd<'_>>,
     ) -> Result<fs_err::File, CatalogError> {
         if !relative.contains('/') {
             let path = directory.join(relative);
             // A symlink (`ELOOP`) or a missing file takes the checked path, which says which.
-            if let Ok(file) = open_without_blocking(&path, libc::O_NOFOLLOW) {
+            let opened = match folder {
+                Some(folder) => open_top_level_at(folder, relative),
+                None => open_without_blocking(&path, libc::O_NOFOLLOW).ok(),
+            };
+            if let Some(file) = opened {
                 return regular_file(file, path);
             }
         }
@@ -306,6 +349,20 @@ pub fn open_regular_file(path: &Path) -> Result<fs_err::File, CatalogError> {
     let file =
         open_without_blocking(path, 0).map_err(|error| CatalogError::io(fs_err_io(error, path)))?;
     regular_file(file, path.to_path_buf())
+}
+
+/// Open a file named `name` in the folder open as `folder`, as [`open_without_blocking`] with
+/// `O_NOFOLLOW` does by path. `None` when it cannot be opened (a symlink, missing).
+fn open_top_level_at(folder: BorrowedFd<'_>, name: &str) -> Option<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::openat(
+        folder,
+        name,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+    .map(std::fs::File::from)
 }
 
 /// Open read-only with `O_NONBLOCK` (and `extra_flags`): opening a FIFO for reading would

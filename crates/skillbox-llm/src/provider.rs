@@ -1017,6 +1017,7 @@ fn load_defined_skill(
         folder_name: skill_name.to_owned(),
         parent_folder_name: None,
         listing: None,
+        folder: None,
         root,
         root_index: usize::MAX,
         limits: &limits,
