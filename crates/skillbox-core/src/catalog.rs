@@ -228,7 +228,7 @@ impl SkillCatalog {
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "loading done"
         );
-        let mut kept: Vec<Box<Skill>> = Vec::with_capacity(outcomes.len());
+        let mut kept: Vec<Arc<Skill>> = Vec::with_capacity(outcomes.len());
         let mut index_by_id: HashMap<SkillId, usize> = HashMap::with_capacity(outcomes.len());
         let mut shadowed = Vec::new();
         let mut skipped = Vec::new();
@@ -273,9 +273,9 @@ impl SkillCatalog {
                     let diagnostic = Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
                         .in_file(&skill.skill_md_path)
                         .with_hint("rename one of them; skill names must be unique within a root");
-                    skill.diagnostics.push(diagnostic.clone());
+                    add_diagnostic(&mut skill, diagnostic.clone());
                     diagnostics.push(diagnostic);
-                    shadowed.push(Arc::from(skill));
+                    shadowed.push(skill);
                 }
                 Some(existing) => {
                     // A later root overrides an earlier one (seed 000), loudly.
@@ -290,14 +290,14 @@ impl SkillCatalog {
                     let diagnostic = Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
                         .in_file(&winner.skill_md_path)
                         .with_hint("remove one copy, or rename it if both are wanted");
-                    winner.diagnostics.push(diagnostic.clone());
+                    add_diagnostic(winner, diagnostic.clone());
                     diagnostics.push(diagnostic);
-                    shadowed.push(Arc::from(loser));
+                    shadowed.push(loser);
                 }
             }
         }
 
-        let mut skills: Vec<Arc<Skill>> = kept.into_iter().map(Arc::from).collect();
+        let mut skills = kept;
         skills.sort_by(|a, b| {
             a.id.name
                 .cmp(&b.id.name)
@@ -447,6 +447,15 @@ impl SkillCatalog {
                 .iter()
                 .chain(&self.shadowed)
                 .any(|skill| skill.has_errors())
+    }
+}
+
+/// Add a catalog-level diagnostic (shadowing) to a skill being merged. The catalog holds the
+/// only reference to a skill it is merging, so the skill can always be changed; the diagnostic
+/// is also kept among the catalog's own.
+fn add_diagnostic(skill: &mut Arc<Skill>, diagnostic: Diagnostic) {
+    if let Some(skill) = Arc::get_mut(skill) {
+        skill.diagnostics.push(diagnostic);
     }
 }
 

@@ -5,6 +5,8 @@
 //! or a horizontal rule in the body does not end it. Only the head of the file is read at
 //! discovery ([`parse_head`] gets at most the frontmatter limit); the body is read later on demand.
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, TextPosition};
@@ -118,6 +120,8 @@ impl<'a> LineCursor<'a> {
 pub struct ParsedFrontmatter {
     /// Top-level fields in file order.
     pub fields: IndexMap<String, YamlNode>,
+    /// The YAML text between the delimiters.
+    pub yaml: Arc<str>,
     /// Byte offset of the body in the file.
     pub body_offset: u64,
 }
@@ -195,10 +199,12 @@ pub fn parse_head(
     match document.value {
         YamlValue::Mapping(fields) => Ok(ParsedFrontmatter {
             fields,
+            yaml: Arc::from(block.yaml),
             body_offset,
         }),
         YamlValue::Null => Ok(ParsedFrontmatter {
             fields: IndexMap::new(),
+            yaml: Arc::from(block.yaml),
             body_offset,
         }),
         _ => Err(Diagnostic::error(

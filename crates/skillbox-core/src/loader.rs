@@ -4,12 +4,13 @@
 
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::frontmatter;
 use crate::limits::CatalogLimits;
 use crate::manifest::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
-use crate::properties::{PropertiesContext, ValidationMode, interpret};
+use crate::properties::{PropertiesContext, ValidationMode, interpret_parsed};
 use crate::skill::{Skill, SkillFormat, SkillId, SkillParts};
 use crate::source::{SkillSource, contained_relative_path};
 use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_manifest};
@@ -91,8 +92,9 @@ thread_local! {
 /// What loading one skill produced.
 #[derive(Debug)]
 pub enum LoadOutcome {
-    /// The skill loaded (possibly with diagnostics).
-    Loaded(Box<Skill>),
+    /// The skill loaded (possibly with diagnostics), ready to share: it is allocated once, by
+    /// the thread that loads it.
+    Loaded(Arc<Skill>),
     /// The skill could not be understood; these diagnostics say why.
     Skipped(Vec<Diagnostic>),
 }
@@ -146,8 +148,9 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
     } else {
         (None, None)
     };
-    let (properties, property_diagnostics) = interpret(
+    let (properties, property_diagnostics) = interpret_parsed(
         &parsed.fields,
+        Arc::clone(&parsed.yaml),
         PropertiesContext {
             directory_name: Some(&request.folder_name),
             has_skill_manifest: has_manifest_file,
@@ -239,7 +242,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
             )
         }
     };
-    LoadOutcome::Loaded(Box::new(Skill::from_parts(SkillParts {
+    LoadOutcome::Loaded(Arc::new(Skill::from_parts(SkillParts {
         id,
         format,
         title,

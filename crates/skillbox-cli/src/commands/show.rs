@@ -81,7 +81,7 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
     let view = SkillView {
         summary_fields,
         summary,
-        frontmatter: &skill.properties.raw,
+        frontmatter: skill.properties.raw(),
         manifest: skill.manifest.as_ref().map(|manifest| &manifest.raw),
         allowed_tools: &skill.properties.allowed_tools,
         model: skill.properties.model.as_deref(),
