@@ -9,10 +9,11 @@
 )]
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use skillbox_core::{
-    CatalogError, CatalogOptions, Diagnostic, DiagnosticCode, SkillCatalog, SkillRoot,
+    CatalogError, CatalogOptions, Diagnostic, DiagnosticCode, Skill, SkillCatalog, SkillRoot,
 };
 use skillbox_testkit::{finishes_within, make_fifo};
 
@@ -113,7 +114,7 @@ fn resources_that_are_fifos_or_folders_are_refused_when_read() {
     make_fifo(&folder.join("references/pipe"));
     std::os::unix::fs::symlink("../pipe", folder.join("references/link")).unwrap();
     let catalog = load(temp.path());
-    let skill = std::sync::Arc::clone(catalog.get("reader").unwrap());
+    let skill = Arc::clone(catalog.get("reader").unwrap());
 
     for (relative, kind) in [
         ("pipe", FIFO),
@@ -121,7 +122,7 @@ fn resources_that_are_fifos_or_folders_are_refused_when_read() {
         ("references/link", FIFO),
         ("references", "a folder"),
     ] {
-        let reader = std::sync::Arc::clone(&skill);
+        let reader = Arc::clone(&skill);
         let result = finishes_within(READ_LIMIT, relative, move || {
             reader.read_text_file(relative, 1024)
         });
@@ -137,53 +138,41 @@ fn resources_that_are_fifos_or_folders_are_refused_when_read() {
     }
 }
 
+/// A skill `name` holding `relative`, loaded (its file list cached), whose `relative` is then
+/// replaced by a FIFO, as a file may be swapped between listing and reading.
+fn skill_with_file_swapped_for_fifo(name: &str, relative: &str) -> (tempfile::TempDir, Arc<Skill>) {
+    let temp = tempfile::tempdir().unwrap();
+    let folder = temp.path().join(name);
+    write(&folder.join("SKILL.md"), &skill_md(name));
+    if relative != "SKILL.md" {
+        write(&folder.join(relative), "data");
+    }
+    let catalog = load(temp.path());
+    let skill = Arc::clone(catalog.get(name).unwrap());
+    assert!(skill.resources().0.iter().any(|r| r.path == relative));
+    std::fs::remove_file(folder.join(relative)).unwrap();
+    make_fifo(&folder.join(relative));
+    (temp, skill)
+}
+
+fn assert_refuses_fifo(error: &str, relative: &str) {
+    assert!(error.contains(FIFO) && error.contains(relative), "{error}");
+}
+
 #[test]
 fn a_resource_swapped_for_a_fifo_after_listing_gets_no_digest_and_no_hang() {
-    let temp = tempfile::tempdir().unwrap();
-    let folder = temp.path().join("digest");
-    write(&folder.join("SKILL.md"), &skill_md("digest"));
-    write(&folder.join("assets/data.txt"), "data");
-    let catalog = load(temp.path());
-    let skill = std::sync::Arc::clone(catalog.get("digest").unwrap());
-    // The listing is cached; the file is replaced by a FIFO before its digest is asked for.
-    assert!(
-        skill
-            .resources()
-            .0
-            .iter()
-            .any(|r| r.path == "assets/data.txt")
-    );
-    std::fs::remove_file(folder.join("assets/data.txt")).unwrap();
-    make_fifo(&folder.join("assets/data.txt"));
-
+    let (_temp, skill) = skill_with_file_swapped_for_fifo("digest", "assets/data.txt");
     let error = finishes_within(READ_LIMIT, "the digest", move || {
         skill.resource_sha256("assets/data.txt")
-    })
-    .unwrap_err()
-    .to_string();
-    assert!(
-        error.contains(FIFO) && error.contains("assets/data.txt"),
-        "{error}"
-    );
+    });
+    assert_refuses_fifo(&error.unwrap_err().to_string(), "assets/data.txt");
 }
 
 #[test]
 fn a_skill_md_swapped_for_a_fifo_fails_the_body_read_clearly() {
-    let temp = tempfile::tempdir().unwrap();
-    let folder = temp.path().join("swapped");
-    write(&folder.join("SKILL.md"), &skill_md("swapped"));
-    let catalog = load(temp.path());
-    let skill = std::sync::Arc::clone(catalog.get("swapped").unwrap());
-    std::fs::remove_file(folder.join("SKILL.md")).unwrap();
-    make_fifo(&folder.join("SKILL.md"));
-
-    let error = finishes_within(READ_LIMIT, "the body", move || skill.body())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        error.contains(FIFO) && error.contains("SKILL.md"),
-        "{error}"
-    );
+    let (_temp, skill) = skill_with_file_swapped_for_fifo("swapped", "SKILL.md");
+    let error = finishes_within(READ_LIMIT, "the body", move || skill.body());
+    assert_refuses_fifo(&error.unwrap_err().to_string(), "SKILL.md");
 }
 
 #[test]

@@ -88,11 +88,7 @@ fn show_json_keeps_metadata_as_written_and_names_each_key_once() {
         .args(["show", "--json", "meta-tools"])
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "{output:?}");
     let text = String::from_utf8(output.stdout)
         .unwrap()
         .replace(&root.path().display().to_string(), "[ROOT]");
