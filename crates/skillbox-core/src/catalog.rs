@@ -201,8 +201,20 @@ impl SkillCatalog {
                 }
                 continue;
             }
-            let load = |path: &Path, descriptor: BorrowedFd<'_>, listing: FolderListing| {
-                load_folder(path, root_index, listing, Some(descriptor), options)
+            let load = |path: &Path,
+                        descriptor: BorrowedFd<'_>,
+                        listing: FolderListing,
+                        skill_md: Option<&std::fs::File>| {
+                load_folder(
+                    path,
+                    root_index,
+                    listing,
+                    OpenFolder {
+                        descriptor: Some(descriptor),
+                        skill_md,
+                    },
+                    options,
+                )
             };
             discover(
                 &root.path,
@@ -516,7 +528,7 @@ fn load_candidate(candidate: Candidate, options: &CatalogOptions) -> (PathBuf, L
             root_index,
             listing,
         } => {
-            let outcome = load_folder(&path, root_index, listing, None, options);
+            let outcome = load_folder(&path, root_index, listing, OpenFolder::default(), options);
             (path, outcome)
         }
         Candidate::Archive { path, root_index } => {
@@ -528,6 +540,7 @@ fn load_candidate(candidate: Candidate, options: &CatalogOptions) -> (PathBuf, L
                     parent_folder_name: None,
                     listing: None,
                     folder: None,
+                    skill_md: None,
                     root: &options.roots[root_index].path,
                     root_index,
                     limits: &options.limits,
@@ -540,12 +553,12 @@ fn load_candidate(candidate: Candidate, options: &CatalogOptions) -> (PathBuf, L
     }
 }
 
-/// Load a skill folder: through its descriptor while discovery holds it open, else by path.
+/// Load a skill folder: through what discovery holds open of it, else by path.
 fn load_folder(
     path: &Path,
     root_index: usize,
     listing: FolderListing,
-    folder: Option<BorrowedFd<'_>>,
+    open: OpenFolder<'_>,
     options: &CatalogOptions,
 ) -> LoadOutcome {
     load_skill(&LoadRequest {
@@ -554,12 +567,20 @@ fn load_folder(
         folder_name: folder_name(path),
         parent_folder_name: path.parent().map(folder_name),
         listing: Some(listing),
-        folder,
+        folder: open.descriptor,
+        skill_md: open.skill_md,
         root: &options.roots[root_index].path,
         root_index,
         limits: &options.limits,
         mode: options.mode,
     })
+}
+
+/// What discovery holds open of a skill folder while it is loaded.
+#[derive(Default)]
+struct OpenFolder<'a> {
+    descriptor: Option<BorrowedFd<'a>>,
+    skill_md: Option<&'a std::fs::File>,
 }
 
 /// A folder's own name (resolved when the path ends in `.` or `..`).

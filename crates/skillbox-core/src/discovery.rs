@@ -8,10 +8,11 @@
 //!
 //! Folders are opened relative to their parent's descriptor, and a skill folder is loaded while
 //! the walk holds it open, so each file is found with a one-name lookup instead of a walk of its
-//! whole path.
+//! whole path. Whether a folder is a skill is found by looking up `SKILL.md` and its sidecars by
+//! name; only folders that are not skills are listed.
 
 use std::ffi::{OsStr, OsString};
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -23,6 +24,8 @@ use crate::archive::is_archive_path;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::limits::CatalogLimits;
 use crate::loader::{FolderListing, LoadOutcome, SKILL_MD_NAMES};
+use crate::manifest::SKILL_MANIFEST_FILE;
+use crate::tools_manifest::TOOLS_MANIFEST_FILE;
 
 /// Folder names discovery never enters (besides hidden ones).
 pub const SKIPPED_FOLDERS: &[&str] = &["node_modules", "__pycache__", "target"];
@@ -42,10 +45,10 @@ pub(crate) enum Candidate {
     Archive { path: PathBuf, root_index: usize },
 }
 
-/// Loads a skill folder the walk holds open: its path, its descriptor, and what its listing
-/// showed.
+/// Loads a skill folder the walk holds open: its path, its descriptor, which of the files
+/// loading cares about it holds, and its `SKILL.md` when the walk has it open.
 pub(crate) type LoadOpenFolder<'a> =
-    dyn Fn(&Path, BorrowedFd<'_>, FolderListing) -> LoadOutcome + Sync + 'a;
+    dyn Fn(&Path, BorrowedFd<'_>, FolderListing, Option<&std::fs::File>) -> LoadOutcome + Sync + 'a;
 
 /// Find candidate skills under one root, in path order, loading skill folders on the way.
 pub(crate) fn discover(
@@ -231,6 +234,18 @@ impl Walk<'_> {
         real: &Path,
         depth: usize,
     ) -> Vec<Found> {
+        if let Some(probe) = probe_skill_folder(directory, descriptor.as_fd()) {
+            let outcome = (self.load)(
+                directory,
+                descriptor.as_fd(),
+                probe.listing,
+                probe.skill_md.as_ref(),
+            );
+            return vec![Found::Candidate(Candidate::Loaded {
+                path: directory.to_path_buf(),
+                outcome,
+            })];
+        }
         let mut folder = match Dir::new(descriptor) {
             Ok(folder) => folder,
             Err(error) => return vec![unreadable_folder(directory, error)],
@@ -239,34 +254,6 @@ impl Walk<'_> {
             Ok(entries) => entries,
             Err(error) => return vec![unreadable_folder(directory, error)],
         };
-        // Any entry but a folder counts: a FIFO or device named `SKILL.md` or `tools.json` is
-        // then refused by the loader with a diagnostic instead of passed over in silence.
-        let mut listing = FolderListing::default();
-        for (name, kind) in &entries {
-            if let Some(name) = name.to_str()
-                && *kind != EntryKind::Folder
-            {
-                listing.note(name);
-            }
-        }
-        if let Some(skill_md) = listing.skill_md
-            && (!entries_name_is_symlink(&entries, skill_md)
-                || names_something_but_a_folder(&directory.join(skill_md)))
-        {
-            let path = directory.to_path_buf();
-            let candidate = match folder.fd() {
-                Ok(descriptor) => Candidate::Loaded {
-                    outcome: (self.load)(directory, descriptor, listing),
-                    path,
-                },
-                Err(_) => Candidate::Folder {
-                    path,
-                    root_index: self.root_index,
-                    listing,
-                },
-            };
-            return vec![Found::Candidate(candidate)];
-        }
         let mut steps = Vec::new();
         for (name, kind) in entries {
             if let Some(step) = self.step(directory, real, depth, name, kind) {
@@ -398,10 +385,54 @@ fn names_something_but_a_folder(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|metadata| !metadata.is_dir())
 }
 
-fn entries_name_is_symlink(entries: &[(OsString, EntryKind)], name: &str) -> bool {
-    entries
-        .iter()
-        .any(|(entry, kind)| entry == name && *kind == EntryKind::Symlink)
+/// A skill folder as [`probe_skill_folder`] found it.
+struct SkillFolderProbe {
+    listing: FolderListing,
+    /// `SKILL.md` (or `skill.md`), open, when it is a regular file: loading reads it from here.
+    skill_md: Option<std::fs::File>,
+}
+
+/// Whether the folder open as `folder` is a skill, and which of the files loading cares about
+/// it holds: the decision a listing of the folder gives (`SKILL.md` wins over `skill.md`, a
+/// folder of that name does not count, a symlink counts when it names something but a folder,
+/// a FIFO or device counts and is refused by the loader), made by looking each name up, which
+/// costs less than listing the folder.
+fn probe_skill_folder(directory: &Path, folder: BorrowedFd<'_>) -> Option<SkillFolderProbe> {
+    let mut listing = FolderListing::default();
+    let mut skill_md = None;
+    for name in SKILL_MD_NAMES {
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat(folder, *name, flags, Mode::empty()) {
+            Ok(opened) => {
+                let file = std::fs::File::from(opened);
+                match file.metadata() {
+                    Ok(metadata) if metadata.is_dir() => continue,
+                    Ok(metadata) if metadata.is_file() => skill_md = Some(file),
+                    _ => {}
+                }
+            }
+            // A symlink: it decides, whatever it points at.
+            Err(rustix::io::Errno::LOOP) => {
+                if !names_something_but_a_folder(&directory.join(name)) {
+                    return None;
+                }
+            }
+            Err(rustix::io::Errno::NOENT) => continue,
+            // There but not readable: the loader says why.
+            Err(_) => {}
+        }
+        listing.note(name);
+        break;
+    }
+    listing.skill_md?;
+    for name in [SKILL_MANIFEST_FILE, TOOLS_MANIFEST_FILE] {
+        let present = rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) != FileType::Directory);
+        if present {
+            listing.note(name);
+        }
+    }
+    Some(SkillFolderProbe { listing, skill_md })
 }
 
 /// A directory's entries with their kinds (from the listing itself where the file system reports

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::error::CatalogError;
 use crate::frontmatter;
 use crate::limits::CatalogLimits;
 use crate::manifest::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
 use crate::properties::{PropertiesContext, ValidationMode, interpret_parsed};
 use crate::skill::{Skill, SkillFormat, SkillId, SkillParts};
-use crate::source::{SkillSource, contained_relative_path};
+use crate::source::{SkillSource, contained_relative_path, read_head_of};
 use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_manifest};
 
 /// Names accepted for the skill's instructions file, in order of preference.
@@ -34,6 +35,8 @@ pub struct LoadRequest<'a> {
     /// The folder's descriptor while discovery holds it open: `SKILL.md`, `skill.toml` and
     /// `tools.json` are then opened relative to it instead of by their whole path.
     pub folder: Option<BorrowedFd<'a>>,
+    /// The skill's `SKILL.md` (a regular file) when discovery already has it open.
+    pub skill_md: Option<&'a std::fs::File>,
     /// The root the skill was found under.
     pub root: &'a Path,
     /// The root's position in the catalog.
@@ -120,13 +123,23 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
     let skill_md_path = request.directory.join(&skill_md_name);
     let max_bytes = request.limits.max_frontmatter_bytes;
     let parsed = HEAD_BUFFER.with_borrow_mut(|buffer| {
-        match request.source.read_head_into(
-            request.folder,
-            &skill_md_name,
-            max_bytes,
-            frontmatter::head_is_complete,
-            buffer,
-        ) {
+        let head = match request.skill_md {
+            Some(file) => read_head_of(file, max_bytes, frontmatter::head_is_complete, buffer)
+                .map_err(|error| {
+                    CatalogError::Io(format!(
+                        "cannot read `{}`: {error}",
+                        skill_md_path.display()
+                    ))
+                }),
+            None => request.source.read_head_into(
+                request.folder,
+                &skill_md_name,
+                max_bytes,
+                frontmatter::head_is_complete,
+                buffer,
+            ),
+        };
+        match head {
             Ok((filled, truncated)) => {
                 frontmatter::parse_head(&buffer[..filled], truncated, max_bytes)
             }

@@ -108,7 +108,6 @@ impl SkillSource {
         is_complete: impl Fn(&[u8]) -> bool,
         buffer: &mut Vec<u8>,
     ) -> Result<(usize, bool), CatalogError> {
-        const CHUNK_BYTES: usize = 4 * 1024;
         let SkillSource::Directory(directory) = self else {
             let (bytes, truncated) = self.read_file(relative, max_bytes)?;
             buffer.clear();
@@ -116,34 +115,8 @@ impl SkillSource {
             return Ok((bytes.len(), truncated));
         };
         let relative = contained_relative_path(relative)?;
-        let mut file = self.open_in_directory(directory, &relative, folder)?;
-        let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-        // One byte past the limit tells a file that goes on from one that ends there.
-        let capacity = limit.saturating_add(1);
-        let mut filled = 0;
-        loop {
-            let window = buffer.len().min(capacity);
-            if filled == window {
-                if filled == capacity {
-                    return Ok((limit, true));
-                }
-                let grown = (window * 2).max(CHUNK_BYTES).min(capacity);
-                if grown > buffer.len() {
-                    buffer.resize(grown, 0);
-                }
-                continue;
-            }
-            let read = file
-                .read(&mut buffer[filled..window])
-                .map_err(CatalogError::io)?;
-            if read == 0 {
-                return Ok((filled, false));
-            }
-            filled += read;
-            if is_complete(&buffer[..filled]) {
-                return Ok((filled, true));
-            }
-        }
+        let file = self.open_in_directory(directory, &relative, folder)?;
+        read_head_of(file, max_bytes, is_complete, buffer).map_err(CatalogError::io)
     }
 
     /// Read a file from a byte offset (used to read a body after the frontmatter), at most
@@ -325,6 +298,43 @@ impl SkillSource {
         }
         let metadata = metadata.ok_or_else(not_found)?;
         Ok((candidate, metadata))
+    }
+}
+
+/// Read the head of an open file into `buffer` as [`SkillSource::read_head`] describes: in
+/// 4 KiB steps until `is_complete` or `max_bytes`. Returns the bytes filled and whether the file
+/// may go on past them; the buffer is kept by the caller and zeroed only when it grows.
+pub(crate) fn read_head_of(
+    mut file: impl Read,
+    max_bytes: u64,
+    is_complete: impl Fn(&[u8]) -> bool,
+    buffer: &mut Vec<u8>,
+) -> std::io::Result<(usize, bool)> {
+    const CHUNK_BYTES: usize = 4 * 1024;
+    let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    // One byte past the limit tells a file that goes on from one that ends there.
+    let capacity = limit.saturating_add(1);
+    let mut filled = 0;
+    loop {
+        let window = buffer.len().min(capacity);
+        if filled == window {
+            if filled == capacity {
+                return Ok((limit, true));
+            }
+            let grown = (window * 2).max(CHUNK_BYTES).min(capacity);
+            if grown > buffer.len() {
+                buffer.resize(grown, 0);
+            }
+            continue;
+        }
+        let read = file.read(&mut buffer[filled..window])?;
+        if read == 0 {
+            return Ok((filled, false));
+        }
+        filled += read;
+        if is_complete(&buffer[..filled]) {
+            return Ok((filled, true));
+        }
     }
 }
 

@@ -1018,6 +1018,7 @@ fn load_defined_skill(
         parent_folder_name: None,
         listing: None,
         folder: None,
+        skill_md: None,
         root,
         root_index: usize::MAX,
         limits: &limits,
