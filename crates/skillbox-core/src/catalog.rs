@@ -310,7 +310,7 @@ impl SkillCatalog {
         }
 
         let mut skills = kept;
-        skills.sort_by(|a, b| {
+        skills.par_sort_by(|a, b| {
             a.id.name
                 .cmp(&b.id.name)
                 .then_with(|| b.id.version.cmp(&a.id.version))

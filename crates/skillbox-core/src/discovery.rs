@@ -167,11 +167,9 @@ enum Found {
 enum Step {
     Found(Found),
     Descend {
-        path: PathBuf,
-        real: PathBuf,
         name: OsString,
-        /// The entry is a symlink to a folder, to be followed.
-        follow: bool,
+        /// For a symlink to a folder (followed): where it resolves to.
+        resolved: Option<PathBuf>,
     },
 }
 
@@ -185,6 +183,9 @@ struct Walk<'a> {
     too_deep: AtomicUsize,
     stopped: AtomicBool,
 }
+
+/// Folders with more entries than this have them sorted on all cores.
+const PARALLEL_SORT_ENTRIES: usize = 1024;
 
 /// How folders are opened for the walk.
 const DIRECTORY_FLAGS: OFlags = OFlags::RDONLY
@@ -270,17 +271,14 @@ impl Walk<'_> {
             .into_par_iter()
             .map(|step| match step {
                 Step::Found(found) => vec![found],
-                Step::Descend {
-                    path,
-                    real,
-                    name,
-                    follow,
-                } => {
-                    let flags = if follow {
+                Step::Descend { name, resolved } => {
+                    let path = directory.join(&name);
+                    let flags = if resolved.is_some() {
                         DIRECTORY_FLAGS
                     } else {
                         DIRECTORY_FLAGS | OFlags::NOFOLLOW
                     };
+                    let real = resolved.unwrap_or_else(|| real.join(&name));
                     match rustix::fs::openat(parent, name.as_os_str(), flags, Mode::empty()) {
                         Ok(child) => self.visit(&path, child, &real, depth + 1),
                         Err(error) => vec![unreadable_folder(&path, error)],
@@ -306,15 +304,18 @@ impl Walk<'_> {
         {
             return None;
         }
-        let path = directory.join(&name);
-        let (is_directory, target) = if kind == EntryKind::Symlink {
+        // Paths are built here only for symlinks and archives; a folder's path is built by the
+        // task that walks it.
+        let (is_directory, target, path) = if kind == EntryKind::Symlink {
             // A dangling link is nothing to discover.
+            let path = directory.join(&name);
             let metadata = std::fs::metadata(&path).ok()?;
-            (metadata.is_dir(), Some(metadata.file_type()))
+            (metadata.is_dir(), Some(metadata.file_type()), Some(path))
         } else {
-            (kind == EntryKind::Folder, None)
+            (kind == EntryKind::Folder, None, None)
         };
         if !is_directory {
+            let path = path.unwrap_or_else(|| directory.join(&name));
             let is_file = target.map_or(kind == EntryKind::File, |target| target.is_file());
             if !(is_file && is_archive_path(&path)) {
                 return None;
@@ -351,14 +352,12 @@ impl Walk<'_> {
             return None;
         }
         if target.is_none() {
-            let real = real.join(&name);
             return Some(Step::Descend {
-                path,
-                real,
                 name,
-                follow: false,
+                resolved: None,
             });
         }
+        let path = path?;
         let real_target = fs_err::canonicalize(&path).ok()?;
         if real.starts_with(&real_target) {
             return Some(Step::Found(skipped(
@@ -371,10 +370,8 @@ impl Walk<'_> {
             )));
         }
         Some(Step::Descend {
-            path,
-            real: real_target,
             name,
-            follow: true,
+            resolved: Some(real_target),
         })
     }
 }
@@ -456,7 +453,12 @@ fn list_directory(folder: &mut Dir) -> rustix::io::Result<Vec<(OsString, EntryKi
         };
         entries.push((OsStr::from_bytes(name).to_os_string(), kind));
     }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    // Names in one folder are unique, so an unstable sort gives the one order.
+    if entries.len() > PARALLEL_SORT_ENTRIES {
+        entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    } else {
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    }
     Ok(entries)
 }
 

@@ -5,6 +5,7 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
 use crate::catalog::SkillCatalog;
@@ -101,7 +102,7 @@ impl ValidationReport {
 /// components, which for thousands of skills is most of the cost of sorting.
 fn sort_by_path(skills: &mut [SkillReport]) {
     if skills.iter().all(|skill| is_plain_path(&skill.path)) {
-        skills.sort_by_cached_key(|skill| plain_path_key(skill.path.as_os_str().as_bytes()));
+        skills.par_sort_by_cached_key(|skill| plain_path_key(skill.path.as_os_str().as_bytes()));
     } else {
         skills.sort_by(|a, b| a.path.cmp(&b.path));
     }

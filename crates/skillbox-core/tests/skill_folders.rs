@@ -24,7 +24,10 @@ fn naming_corner_cases_decide_as_a_listing_would() {
     let root = temp.path();
     // A folder named SKILL.md does not count; skill.md does.
     std::fs::create_dir_all(root.join("folder-named/SKILL.md")).unwrap();
-    write(&root.join("folder-named/skill.md"), &skill_md("folder-named"));
+    write(
+        &root.join("folder-named/skill.md"),
+        &skill_md("folder-named"),
+    );
     // A dangling SKILL.md symlink makes the folder no skill (skill.md is not consulted), so
     // discovery goes on into its subfolders.
     write(&root.join("dangling/skill.md"), &skill_md("dangling"));
@@ -37,7 +40,10 @@ fn naming_corner_cases_decide_as_a_listing_would() {
     write(&root.join("both/SKILL.md"), &skill_md("both"));
     write(&root.join("both/skill.md"), &skill_md("lowercase"));
     // A folder named tools.json is not a manifest; a symlink to one inside the skill is.
-    write(&root.join("tools-folder/SKILL.md"), &skill_md("tools-folder"));
+    write(
+        &root.join("tools-folder/SKILL.md"),
+        &skill_md("tools-folder"),
+    );
     std::fs::create_dir_all(root.join("tools-folder/tools.json")).unwrap();
     write(&root.join("tools-link/SKILL.md"), &skill_md("tools-link"));
     write(
