@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use skillbox_core::{Severity, ValidationMode, ValidationReport};
 
 use crate::arguments::{GlobalOptions, ValidateArguments};
-use crate::output::{indent, print_json, print_text};
+use crate::output::{indent, print_text};
 use crate::{EXIT_PROBLEMS, EXIT_USAGE};
 
 /// Run the command.
@@ -44,7 +44,9 @@ pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Res
         report.valid = false;
     }
     if arguments.json {
-        print_json(&report)?;
+        let mut json = report.to_json_pretty()?;
+        json.push(b'\n');
+        print_text(std::str::from_utf8(&json)?)?;
     } else {
         print_text(&render(&report))?;
     }
