@@ -9,8 +9,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
-use crate::source::{ArchivedFiles, contained_relative_path};
+use crate::source::{ArchivedFiles, contained_relative_path, open_regular_file};
 
 /// File name endings recognised as packaged skills.
 pub const ARCHIVE_EXTENSIONS: &[&str] = &["zip", "skill"];
@@ -49,8 +50,19 @@ fn archive_error(path: &Path, message: String, hint: &str) -> Diagnostic {
 /// A diagnostic naming the archive when it is unreadable, not a zip, unsafe (entry names with
 /// `..` or absolute paths, symlinks), too large, too compressed, or holds no single skill.
 pub fn unpack_archive(path: &Path, limits: &CatalogLimits) -> Result<UnpackedArchive, Diagnostic> {
-    let size = fs_err::metadata(path)
-        .map_err(|error| archive_error(path, error.to_string(), "check the file's permissions"))?
+    let unreadable = |error: CatalogError| {
+        archive_error(
+            path,
+            error.to_string(),
+            "name a `.zip`/`.skill` file you may read",
+        )
+    };
+    // Opened before its size is read, so the size is that of the file being read; a FIFO or
+    // device is refused instead of read (a FIFO would block the catalog forever).
+    let file = open_regular_file(path).map_err(unreadable)?;
+    let size = file
+        .metadata()
+        .map_err(|error| unreadable(CatalogError::io(error)))?
         .len();
     if size > limits.max_archive_bytes {
         return Err(archive_error(
@@ -62,8 +74,6 @@ pub fn unpack_archive(path: &Path, limits: &CatalogLimits) -> Result<UnpackedArc
             "ship large assets outside the skill, or unpack the archive into a skill folder",
         ));
     }
-    let file = fs_err::File::open(path)
-        .map_err(|error| archive_error(path, error.to_string(), "check the file's permissions"))?;
     let mut archive = zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|error| {
         archive_error(
             path,

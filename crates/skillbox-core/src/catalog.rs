@@ -2,7 +2,8 @@
 //! between roots, versions, and include/exclude filters. A [`SkillCatalog`] is an immutable
 //! snapshot; reloading builds a new one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,9 +16,10 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::discovery::{Candidate, discover};
 use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
-use crate::loader::{LoadOutcome, LoadRequest, load_skill};
+use crate::loader::{FolderListing, LoadOutcome, LoadRequest, load_skill};
+use crate::manifest::SKILL_MANIFEST_FILE;
 use crate::properties::ValidationMode;
-use crate::skill::{Skill, SkillId};
+use crate::skill::{Skill, SkillFormat, SkillId};
 use crate::source::SkillSource;
 
 /// Environment variable holding colon-separated skill roots; replaces the default roots.
@@ -35,6 +37,14 @@ pub const PROJECT_DEFAULT_ROOTS: &[&str] = &[
 /// below every project root.
 pub const USER_DEFAULT_ROOTS: &[&str] = &[".claude/skills", ".agents/skills"];
 
+/// The name of the Skills Protocol guide, the instruction skill every runtime ships.
+pub const PROTOCOL_GUIDE_SKILL_NAME: &str = "skills.protocol.guide";
+
+/// Skill names only a [`RootOrigin::Builtin`] root may use. A skill from any other root with one
+/// of these names is refused: otherwise a root could replace what the runtime itself answers
+/// (a higher version wins "latest", whatever root it comes from).
+pub const RESERVED_SKILL_NAMES: &[&str] = &[PROTOCOL_GUIDE_SKILL_NAME];
+
 /// Where a root came from; default roots that do not exist are passed over quietly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -47,6 +57,9 @@ pub enum RootOrigin {
     Project,
     /// A user-level default.
     User,
+    /// The runtime's own skills (the protocol guide): the only root whose skills may use the
+    /// [`RESERVED_SKILL_NAMES`].
+    Builtin,
 }
 
 /// One place skills are discovered under.
@@ -64,6 +77,14 @@ impl SkillRoot {
         SkillRoot {
             path: path.into(),
             origin: RootOrigin::Explicit,
+        }
+    }
+
+    /// The root holding the runtime's built-in skills.
+    pub fn builtin(path: impl Into<PathBuf>) -> Self {
+        SkillRoot {
+            path: path.into(),
+            origin: RootOrigin::Builtin,
         }
     }
 
@@ -180,10 +201,26 @@ impl SkillCatalog {
                 }
                 continue;
             }
+            let load = |path: &Path,
+                        descriptor: BorrowedFd<'_>,
+                        listing: FolderListing,
+                        skill_md: Option<&std::fs::File>| {
+                load_folder(
+                    path,
+                    root_index,
+                    listing,
+                    OpenFolder {
+                        descriptor: Some(descriptor),
+                        skill_md,
+                    },
+                    options,
+                )
+            };
             discover(
                 &root.path,
                 root_index,
                 &options.limits,
+                &load,
                 &mut candidates,
                 &mut diagnostics,
             );
@@ -194,8 +231,8 @@ impl SkillCatalog {
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "discovery done"
         );
-        let outcomes: Vec<(&Path, LoadOutcome)> = candidates
-            .par_iter()
+        let outcomes: Vec<(PathBuf, LoadOutcome)> = candidates
+            .into_par_iter()
             .map(|candidate| load_candidate(candidate, options))
             .collect();
 
@@ -203,8 +240,8 @@ impl SkillCatalog {
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "loading done"
         );
-        let mut kept: Vec<Box<Skill>> = Vec::with_capacity(outcomes.len());
-        let mut index_by_id: BTreeMap<SkillId, usize> = BTreeMap::new();
+        let mut kept: Vec<Arc<Skill>> = Vec::with_capacity(outcomes.len());
+        let mut index_by_id: HashMap<SkillId, usize> = HashMap::with_capacity(outcomes.len());
         let mut shadowed = Vec::new();
         let mut skipped = Vec::new();
         for (path, outcome) in outcomes {
@@ -212,12 +249,19 @@ impl SkillCatalog {
                 LoadOutcome::Loaded(skill) => skill,
                 LoadOutcome::Skipped(skip_diagnostics) => {
                     skipped.push(SkippedSkill {
-                        path: path.to_path_buf(),
+                        path,
                         diagnostics: skip_diagnostics,
                     });
                     continue;
                 }
             };
+            if let Some(refusal) = reserved_name_refusal(&skill, options) {
+                skipped.push(SkippedSkill {
+                    path,
+                    diagnostics: vec![refusal],
+                });
+                continue;
+            }
             let name = skill.name();
             let included = include.as_ref().is_none_or(|globs| globs.is_match(name));
             let excluded = exclude.as_ref().is_some_and(|globs| globs.is_match(name));
@@ -241,9 +285,9 @@ impl SkillCatalog {
                     let diagnostic = Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
                         .in_file(&skill.skill_md_path)
                         .with_hint("rename one of them; skill names must be unique within a root");
-                    skill.diagnostics.push(diagnostic.clone());
+                    add_diagnostic(&mut skill, diagnostic.clone());
                     diagnostics.push(diagnostic);
-                    shadowed.push(Arc::from(skill));
+                    shadowed.push(skill);
                 }
                 Some(existing) => {
                     // A later root overrides an earlier one (seed 000), loudly.
@@ -258,15 +302,15 @@ impl SkillCatalog {
                     let diagnostic = Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
                         .in_file(&winner.skill_md_path)
                         .with_hint("remove one copy, or rename it if both are wanted");
-                    winner.diagnostics.push(diagnostic.clone());
+                    add_diagnostic(winner, diagnostic.clone());
                     diagnostics.push(diagnostic);
-                    shadowed.push(Arc::from(loser));
+                    shadowed.push(loser);
                 }
             }
         }
 
-        let mut skills: Vec<Arc<Skill>> = kept.into_iter().map(Arc::from).collect();
-        skills.sort_by(|a, b| {
+        let mut skills = kept;
+        skills.par_sort_by(|a, b| {
             a.id.name
                 .cmp(&b.id.name)
                 .then_with(|| b.id.version.cmp(&a.id.version))
@@ -418,6 +462,43 @@ impl SkillCatalog {
     }
 }
 
+/// Add a catalog-level diagnostic (shadowing) to a skill being merged. The catalog holds the
+/// only reference to a skill it is merging, so the skill can always be changed; the diagnostic
+/// is also kept among the catalog's own.
+fn add_diagnostic(skill: &mut Arc<Skill>, diagnostic: Diagnostic) {
+    if let Some(skill) = Arc::get_mut(skill) {
+        skill.diagnostics.push(diagnostic);
+    }
+}
+
+/// The refusal of a skill that uses a reserved name outside a built-in root.
+fn reserved_name_refusal(skill: &Skill, options: &CatalogOptions) -> Option<Diagnostic> {
+    let name = skill.name();
+    let builtin = options
+        .roots
+        .get(skill.root_index)
+        .is_some_and(|root| root.origin == RootOrigin::Builtin);
+    if builtin || !RESERVED_SKILL_NAMES.contains(&name) {
+        return None;
+    }
+    // The name comes from `skill.toml` when the skill has one.
+    let file = match skill.format {
+        SkillFormat::SkillsProtocol => skill.directory.join(SKILL_MANIFEST_FILE),
+        SkillFormat::AgentSkill => skill.skill_md_path.clone(),
+    };
+    Some(
+        Diagnostic::error(
+            DiagnosticCode::NameReserved,
+            format!(
+                "skill name `{name}` is reserved for the runtime's built-in skill; this skill is not loaded"
+            ),
+        )
+        .in_file(file)
+        .for_field("name")
+        .with_hint("give the skill another name; the built-in one always answers to this name"),
+    )
+}
+
 fn build_globs(patterns: &[String]) -> Result<Option<GlobSet>, CatalogError> {
     if patterns.is_empty() {
         return Ok(None);
@@ -439,59 +520,80 @@ fn build_globs(patterns: &[String]) -> Result<Option<GlobSet>, CatalogError> {
         })
 }
 
-fn load_candidate<'a>(
-    candidate: &'a Candidate,
-    options: &CatalogOptions,
-) -> (&'a Path, LoadOutcome) {
-    let (path, root_index) = match candidate {
+fn load_candidate(candidate: Candidate, options: &CatalogOptions) -> (PathBuf, LoadOutcome) {
+    match candidate {
+        Candidate::Loaded { path, outcome } => (path, outcome),
         Candidate::Folder {
-            path, root_index, ..
+            path,
+            root_index,
+            listing,
+        } => {
+            let outcome = load_folder(&path, root_index, listing, OpenFolder::default(), options);
+            (path, outcome)
         }
-        | Candidate::Archive { path, root_index } => (path, *root_index),
-    };
-    let root = &options.roots[root_index].path;
-    let folder_name = |path: &Path| {
-        path.file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .or_else(|| {
-                fs_err::canonicalize(path).ok().and_then(|real| {
-                    real.file_name()
-                        .map(|name| name.to_string_lossy().into_owned())
-                })
-            })
-            .unwrap_or_default()
-    };
-    let outcome = match candidate {
-        Candidate::Folder { listing, .. } => {
-            let parent_folder_name = path.parent().map(folder_name);
-            load_skill(&LoadRequest {
-                source: SkillSource::Directory(path.clone()),
-                directory: path.clone(),
-                folder_name: folder_name(path),
-                parent_folder_name,
-                listing: Some(*listing),
-                root,
-                root_index,
-                limits: &options.limits,
-                mode: options.mode,
-            })
+        Candidate::Archive { path, root_index } => {
+            let outcome = match unpack_archive(&path, &options.limits) {
+                Ok(unpacked) => load_skill(&LoadRequest {
+                    source: SkillSource::Archive(unpacked.files),
+                    directory: path.clone(),
+                    folder_name: unpacked.folder_name,
+                    parent_folder_name: None,
+                    listing: None,
+                    folder: None,
+                    skill_md: None,
+                    root: &options.roots[root_index].path,
+                    root_index,
+                    limits: &options.limits,
+                    mode: options.mode,
+                }),
+                Err(diagnostic) => LoadOutcome::Skipped(vec![diagnostic]),
+            };
+            (path, outcome)
         }
-        Candidate::Archive { .. } => match unpack_archive(path, &options.limits) {
-            Ok(unpacked) => load_skill(&LoadRequest {
-                source: SkillSource::Archive(unpacked.files),
-                directory: path.clone(),
-                folder_name: unpacked.folder_name,
-                parent_folder_name: None,
-                listing: None,
-                root,
-                root_index,
-                limits: &options.limits,
-                mode: options.mode,
-            }),
-            Err(diagnostic) => LoadOutcome::Skipped(vec![diagnostic]),
-        },
-    };
-    (path, outcome)
+    }
+}
+
+/// Load a skill folder: through what discovery holds open of it, else by path.
+fn load_folder(
+    path: &Path,
+    root_index: usize,
+    listing: FolderListing,
+    open: OpenFolder<'_>,
+    options: &CatalogOptions,
+) -> LoadOutcome {
+    load_skill(&LoadRequest {
+        source: SkillSource::Directory(path.to_path_buf()),
+        directory: path.to_path_buf(),
+        folder_name: folder_name(path),
+        parent_folder_name: path.parent().map(folder_name),
+        listing: Some(listing),
+        folder: open.descriptor,
+        skill_md: open.skill_md,
+        root: &options.roots[root_index].path,
+        root_index,
+        limits: &options.limits,
+        mode: options.mode,
+    })
+}
+
+/// What discovery holds open of a skill folder while it is loaded.
+#[derive(Default)]
+struct OpenFolder<'a> {
+    descriptor: Option<BorrowedFd<'a>>,
+    skill_md: Option<&'a std::fs::File>,
+}
+
+/// A folder's own name (resolved when the path ends in `.` or `..`).
+fn folder_name(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .or_else(|| {
+            fs_err::canonicalize(path).ok().and_then(|real| {
+                real.file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+            })
+        })
+        .unwrap_or_default()
 }
 
 /// Levenshtein distance in characters.

@@ -111,6 +111,8 @@ diagnostic_codes! {
     ManifestInvalid => "manifest-invalid",
     /// A `skill.toml` field breaks the Skills Protocol rules.
     ManifestField => "manifest-field",
+    /// The skill uses a name reserved for the runtime's built-in skills and is not loaded.
+    NameReserved => "name-reserved",
     /// A skill of the same id (and version) in a later root replaces this one.
     SkillShadowed => "skill-shadowed",
     /// Discovery stopped descending because of a depth or directory limit.

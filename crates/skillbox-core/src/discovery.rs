@@ -5,18 +5,27 @@
 //! folders, at the depth limit and at the directory limit; hidden folders and dependency folders
 //! are never entered; a symlink whose target is one of the current folder's ancestors is a loop
 //! and is reported instead of followed.
+//!
+//! Folders are opened relative to their parent's descriptor, and a skill folder is loaded while
+//! the walk holds it open, so each file is found with a one-name lookup instead of a walk of its
+//! whole path. Whether a folder is a skill is found by looking up `SKILL.md` and its sidecars by
+//! name; only folders that are not skills are listed.
 
-use std::ffi::OsString;
-use std::fs::FileType;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
 use crate::archive::is_archive_path;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::limits::CatalogLimits;
-use crate::loader::{FolderListing, SKILL_MD_NAMES};
+use crate::loader::{FolderListing, LoadOutcome, SKILL_MD_NAMES};
+use crate::manifest::SKILL_MANIFEST_FILE;
+use crate::tools_manifest::TOOLS_MANIFEST_FILE;
 
 /// Folder names discovery never enters (besides hidden ones).
 pub const SKIPPED_FOLDERS: &[&str] = &["node_modules", "__pycache__", "target"];
@@ -24,21 +33,29 @@ pub const SKIPPED_FOLDERS: &[&str] = &["node_modules", "__pycache__", "target"];
 /// A place discovery found that may hold a skill.
 #[derive(Debug)]
 pub(crate) enum Candidate {
-    /// A folder holding a `SKILL.md`.
+    /// A folder holding a `SKILL.md`, to be loaded by its path.
     Folder {
         path: PathBuf,
         root_index: usize,
         listing: FolderListing,
     },
+    /// A skill folder the walk loaded while it held the folder open.
+    Loaded { path: PathBuf, outcome: LoadOutcome },
     /// A `.zip` / `.skill` archive.
     Archive { path: PathBuf, root_index: usize },
 }
 
-/// Find candidate skills under one root, in path order.
+/// Loads a skill folder the walk holds open: its path, its descriptor, which of the files
+/// loading cares about it holds, and its `SKILL.md` when the walk has it open.
+pub(crate) type LoadOpenFolder<'a> =
+    dyn Fn(&Path, BorrowedFd<'_>, FolderListing, Option<&std::fs::File>) -> LoadOutcome + Sync + 'a;
+
+/// Find candidate skills under one root, in path order, loading skill folders on the way.
 pub(crate) fn discover(
     root: &Path,
     root_index: usize,
     limits: &CatalogLimits,
+    load: &LoadOpenFolder<'_>,
     candidates: &mut Vec<Candidate>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
@@ -51,12 +68,17 @@ pub(crate) fn discover(
         root,
         root_index,
         limits,
+        load,
         directories: AtomicUsize::new(0),
         too_deep: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
     };
     let found_before = candidates.len();
-    for found in walk.visit(root, &real_root, 0) {
+    let found = match rustix::fs::open(root, DIRECTORY_FLAGS, Mode::empty()) {
+        Ok(descriptor) => walk.visit(root, descriptor, &real_root, 0),
+        Err(error) => vec![unreadable_folder(root, error)],
+    };
+    for found in found {
         match found {
             Found::Candidate(candidate) => candidates.push(candidate),
             Found::Diagnostic(diagnostic) => diagnostics.push(diagnostic),
@@ -109,7 +131,7 @@ fn discover_file(
             "skill.toml",
             "tools.json",
         ] {
-            if parent.join(name).is_file() {
+            if names_something_but_a_folder(&parent.join(name)) {
                 listing.note(name);
             }
         }
@@ -144,7 +166,11 @@ enum Found {
 /// Work found in one directory, in name order: results, or subdirectories to walk.
 enum Step {
     Found(Found),
-    Descend { path: PathBuf, real: PathBuf },
+    Descend {
+        name: OsString,
+        /// For a symlink to a folder (followed): where it resolves to.
+        resolved: Option<PathBuf>,
+    },
 }
 
 /// One root's walk. Subdirectories are walked in parallel; results keep path order.
@@ -152,9 +178,40 @@ struct Walk<'a> {
     root: &'a Path,
     root_index: usize,
     limits: &'a CatalogLimits,
+    load: &'a LoadOpenFolder<'a>,
     directories: AtomicUsize,
     too_deep: AtomicUsize,
     stopped: AtomicBool,
+}
+
+/// Folders with more entries than this have them sorted on all cores.
+const PARALLEL_SORT_ENTRIES: usize = 1024;
+
+/// How folders are opened for the walk.
+const DIRECTORY_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC)
+    .union(OFlags::NONBLOCK);
+
+/// What a directory entry is, as the walk needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryKind {
+    Folder,
+    File,
+    Symlink,
+    /// A FIFO, socket or device.
+    Special,
+}
+
+fn unreadable_folder(path: &Path, error: rustix::io::Errno) -> Found {
+    skipped(
+        path,
+        format!(
+            "it cannot be read: {}",
+            std::io::Error::from_raw_os_error(error.raw_os_error())
+        ),
+        "check the folder's permissions",
+    )
 }
 
 fn skipped(path: &Path, reason: String, hint: &str) -> Found {
@@ -171,48 +228,62 @@ fn skipped(path: &Path, reason: String, hint: &str) -> Found {
 impl Walk<'_> {
     /// `directory` as reached (for the paths people see) and `real` its resolved location (for
     /// loop detection).
-    fn visit(&self, directory: &Path, real: &Path, depth: usize) -> Vec<Found> {
-        let entries = match list_directory(directory) {
-            Ok(entries) => entries,
-            Err(error) => {
-                return vec![skipped(
-                    directory,
-                    error.to_string(),
-                    "check the folder's permissions",
-                )];
-            }
-        };
-        let mut listing = FolderListing::default();
-        for (name, file_type) in &entries {
-            if let Some(name) = name.to_str()
-                && (file_type.is_file() || file_type.is_symlink())
-            {
-                listing.note(name);
-            }
-        }
-        if let Some(skill_md) = listing.skill_md
-            && (!entries_name_is_symlink(&entries, skill_md) || directory.join(skill_md).is_file())
-        {
-            return vec![Found::Candidate(Candidate::Folder {
+    fn visit(
+        &self,
+        directory: &Path,
+        descriptor: OwnedFd,
+        real: &Path,
+        depth: usize,
+    ) -> Vec<Found> {
+        if let Some(probe) = probe_skill_folder(directory, descriptor.as_fd()) {
+            let outcome = (self.load)(
+                directory,
+                descriptor.as_fd(),
+                probe.listing,
+                probe.skill_md.as_ref(),
+            );
+            return vec![Found::Candidate(Candidate::Loaded {
                 path: directory.to_path_buf(),
-                root_index: self.root_index,
-                listing,
+                outcome,
             })];
         }
+        let mut folder = match Dir::new(descriptor) {
+            Ok(folder) => folder,
+            Err(error) => return vec![unreadable_folder(directory, error)],
+        };
+        let entries = match list_directory(&mut folder) {
+            Ok(entries) => entries,
+            Err(error) => return vec![unreadable_folder(directory, error)],
+        };
         let mut steps = Vec::new();
-        for (name, file_type) in entries {
-            if let Some(step) = self.step(directory, real, depth, name, file_type) {
+        for (name, kind) in entries {
+            if let Some(step) = self.step(directory, real, depth, name, kind) {
                 steps.push(step);
             }
             if self.stopped.load(Ordering::Relaxed) {
                 break;
             }
         }
+        let Ok(parent) = folder.fd() else {
+            return vec![unreadable_folder(directory, rustix::io::Errno::BADF)];
+        };
         let parts: Vec<Vec<Found>> = steps
             .into_par_iter()
             .map(|step| match step {
                 Step::Found(found) => vec![found],
-                Step::Descend { path, real } => self.visit(&path, &real, depth + 1),
+                Step::Descend { name, resolved } => {
+                    let path = directory.join(&name);
+                    let flags = if resolved.is_some() {
+                        DIRECTORY_FLAGS
+                    } else {
+                        DIRECTORY_FLAGS | OFlags::NOFOLLOW
+                    };
+                    let real = resolved.unwrap_or_else(|| real.join(&name));
+                    match rustix::fs::openat(parent, name.as_os_str(), flags, Mode::empty()) {
+                        Ok(child) => self.visit(&path, child, &real, depth + 1),
+                        Err(error) => vec![unreadable_folder(&path, error)],
+                    }
+                }
             })
             .collect();
         parts.into_iter().flatten().collect()
@@ -225,18 +296,27 @@ impl Walk<'_> {
         real: &Path,
         depth: usize,
         name: OsString,
-        file_type: FileType,
+        kind: EntryKind,
     ) -> Option<Step> {
-        let path = directory.join(&name);
-        let (is_directory, target) = if file_type.is_symlink() {
+        // Files other than archives are nothing to discover; their path is never built.
+        if kind == EntryKind::Special
+            || (kind == EntryKind::File && !is_archive_path(Path::new(&name)))
+        {
+            return None;
+        }
+        // Paths are built here only for symlinks and archives; a folder's path is built by the
+        // task that walks it.
+        let (is_directory, target, path) = if kind == EntryKind::Symlink {
             // A dangling link is nothing to discover.
+            let path = directory.join(&name);
             let metadata = std::fs::metadata(&path).ok()?;
-            (metadata.is_dir(), Some(metadata.file_type()))
+            (metadata.is_dir(), Some(metadata.file_type()), Some(path))
         } else {
-            (file_type.is_dir(), None)
+            (kind == EntryKind::Folder, None, None)
         };
         if !is_directory {
-            let is_file = target.map_or(file_type.is_file(), |target| target.is_file());
+            let path = path.unwrap_or_else(|| directory.join(&name));
+            let is_file = target.map_or(kind == EntryKind::File, |target| target.is_file());
             if !(is_file && is_archive_path(&path)) {
                 return None;
             }
@@ -272,9 +352,12 @@ impl Walk<'_> {
             return None;
         }
         if target.is_none() {
-            let real = real.join(&name);
-            return Some(Step::Descend { path, real });
+            return Some(Step::Descend {
+                name,
+                resolved: None,
+            });
         }
+        let path = path?;
         let real_target = fs_err::canonicalize(&path).ok()?;
         if real.starts_with(&real_target) {
             return Some(Step::Found(skipped(
@@ -287,26 +370,103 @@ impl Walk<'_> {
             )));
         }
         Some(Step::Descend {
-            path,
-            real: real_target,
+            name,
+            resolved: Some(real_target),
         })
     }
 }
 
-fn entries_name_is_symlink(entries: &[(OsString, FileType)], name: &str) -> bool {
-    entries
-        .iter()
-        .any(|(entry, file_type)| entry == name && file_type.is_symlink())
+/// Whether the path (following symlinks) exists and is not a folder: a file the loader reads,
+/// or a special file it refuses with a diagnostic.
+fn names_something_but_a_folder(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|metadata| !metadata.is_dir())
 }
 
-/// A directory's entries with their types (no extra `stat` where the OS reports the type),
-/// sorted by name.
-fn list_directory(directory: &Path) -> std::io::Result<Vec<(OsString, FileType)>> {
-    let mut entries = Vec::new();
-    for entry in fs_err::read_dir(directory)? {
-        let entry = entry?;
-        entries.push((entry.file_name(), entry.file_type()?));
+/// A skill folder as [`probe_skill_folder`] found it.
+struct SkillFolderProbe {
+    listing: FolderListing,
+    /// `SKILL.md` (or `skill.md`), open, when it is a regular file: loading reads it from here.
+    skill_md: Option<std::fs::File>,
+}
+
+/// Whether the folder open as `folder` is a skill, and which of the files loading cares about
+/// it holds: the decision a listing of the folder gives (`SKILL.md` wins over `skill.md`, a
+/// folder of that name does not count, a symlink counts when it names something but a folder,
+/// a FIFO or device counts and is refused by the loader), made by looking each name up, which
+/// costs less than listing the folder.
+fn probe_skill_folder(directory: &Path, folder: BorrowedFd<'_>) -> Option<SkillFolderProbe> {
+    let mut listing = FolderListing::default();
+    let mut skill_md = None;
+    for name in SKILL_MD_NAMES {
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat(folder, *name, flags, Mode::empty()) {
+            Ok(opened) => {
+                let file = std::fs::File::from(opened);
+                match file.metadata() {
+                    Ok(metadata) if metadata.is_dir() => continue,
+                    Ok(metadata) if metadata.is_file() => skill_md = Some(file),
+                    _ => {}
+                }
+            }
+            // A symlink: it decides, whatever it points at.
+            Err(rustix::io::Errno::LOOP) => {
+                if !names_something_but_a_folder(&directory.join(name)) {
+                    return None;
+                }
+            }
+            Err(rustix::io::Errno::NOENT) => continue,
+            // There but not readable: the loader says why.
+            Err(_) => {}
+        }
+        listing.note(name);
+        break;
     }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    listing.skill_md?;
+    for name in [SKILL_MANIFEST_FILE, TOOLS_MANIFEST_FILE] {
+        let present = rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) != FileType::Directory);
+        if present {
+            listing.note(name);
+        }
+    }
+    Some(SkillFolderProbe { listing, skill_md })
+}
+
+/// A directory's entries with their kinds (from the listing itself where the file system reports
+/// them, else one `lstat`), sorted by name.
+fn list_directory(folder: &mut Dir) -> rustix::io::Result<Vec<(OsString, EntryKind)>> {
+    let mut entries = Vec::new();
+    while let Some(entry) = folder.read() {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Unknown => {
+                let descriptor = folder.fd()?;
+                let stat =
+                    rustix::fs::statat(descriptor, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)?;
+                entry_kind(FileType::from_raw_mode(stat.st_mode))
+            }
+            known => entry_kind(known),
+        };
+        entries.push((OsStr::from_bytes(name).to_os_string(), kind));
+    }
+    // Names in one folder are unique, so an unstable sort gives the one order.
+    if entries.len() > PARALLEL_SORT_ENTRIES {
+        entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    } else {
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    }
     Ok(entries)
+}
+
+fn entry_kind(file_type: FileType) -> EntryKind {
+    match file_type {
+        FileType::Directory => EntryKind::Folder,
+        FileType::RegularFile => EntryKind::File,
+        FileType::Symlink => EntryKind::Symlink,
+        _ => EntryKind::Special,
+    }
 }

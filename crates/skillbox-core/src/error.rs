@@ -24,6 +24,15 @@ pub enum CatalogError {
     /// Reading failed (the message names the path).
     #[error("{0}")]
     Io(String),
+    /// The path names a FIFO, socket, device or folder where a file was expected. Such a path is
+    /// never read: a FIFO would wait for a writer forever and a device may never end.
+    #[error("`{}` is {kind}, not a regular file, and was not read", path.display())]
+    NotRegularFile {
+        /// The path looked at.
+        path: PathBuf,
+        /// What it is instead, with an article: `a FIFO (named pipe)`, `a folder`…
+        kind: &'static str,
+    },
     /// The file is not UTF-8 text.
     #[error("`{}` is not UTF-8 text", path.display())]
     NotText {

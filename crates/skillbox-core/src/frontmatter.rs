@@ -5,6 +5,8 @@
 //! or a horizontal rule in the body does not end it. Only the head of the file is read at
 //! discovery ([`parse_head`] gets at most the frontmatter limit); the body is read later on demand.
 
+use std::sync::Arc;
+
 use indexmap::IndexMap;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, TextPosition};
@@ -67,17 +69,18 @@ pub fn split(text: &str) -> Result<FrontmatterBlock<'_>, FrontmatterSplitError> 
 pub fn head_is_complete(head: &[u8]) -> bool {
     // Skip the opening line, then look at each complete line (one followed by a newline: a
     // last line without one may still be growing) and stop at the first delimiter.
-    let Some(first_newline) = head.iter().position(|byte| *byte == b'\n') else {
+    let mut newlines = memchr::memchr_iter(b'\n', head);
+    let Some(first_newline) = newlines.next() else {
         return false;
     };
     let mut start = first_newline + 1;
-    while let Some(length) = head[start..].iter().position(|byte| *byte == b'\n') {
-        let line = &head[start..start + length];
+    for end in newlines {
+        let line = &head[start..end];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.trim_ascii_end() == b"---" {
             return true;
         }
-        start += length + 1;
+        start = end + 1;
     }
     false
 }
@@ -117,6 +120,8 @@ impl<'a> LineCursor<'a> {
 pub struct ParsedFrontmatter {
     /// Top-level fields in file order.
     pub fields: IndexMap<String, YamlNode>,
+    /// The YAML text between the delimiters.
+    pub yaml: Arc<str>,
     /// Byte offset of the body in the file.
     pub body_offset: u64,
 }
@@ -194,10 +199,12 @@ pub fn parse_head(
     match document.value {
         YamlValue::Mapping(fields) => Ok(ParsedFrontmatter {
             fields,
+            yaml: Arc::from(block.yaml),
             body_offset,
         }),
         YamlValue::Null => Ok(ParsedFrontmatter {
             fields: IndexMap::new(),
+            yaml: Arc::from(block.yaml),
             body_offset,
         }),
         _ => Err(Diagnostic::error(

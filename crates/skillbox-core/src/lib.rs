@@ -21,13 +21,17 @@ pub mod loader;
 pub mod manifest;
 pub mod properties;
 pub mod report;
+mod simple_yaml;
 pub mod skill;
 pub mod source;
 pub mod tools_manifest;
 pub mod trust;
 pub mod yaml;
 
-pub use catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot, SkippedSkill};
+pub use catalog::{
+    CatalogOptions, PROTOCOL_GUIDE_SKILL_NAME, RESERVED_SKILL_NAMES, RootOrigin, SkillCatalog,
+    SkillRoot, SkippedSkill,
+};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity, TextPosition};
 pub use error::CatalogError;
 pub use limits::CatalogLimits;

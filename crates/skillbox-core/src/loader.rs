@@ -2,15 +2,18 @@
 //! the checks that tie them to the files that exist. Loading is lenient: anything that can be
 //! understood loads with its diagnostics; only a skill with no usable `SKILL.md` is skipped.
 
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::error::CatalogError;
 use crate::frontmatter;
 use crate::limits::CatalogLimits;
 use crate::manifest::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
-use crate::properties::{PropertiesContext, ValidationMode, interpret};
+use crate::properties::{PropertiesContext, ValidationMode, interpret_parsed};
 use crate::skill::{Skill, SkillFormat, SkillId, SkillParts};
-use crate::source::{SkillSource, contained_relative_path};
+use crate::source::{SkillSource, contained_relative_path, read_head_of};
 use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_manifest};
 
 /// Names accepted for the skill's instructions file, in order of preference.
@@ -29,6 +32,11 @@ pub struct LoadRequest<'a> {
     pub parent_folder_name: Option<String>,
     /// What discovery already saw in the folder, saving a file check each.
     pub listing: Option<FolderListing>,
+    /// The folder's descriptor while discovery holds it open: `SKILL.md`, `skill.toml` and
+    /// `tools.json` are then opened relative to it instead of by their whole path.
+    pub folder: Option<BorrowedFd<'a>>,
+    /// The skill's `SKILL.md` (a regular file) when discovery already has it open.
+    pub skill_md: Option<&'a std::fs::File>,
     /// The root the skill was found under.
     pub root: &'a Path,
     /// The root's position in the catalog.
@@ -79,11 +87,17 @@ impl FolderListing {
     }
 }
 
+thread_local! {
+    /// The buffer each loading thread reads `SKILL.md` heads into, kept between skills.
+    static HEAD_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// What loading one skill produced.
 #[derive(Debug)]
 pub enum LoadOutcome {
-    /// The skill loaded (possibly with diagnostics).
-    Loaded(Box<Skill>),
+    /// The skill loaded (possibly with diagnostics), ready to share: it is allocated once, by
+    /// the thread that loads it.
+    Loaded(Arc<Skill>),
     /// The skill could not be understood; these diagnostics say why.
     Skipped(Vec<Diagnostic>),
 }
@@ -107,19 +121,34 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
         ]);
     };
     let skill_md_path = request.directory.join(&skill_md_name);
-    let parsed = match request.source.read_head(
-        &skill_md_name,
-        request.limits.max_frontmatter_bytes,
-        frontmatter::head_is_complete,
-    ) {
-        Ok((head, truncated)) => {
-            frontmatter::parse_head(&head, truncated, request.limits.max_frontmatter_bytes)
+    let max_bytes = request.limits.max_frontmatter_bytes;
+    let parsed = HEAD_BUFFER.with_borrow_mut(|buffer| {
+        let head = match request.skill_md {
+            Some(file) => read_head_of(file, max_bytes, frontmatter::head_is_complete, buffer)
+                .map_err(|error| {
+                    CatalogError::Io(format!(
+                        "cannot read `{}`: {error}",
+                        skill_md_path.display()
+                    ))
+                }),
+            None => request.source.read_head_into(
+                request.folder,
+                &skill_md_name,
+                max_bytes,
+                frontmatter::head_is_complete,
+                buffer,
+            ),
+        };
+        match head {
+            Ok((filled, truncated)) => {
+                frontmatter::parse_head(&buffer[..filled], truncated, max_bytes)
+            }
+            Err(error) => Err(Diagnostic::error(
+                DiagnosticCode::PathUnreadable,
+                error.to_string(),
+            )),
         }
-        Err(error) => Err(Diagnostic::error(
-            DiagnosticCode::PathUnreadable,
-            error.to_string(),
-        )),
-    };
+    });
     let parsed = match parsed {
         Ok(parsed) => parsed,
         Err(diagnostic) => return LoadOutcome::Skipped(vec![diagnostic.in_file(&skill_md_path)]),
@@ -132,8 +161,9 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
     } else {
         (None, None)
     };
-    let (properties, property_diagnostics) = interpret(
+    let (properties, property_diagnostics) = interpret_parsed(
         &parsed.fields,
+        Arc::clone(&parsed.yaml),
         PropertiesContext {
             directory_name: Some(&request.folder_name),
             has_skill_manifest: has_manifest_file,
@@ -225,7 +255,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
             )
         }
     };
-    LoadOutcome::Loaded(Box::new(Skill::from_parts(SkillParts {
+    LoadOutcome::Loaded(Arc::new(Skill::from_parts(SkillParts {
         id,
         format,
         title,
@@ -380,7 +410,7 @@ fn read_sidecar(
 ) -> Result<String, Diagnostic> {
     let (bytes, truncated) = request
         .source
-        .read_file(file, max_bytes)
+        .read_file_in(request.folder, file, 0, max_bytes)
         .map_err(|error| Diagnostic::error(DiagnosticCode::PathUnreadable, error.to_string()))?;
     if truncated {
         return Err(Diagnostic::error(

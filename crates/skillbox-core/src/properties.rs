@@ -1,8 +1,10 @@
 //! The fields of a `SKILL.md` frontmatter, interpreted: which ones skillbox knows, their types,
 //! and the agentskills rules for `name`, `description` and `compatibility`.
 //!
-//! Every field is also kept verbatim (as JSON) in [`SkillProperties::raw`], so front doors such
-//! as MCP can pass the frontmatter through unchanged.
+//! Every field is also available verbatim (as JSON) from [`SkillProperties::raw`], so front
+//! doors such as MCP can pass the frontmatter through unchanged.
+
+use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -147,8 +149,89 @@ pub struct SkillProperties {
     /// Environment variables the skill declares it needs (`required_environment_variables`,
     /// as names or `{name: …}` entries). The runtime passes only these secrets through.
     pub declared_secrets: Vec<String>,
-    /// Every field as written, in file order, as JSON.
-    pub raw: IndexMap<String, serde_json::Value>,
+    /// Every field as written: see [`SkillProperties::raw`].
+    #[serde(rename = "raw", serialize_with = "serialize_raw")]
+    raw: RawFields,
+}
+
+/// The verbatim fields of a frontmatter, built when first asked for: from the fields at hand
+/// ([`interpret`]), or from the frontmatter's YAML text, which a catalog of thousands of skills
+/// keeps instead of a JSON copy of every field that is rarely read.
+#[derive(Clone, Default)]
+struct RawFields {
+    yaml: Option<Arc<str>>,
+    fields: OnceLock<IndexMap<String, serde_json::Value>>,
+}
+
+impl RawFields {
+    fn get(&self) -> &IndexMap<String, serde_json::Value> {
+        self.fields.get_or_init(|| {
+            let parsed = self
+                .yaml
+                .as_deref()
+                .and_then(|yaml| crate::yaml::parse_document(yaml, 0).ok());
+            match parsed.map(|document| document.value) {
+                Some(YamlValue::Mapping(fields)) => raw_fields(&fields),
+                _ => IndexMap::new(),
+            }
+        })
+    }
+}
+
+impl PartialEq for RawFields {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl std::fmt::Debug for RawFields {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(formatter)
+    }
+}
+
+fn serialize_raw<S: serde::Serializer>(raw: &RawFields, serializer: S) -> Result<S::Ok, S::Error> {
+    raw.get().serialize(serializer)
+}
+
+impl SkillProperties {
+    /// Every field as written, in file order, as JSON, so front doors such as MCP can pass the
+    /// frontmatter through. Nothing is re-typed: a number JSON would spell differently is its
+    /// source text, and `metadata` is shown as [`Self::metadata`] reads it.
+    #[must_use]
+    pub fn raw(&self) -> &IndexMap<String, serde_json::Value> {
+        self.raw.get()
+    }
+}
+
+/// The verbatim JSON of every field.
+fn raw_fields(fields: &IndexMap<String, YamlNode>) -> IndexMap<String, serde_json::Value> {
+    fields
+        .iter()
+        .map(|(key, node)| {
+            let value = match (key.as_str(), &node.value) {
+                ("metadata", YamlValue::Mapping(entries)) => {
+                    serde_json::Value::Object(metadata_values(entries).into_iter().collect())
+                }
+                _ => node.to_json(),
+            };
+            (key.clone(), value)
+        })
+        .collect()
+}
+
+/// `metadata` values as read: scalars as their source text, nested values as JSON.
+fn metadata_values(entries: &IndexMap<String, YamlNode>) -> IndexMap<String, serde_json::Value> {
+    entries
+        .iter()
+        .map(|(key, value)| {
+            let value = match value.scalar_text() {
+                Some(text) => serde_json::Value::String(text),
+                None => value.to_json(),
+            };
+            (key.clone(), value)
+        })
+        .collect()
 }
 
 /// What the frontmatter is checked against.
@@ -180,16 +263,39 @@ pub fn interpret(
     fields: &IndexMap<String, YamlNode>,
     context: PropertiesContext<'_>,
 ) -> (SkillProperties, Vec<Diagnostic>) {
+    let raw = RawFields {
+        yaml: None,
+        fields: OnceLock::from(raw_fields(fields)),
+    };
+    interpret_fields(fields, raw, context)
+}
+
+/// [`interpret`] for fields parsed from `yaml`: the verbatim fields are built from that text
+/// when first asked for, not now.
+pub(crate) fn interpret_parsed(
+    fields: &IndexMap<String, YamlNode>,
+    yaml: Arc<str>,
+    context: PropertiesContext<'_>,
+) -> (SkillProperties, Vec<Diagnostic>) {
+    let raw = RawFields {
+        yaml: Some(yaml),
+        fields: OnceLock::new(),
+    };
+    interpret_fields(fields, raw, context)
+}
+
+fn interpret_fields(
+    fields: &IndexMap<String, YamlNode>,
+    raw: RawFields,
+    context: PropertiesContext<'_>,
+) -> (SkillProperties, Vec<Diagnostic>) {
     let mut reader = FieldReader {
         diagnostics: Vec::new(),
     };
     let strict = context.mode == ValidationMode::Strict;
     let mut properties = SkillProperties {
         user_invocable: true,
-        raw: fields
-            .iter()
-            .map(|(key, node)| (key.clone(), node.to_json()))
-            .collect(),
+        raw,
         ..SkillProperties::default()
     };
 
@@ -248,7 +354,7 @@ pub fn interpret(
     let title_only = context.has_skill_manifest && !strict;
     properties.name = reader.text(fields, "name");
     properties.description = reader.text(fields, "description");
-    match (&properties.name, fields.get("name")) {
+    match (&properties.name, find_field(fields, "name")) {
         (None, None) if !title_only => reader.diagnostics.push(
             Diagnostic::error(
                 DiagnosticCode::FieldMissing,
@@ -275,7 +381,7 @@ pub fn interpret(
         }
         _ => {}
     }
-    match (&properties.description, fields.get("description")) {
+    match (&properties.description, find_field(fields, "description")) {
         (None, None) if !context.has_skill_manifest => reader.diagnostics.push(
             Diagnostic::error(
                 DiagnosticCode::FieldMissing,
@@ -308,9 +414,10 @@ pub fn interpret(
 
     properties.license = reader.text(fields, "license");
     properties.compatibility = reader.text(fields, "compatibility");
-    if let (Some(compatibility), Some(node)) =
-        (&properties.compatibility, fields.get("compatibility"))
-    {
+    if let (Some(compatibility), Some(node)) = (
+        &properties.compatibility,
+        find_field(fields, "compatibility"),
+    ) {
         let count = compatibility.chars().count();
         if count > MAX_COMPATIBILITY_CHARS {
             reader.diagnostics.push(
@@ -351,6 +458,21 @@ pub fn interpret(
     }
     properties.declared_secrets = reader.declared_secrets(fields);
     (properties, reader.diagnostics)
+}
+
+/// Maps up to this many fields are searched key by key: hashing a key costs more than
+/// comparing it with a frontmatter's handful of keys.
+const LINEAR_LOOKUP_FIELDS: usize = 16;
+
+/// The field named `name`, if present.
+fn find_field<'a>(fields: &'a IndexMap<String, YamlNode>, name: &str) -> Option<&'a YamlNode> {
+    if fields.len() <= LINEAR_LOOKUP_FIELDS {
+        fields
+            .iter()
+            .find_map(|(key, node)| (key == name).then_some(node))
+    } else {
+        fields.get(name)
+    }
 }
 
 fn empty_field(field: &str, node: &YamlNode) -> Diagnostic {
@@ -473,7 +595,7 @@ impl FieldReader {
     /// A text field: strings as they are; numbers and booleans as their source text (as
     /// skills-ref reads them); empty or null as absent.
     fn text(&mut self, fields: &IndexMap<String, YamlNode>, field: &str) -> Option<String> {
-        let node = fields.get(field)?;
+        let node = find_field(fields, field)?;
         match node.scalar_text() {
             Some(text) if matches!(node.value, YamlValue::Null) => {
                 let _ = text;
@@ -491,7 +613,7 @@ impl FieldReader {
     }
 
     fn flag(&mut self, fields: &IndexMap<String, YamlNode>, field: &str, default: bool) -> bool {
-        let Some(node) = fields.get(field) else {
+        let Some(node) = find_field(fields, field) else {
             return default;
         };
         match &node.value {
@@ -508,7 +630,7 @@ impl FieldReader {
 
     /// Space/comma-separated text or a list of strings.
     fn words(&mut self, fields: &IndexMap<String, YamlNode>, field: &str) -> Vec<String> {
-        let Some(node) = fields.get(field) else {
+        let Some(node) = find_field(fields, field) else {
             return Vec::new();
         };
         match &node.value {
@@ -539,20 +661,11 @@ impl FieldReader {
         &mut self,
         fields: &IndexMap<String, YamlNode>,
     ) -> IndexMap<String, serde_json::Value> {
-        let Some(node) = fields.get("metadata") else {
+        let Some(node) = find_field(fields, "metadata") else {
             return IndexMap::new();
         };
         match &node.value {
-            YamlValue::Mapping(entries) => entries
-                .iter()
-                .map(|(key, value)| {
-                    let value = match value.scalar_text() {
-                        Some(text) => serde_json::Value::String(text),
-                        None => value.to_json(),
-                    };
-                    (key.clone(), value)
-                })
-                .collect(),
+            YamlValue::Mapping(entries) => metadata_values(entries),
             YamlValue::Null => IndexMap::new(),
             _ => {
                 self.wrong_type("metadata", node, "a mapping of keys to values");
@@ -562,7 +675,7 @@ impl FieldReader {
     }
 
     fn files(&mut self, fields: &IndexMap<String, YamlNode>) -> Vec<FileReference> {
-        let Some(node) = fields.get("files") else {
+        let Some(node) = find_field(fields, "files") else {
             return Vec::new();
         };
         let items = match &node.value {
@@ -631,7 +744,7 @@ impl FieldReader {
     }
 
     fn declared_secrets(&mut self, fields: &IndexMap<String, YamlNode>) -> Vec<String> {
-        let Some(node) = fields.get("required_environment_variables") else {
+        let Some(node) = find_field(fields, "required_environment_variables") else {
             return Vec::new();
         };
         let YamlValue::Sequence(items) = &node.value else {
@@ -731,6 +844,32 @@ mod tests {
 
     fn codes(diagnostics: &[Diagnostic]) -> Vec<&'static str> {
         diagnostics.iter().map(|d| d.code.as_str()).collect()
+    }
+
+    #[test]
+    fn raw_fields_rebuilt_from_the_yaml_equal_those_built_from_the_fields() {
+        let source = "---\nname: pdf\ndescription: Fill forms.\nversion: 1.10\nmetadata:\n  build: 007\n  nested: [1.50, x]\nhooks: {a: [1, 2]}\nflag: true\n# a comment\nempty:\n---\nbody\n";
+        let parsed = parse_head(source.as_bytes(), false, 100_000).unwrap();
+        let context = PropertiesContext {
+            directory_name: Some("pdf"),
+            has_skill_manifest: false,
+            mode: ValidationMode::Lenient,
+        };
+        let (eager, _) = interpret(&parsed.fields, context);
+        let (lazy, _) = interpret_parsed(&parsed.fields, Arc::clone(&parsed.yaml), context);
+        assert_eq!(lazy.raw(), eager.raw());
+        assert_eq!(
+            serde_json::Value::Object(eager.raw().clone().into_iter().collect()),
+            serde_json::json!({
+                "name": "pdf",
+                "description": "Fill forms.",
+                "version": "1.10",
+                "metadata": {"build": "007", "nested": ["1.50", "x"]},
+                "hooks": {"a": [1, 2]},
+                "flag": true,
+                "empty": null,
+            })
+        );
     }
 
     #[test]

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::diagnostic::Diagnostic;
 use crate::error::CatalogError;
@@ -333,11 +332,11 @@ impl Skill {
         resource
             .sha256
             .get_or_init(|| {
-                let (bytes, _) = self
+                let digest = self
                     .source
-                    .read_file(&resource.path, u64::MAX - 1)
+                    .sha256(&resource.path)
                     .map_err(|error| error.to_string())?;
-                Ok(hex(&Sha256::digest(&bytes)))
+                Ok(hex(&digest))
             })
             .clone()
             .map_err(CatalogError::Io)

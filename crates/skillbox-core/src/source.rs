@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::os::fd::BorrowedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -89,36 +90,33 @@ impl SkillSource {
         max_bytes: u64,
         is_complete: impl Fn(&[u8]) -> bool,
     ) -> Result<(Vec<u8>, bool), CatalogError> {
-        const CHUNK_BYTES: usize = 4 * 1024;
+        let mut buffer = Vec::new();
+        let (filled, truncated) =
+            self.read_head_into(None, relative, max_bytes, is_complete, &mut buffer)?;
+        buffer.truncate(filled);
+        Ok((buffer, truncated))
+    }
+
+    /// [`SkillSource::read_head`] into a buffer the caller keeps between reads (its first
+    /// `filled` bytes are the head; it is zeroed only when it grows), opening a top-level file
+    /// relative to `folder`, the skill folder's descriptor, when the caller holds one.
+    pub(crate) fn read_head_into(
+        &self,
+        folder: Option<BorrowedFd<'_>>,
+        relative: &str,
+        max_bytes: u64,
+        is_complete: impl Fn(&[u8]) -> bool,
+        buffer: &mut Vec<u8>,
+    ) -> Result<(usize, bool), CatalogError> {
         let SkillSource::Directory(directory) = self else {
             let (bytes, truncated) = self.read_file(relative, max_bytes)?;
-            return Ok((bytes, truncated));
+            buffer.clear();
+            buffer.extend_from_slice(&bytes);
+            return Ok((bytes.len(), truncated));
         };
         let relative = contained_relative_path(relative)?;
-        let mut file = self.open_in_directory(directory, &relative)?;
-        let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-        let mut bytes = vec![0u8; CHUNK_BYTES.min(limit.saturating_add(1))];
-        let mut filled = 0;
-        loop {
-            if filled == bytes.len() {
-                if filled > limit {
-                    bytes.truncate(limit);
-                    return Ok((bytes, true));
-                }
-                let grown = (bytes.len() * 2).min(limit.saturating_add(1));
-                bytes.resize(grown, 0);
-            }
-            let read = file.read(&mut bytes[filled..]).map_err(CatalogError::io)?;
-            if read == 0 {
-                bytes.truncate(filled);
-                return Ok((bytes, false));
-            }
-            filled += read;
-            if is_complete(&bytes[..filled]) {
-                bytes.truncate(filled);
-                return Ok((bytes, true));
-            }
-        }
+        let file = self.open_in_directory(directory, &relative, folder)?;
+        read_head_of(file, max_bytes, is_complete, buffer).map_err(CatalogError::io)
     }
 
     /// Read a file from a byte offset (used to read a body after the frontmatter), at most
@@ -132,11 +130,23 @@ impl SkillSource {
         offset: u64,
         max_bytes: u64,
     ) -> Result<(Vec<u8>, bool), CatalogError> {
+        self.read_file_in(None, relative, offset, max_bytes)
+    }
+
+    /// [`SkillSource::read_file_from`], opening a top-level file relative to `folder`, the
+    /// skill folder's descriptor, when the caller holds one.
+    pub(crate) fn read_file_in(
+        &self,
+        folder: Option<BorrowedFd<'_>>,
+        relative: &str,
+        offset: u64,
+        max_bytes: u64,
+    ) -> Result<(Vec<u8>, bool), CatalogError> {
         let relative = contained_relative_path(relative)?;
         match self {
             SkillSource::Directory(directory) => {
                 use std::io::{Seek, SeekFrom};
-                let mut file = self.open_in_directory(directory, &relative)?;
+                let mut file = self.open_in_directory(directory, &relative, folder)?;
                 if offset > 0 {
                     file.seek(SeekFrom::Start(offset))
                         .map_err(CatalogError::io)?;
@@ -151,13 +161,7 @@ impl SkillSource {
                 Ok((bytes, truncated))
             }
             SkillSource::Archive(archive) => {
-                let bytes =
-                    archive
-                        .files
-                        .get(&relative)
-                        .ok_or_else(|| CatalogError::FileNotFound {
-                            path: archive.archive_path.join(&relative),
-                        })?;
+                let bytes = archive_file(archive, &relative)?;
                 let start = usize::try_from(offset)
                     .unwrap_or(usize::MAX)
                     .min(bytes.len());
@@ -170,18 +174,60 @@ impl SkillSource {
         }
     }
 
+    /// The sha256 digest of a file, read in chunks: a large file costs one buffer of memory,
+    /// not its size.
+    ///
+    /// # Errors
+    /// As [`SkillSource::read_file`].
+    pub fn sha256(&self, relative: &str) -> Result<[u8; 32], CatalogError> {
+        use sha2::{Digest, Sha256};
+        const CHUNK_BYTES: usize = 64 * 1024;
+        let relative = contained_relative_path(relative)?;
+        let mut hasher = Sha256::new();
+        match self {
+            SkillSource::Directory(directory) => {
+                let mut file = self.open_in_directory(directory, &relative, None)?;
+                let mut buffer = vec![0u8; CHUNK_BYTES];
+                loop {
+                    let read = file.read(&mut buffer).map_err(CatalogError::io)?;
+                    if read == 0 {
+                        break;
+                    }
+                    hasher.update(&buffer[..read]);
+                }
+            }
+            SkillSource::Archive(archive) => {
+                hasher.update(archive_file(archive, &relative)?);
+            }
+        }
+        Ok(hasher.finalize().into())
+    }
+
     /// Open a file of a folder source: directly when it sits at the top of the skill and is not
-    /// a symlink, otherwise after the containment check.
+    /// a symlink (relative to `folder`, the folder's descriptor, when given: no walk of the
+    /// whole path), otherwise after the containment check. Either way only a regular file is
+    /// returned.
     fn open_in_directory(
         &self,
         directory: &Path,
         relative: &str,
+        folder: Option<BorrowedFd<'_>>,
     ) -> Result<fs_err::File, CatalogError> {
-        if let Some(file) = open_top_level_file(directory, relative) {
-            return Ok(file);
+        if !relative.contains('/') {
+            let path = directory.join(relative);
+            // A symlink (`ELOOP`) or a missing file takes the checked path, which says which.
+            let opened = match folder {
+                Some(folder) => open_top_level_at(folder, relative),
+                None => open_without_blocking(&path, libc::O_NOFOLLOW).ok(),
+            };
+            if let Some(file) = opened {
+                return regular_file(file, path);
+            }
         }
         let (path, _) = self.resolve_in_directory(directory, relative)?;
-        fs_err::File::open(&path).map_err(CatalogError::io)
+        let file = open_without_blocking(&path, 0)
+            .map_err(|error| CatalogError::io(fs_err_io(error, &path)))?;
+        regular_file(file, path)
     }
 
     /// Whether a regular file exists at the relative path (inside the skill).
@@ -255,22 +301,129 @@ impl SkillSource {
     }
 }
 
-/// Open a file directly in the skill folder without following a symlink at its name: the
-/// common case (`SKILL.md`, `tools.json`) then needs no separate containment check. `None`
-/// when the path has several components or the name is a symlink (or cannot be opened), so the
-/// caller takes the checked path.
-fn open_top_level_file(directory: &Path, relative: &str) -> Option<fs_err::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if relative.contains('/') {
-        return None;
+/// Read the head of an open file into `buffer` as [`SkillSource::read_head`] describes: in
+/// 4 KiB steps until `is_complete` or `max_bytes`. Returns the bytes filled and whether the file
+/// may go on past them; the buffer is kept by the caller and zeroed only when it grows.
+pub(crate) fn read_head_of(
+    mut file: impl Read,
+    max_bytes: u64,
+    is_complete: impl Fn(&[u8]) -> bool,
+    buffer: &mut Vec<u8>,
+) -> std::io::Result<(usize, bool)> {
+    const CHUNK_BYTES: usize = 4 * 1024;
+    let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    // One byte past the limit tells a file that goes on from one that ends there.
+    let capacity = limit.saturating_add(1);
+    let mut filled = 0;
+    loop {
+        let window = buffer.len().min(capacity);
+        if filled == window {
+            if filled == capacity {
+                return Ok((limit, true));
+            }
+            let grown = (window * 2).max(CHUNK_BYTES).min(capacity);
+            if grown > buffer.len() {
+                buffer.resize(grown, 0);
+            }
+            continue;
+        }
+        let read = file.read(&mut buffer[filled..window])?;
+        if read == 0 {
+            return Ok((filled, false));
+        }
+        filled += read;
+        if is_complete(&buffer[..filled]) {
+            return Ok((filled, true));
+        }
     }
-    let path = directory.join(relative);
-    let file = std::fs::OpenOptions::new()
+}
+
+/// The bytes of one file of an archive.
+fn archive_file<'a>(archive: &'a ArchivedFiles, relative: &str) -> Result<&'a [u8], CatalogError> {
+    archive
+        .files
+        .get(relative)
+        .map(|bytes| &bytes[..])
+        .ok_or_else(|| CatalogError::FileNotFound {
+            path: archive.archive_path.join(relative),
+        })
+}
+
+/// Open a file at a path (following symlinks) for reading, refusing anything that is not a
+/// regular file with [`CatalogError::NotRegularFile`]. For files a skill or a client names, such
+/// as archives, where a FIFO must not block the reader.
+///
+/// # Errors
+/// When the file cannot be opened or is not a regular file.
+pub fn open_regular_file(path: &Path) -> Result<fs_err::File, CatalogError> {
+    let file =
+        open_without_blocking(path, 0).map_err(|error| CatalogError::io(fs_err_io(error, path)))?;
+    regular_file(file, path.to_path_buf())
+}
+
+/// Open a file named `name` in the folder open as `folder`, as [`open_without_blocking`] with
+/// `O_NOFOLLOW` does by path. `None` when it cannot be opened (a symlink, missing).
+fn open_top_level_at(folder: BorrowedFd<'_>, name: &str) -> Option<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::openat(
+        folder,
+        name,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+    .map(std::fs::File::from)
+}
+
+/// Open read-only with `O_NONBLOCK` (and `extra_flags`): opening a FIFO for reading would
+/// otherwise wait for a writer, forever if none comes. Regular files ignore the flag.
+fn open_without_blocking(path: &Path, extra_flags: libc::c_int) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)
-        .ok()?;
-    Some(fs_err::File::from_parts(file, path))
+        .custom_flags(libc::O_NONBLOCK | extra_flags)
+        .open(path)
+}
+
+/// The opened file when the descriptor (`fstat`, so no race with the path) is a regular file.
+fn regular_file(file: std::fs::File, path: PathBuf) -> Result<fs_err::File, CatalogError> {
+    let file_type = file
+        .metadata()
+        .map_err(|error| CatalogError::io(fs_err_io(error, &path)))?
+        .file_type();
+    if !file_type.is_file() {
+        return Err(CatalogError::NotRegularFile {
+            path,
+            kind: special_file_kind(file_type),
+        });
+    }
+    Ok(fs_err::File::from_parts(file, path))
+}
+
+/// What a file that is not a regular file is, for messages.
+fn special_file_kind(file_type: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_dir() {
+        "a folder"
+    } else if file_type.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else {
+        "a special file"
+    }
+}
+
+/// An I/O error that names its path, as fs-err's do.
+fn fs_err_io(error: std::io::Error, path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        error.kind(),
+        format!("failed to open file `{}`: {error}", path.display()),
+    )
 }
 
 fn list_directory_files(directory: &Path, limit: usize) -> (Vec<SourceFile>, bool) {

@@ -41,17 +41,24 @@ pub struct YamlNode {
     pub raw: Option<String>,
     /// For values of a mapping: where their key is (diagnostics about a field point here).
     pub key_position: Option<TextPosition>,
-    byte_span: Option<(usize, usize)>,
+    pub(crate) byte_span: Option<(usize, usize)>,
 }
 
 impl YamlNode {
     /// The value as a JSON value (for pass-through of fields the catalog does not interpret).
+    /// A number stays a number only when JSON spells it the way the author did; otherwise it is
+    /// the author's text (`1.10` stays `"1.10"`, `007` stays `"007"`), never a re-typed value.
     #[must_use]
     pub fn to_json(&self) -> serde_json::Value {
         match &self.value {
             YamlValue::Null => serde_json::Value::Null,
             YamlValue::Bool(value) => serde_json::Value::Bool(*value),
-            YamlValue::Number(number) => serde_json::Value::Number(number.clone()),
+            YamlValue::Number(number) => match &self.raw {
+                Some(text) if *text != number.to_string() => {
+                    serde_json::Value::String(text.clone())
+                }
+                _ => serde_json::Value::Number(number.clone()),
+            },
             YamlValue::String(text) => serde_json::Value::String(text.clone()),
             YamlValue::Sequence(items) => {
                 serde_json::Value::Array(items.iter().map(YamlNode::to_json).collect())
@@ -284,6 +291,14 @@ pub fn parse_document(source: &str, line_offset: u64) -> Result<YamlNode, YamlEr
             byte_span: None,
         });
     }
+    if let Some(node) = crate::simple_yaml::parse(source, line_offset) {
+        return Ok(node);
+    }
+    parse_in_full(source, line_offset)
+}
+
+/// [`parse_document`] with the full YAML parser, for documents outside the plain subset.
+pub(crate) fn parse_in_full(source: &str, line_offset: u64) -> Result<YamlNode, YamlError> {
     let mut budget = Budget::default();
     budget.max_events = 200_000;
     budget.max_aliases = 1_000;
@@ -361,6 +376,19 @@ mod tests {
         assert_eq!((position.line, position.column), (3, 10));
         let key = entries["version"].key_position.unwrap();
         assert_eq!((key.line, key.column), (3, 1));
+    }
+
+    #[test]
+    fn numbers_pass_through_as_written() {
+        let entries = mapping("a: 1.10\nb: 007\nc: 42\nd: 1.5\ne: 1e3\nf: [2.50, 3]\n");
+        let json: serde_json::Map<String, serde_json::Value> = entries
+            .iter()
+            .map(|(key, node)| (key.clone(), node.to_json()))
+            .collect();
+        assert_eq!(
+            serde_json::Value::Object(json),
+            serde_json::json!({"a": "1.10", "b": "007", "c": 42, "d": 1.5, "e": "1e3", "f": ["2.50", 3]})
+        );
     }
 
     #[test]

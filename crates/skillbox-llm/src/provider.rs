@@ -935,7 +935,7 @@ pub fn describe(skill: &Skill, detail: &str) -> Value {
     if detail == "manifest" {
         return view;
     }
-    view["frontmatter"] = json!(skill.properties.raw);
+    view["frontmatter"] = json!(skill.properties.raw());
     if detail == "full" {
         if let Ok((text, _)) =
             skill.read_text_file(&skill.skill_md_name, DEFAULT_MAX_FILE_BYTES * 4)
@@ -1017,6 +1017,8 @@ fn load_defined_skill(
         folder_name: skill_name.to_owned(),
         parent_folder_name: None,
         listing: None,
+        folder: None,
+        skill_md: None,
         root,
         root_index: usize::MAX,
         limits: &limits,
@@ -1034,7 +1036,7 @@ fn load_defined_skill(
                 return Err(errors.join("; "));
             }
             let tool = skill.tools.first().cloned().ok_or("no tool was declared")?;
-            Ok((Arc::from(skill), tool))
+            Ok((skill, tool))
         }
         skillbox_core::loader::LoadOutcome::Skipped(diagnostics) => Err(diagnostics
             .iter()
@@ -1063,7 +1065,7 @@ fn decode_cursor(cursor: &str) -> Option<String> {
 
 /// Names the frontmatter's `arguments` field declares (space-separated text or a list).
 fn declared_argument_names(skill: &Skill) -> Vec<String> {
-    match skill.properties.raw.get("arguments") {
+    match skill.properties.raw().get("arguments") {
         Some(Value::String(text)) => text.split_whitespace().map(str::to_owned).collect(),
         Some(Value::Array(items)) => items
             .iter()

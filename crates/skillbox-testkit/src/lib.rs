@@ -59,3 +59,30 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
             .expect("a tokio runtime")
     })
 }
+
+/// Make a FIFO (named pipe) at `path` with the system's `mkfifo`, for tests of readers that must
+/// refuse special files instead of blocking on them.
+pub fn make_fifo(path: &Path) {
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {} failed", path.display());
+}
+
+/// Run `work` on its own thread and return its result, failing the test when it takes longer
+/// than `limit`: a reader that blocks on a FIFO then fails its test instead of hanging the suite.
+/// The stuck thread is left behind; the test process ends with the suite.
+pub fn finishes_within<T: Send + 'static>(
+    limit: std::time::Duration,
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(work());
+    });
+    receiver
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}; it blocks"))
+}

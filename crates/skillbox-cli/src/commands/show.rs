@@ -20,7 +20,10 @@ struct ResourceView {
 
 #[derive(Serialize)]
 struct SkillView<'a> {
+    /// The listing row without its `tools` (names): the full definitions below take that key.
     #[serde(flatten)]
+    summary_fields: serde_json::Map<String, serde_json::Value>,
+    #[serde(skip)]
     summary: skillbox_core::SkillSummary,
     frontmatter: &'a indexmap_json::Map,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -75,9 +78,16 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
     let trust = super::trust_mark(&super::trust_gate(catalog.roots()), skill);
     let body = skill.body()?;
     let (resources, resources_truncated) = skill.resources();
+    let summary = skill.summary(latest);
+    let mut summary_fields = match serde_json::to_value(&summary)? {
+        serde_json::Value::Object(fields) => fields,
+        _ => serde_json::Map::new(),
+    };
+    summary_fields.shift_remove("tools");
     let view = SkillView {
-        summary: skill.summary(latest),
-        frontmatter: &skill.properties.raw,
+        summary_fields,
+        summary,
+        frontmatter: skill.properties.raw(),
         manifest: skill.manifest.as_ref().map(|manifest| &manifest.raw),
         allowed_tools: &skill.properties.allowed_tools,
         model: skill.properties.model.as_deref(),

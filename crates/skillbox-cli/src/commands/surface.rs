@@ -104,8 +104,8 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .join("skillbox"),
     };
     let data = skillbox_server::DataDir::open(&data_dir, skillbox_server::blobs::DEFAULT_BLOB_TTL)?;
-    // The built-in skills (the protocol guide) come last: later roots take precedence, so no
-    // root can shadow them.
+    // The built-in skills (the protocol guide) come from a root of their own; the catalog
+    // refuses their reserved names from any other root, so no root can shadow them.
     let builtin = skillbox_llm::builtin_skills::write_builtin_skills(&data_dir.join("builtin"))
         .map_err(|error| {
             anyhow::anyhow!(
@@ -114,7 +114,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             )
         })?;
     let mut roots = super::roots(global, &arguments.roots)?;
-    roots.push(skillbox_core::SkillRoot::explicit(builtin));
+    roots.push(skillbox_core::SkillRoot::builtin(builtin));
     let catalog = Arc::new(super::load_catalog(
         roots,
         &[],

@@ -1,6 +1,6 @@
 //! `skillbox list` and `skillbox show` output.
 
-use super::support::{json_stdout, skillbox};
+use super::support::{json_stdout, skillbox, write_tree};
 
 #[test]
 fn list_examples_human() {
@@ -63,6 +63,50 @@ fn show_json_has_resources_with_groups_and_digests_and_files() {
     assert_eq!(skill_md["group"], "other");
     assert_eq!(view["files"].as_array().unwrap().len(), 4);
     assert!(view["frontmatter"]["toolsets"].is_array());
+}
+
+#[test]
+fn show_json_keeps_metadata_as_written_and_names_each_key_once() {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[
+            (
+                "meta-tools/SKILL.md",
+                "---\nname: meta-tools\ndescription: Counts words.\nversion: 1.10\nmetadata:\n  version: 1.10\n  build: 007\n  count: 42\n  nested: [2.50, 3]\n---\n# Meta\n\nUse the tool.\n",
+            ),
+            ("meta-tools/scripts/count.py", "print(1)\n"),
+            (
+                "meta-tools/tools.json",
+                r#"[{"name": "count_words", "description": "Count words.", "script": "scripts/count.py", "parameters": {"text": {"type": "string", "description": "The text."}}}]"#,
+            ),
+        ],
+    );
+    let output = skillbox()
+        .arg("--root")
+        .arg(root.path())
+        .args(["show", "--json", "meta-tools"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout)
+        .unwrap()
+        .replace(&root.path().display().to_string(), "[ROOT]");
+    // Pretty JSON: the object's own keys are the lines indented by exactly two spaces.
+    let mut keys: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("  \""))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    let count = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), count, "a key is printed twice:\n{text}");
+    let view: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(view["frontmatter"]["metadata"]["version"], "1.10");
+    assert_eq!(view["frontmatter"]["metadata"]["build"], "007");
+    assert_eq!(view["tools"][0]["name"], "count_words");
+    insta::assert_snapshot!(text);
 }
 
 #[test]

@@ -184,3 +184,108 @@ fn a_skill_md_with_a_10_mb_body_validates_without_reading_the_body() {
     assert_eq!(view["body_truncated"], true);
     assert!(view["body"].as_str().unwrap().len() <= 1024 * 1024);
 }
+
+#[test]
+fn fifos_named_like_skill_files_are_reported_without_blocking() {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[(
+            "tools-pipe/SKILL.md",
+            &skill_md("tools-pipe", "Has a piped tools.json."),
+        )],
+    );
+    std::fs::create_dir_all(root.path().join("piped")).unwrap();
+    skillbox_testkit::make_fifo(&root.path().join("piped/SKILL.md"));
+    skillbox_testkit::make_fifo(&root.path().join("tools-pipe/tools.json"));
+    let output = skillbox()
+        .args(["validate", "--json"])
+        .arg(root.path())
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let report = json_stdout(&output);
+    let messages: Vec<(String, String)> = report["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|skill| skill["diagnostics"].as_array().unwrap())
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap_or_default().to_owned(),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for file in ["piped/SKILL.md", "tools-pipe/tools.json"] {
+        assert!(
+            messages.iter().any(|(path, message)| path.ends_with(file)
+                && message.contains("is a FIFO (named pipe), not a regular file")),
+            "{file}: {messages:#?}"
+        );
+    }
+}
+
+#[test]
+fn the_reserved_guide_name_is_refused_by_validate_and_list() {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[
+            (
+                "guide/skill.toml",
+                "name = \"skills.protocol.guide\"\nversion = \"9.0.0\"\ndescription = \"Mine.\"\nkind = \"instruction\"\n",
+            ),
+            ("guide/SKILL.md", &skill_md("guide", "Mine.")),
+            ("fine/SKILL.md", &skill_md("fine", "A fine skill.")),
+        ],
+    );
+    let output = skillbox()
+        .args(["validate", "--json"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let report = json_stdout(&output);
+    let refused = report["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|skill| skill["path"].as_str().unwrap().ends_with("guide"))
+        .unwrap();
+    assert_eq!(refused["valid"], false);
+    let diagnostic = &refused["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "name-reserved", "{refused}");
+    assert!(
+        diagnostic["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("guide/skill.toml"),
+        "{diagnostic}"
+    );
+    assert_eq!(
+        diagnostic["message"],
+        "skill name `skills.protocol.guide` is reserved for the runtime's built-in skill; this skill is not loaded"
+    );
+
+    let output = skillbox()
+        .args(["list", "--json"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let listing = json_stdout(&output);
+    let listed: Vec<&str> = listing
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skill| skill["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, vec!["fine"]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("error[name-reserved]") && stderr.contains("is reserved"),
+        "{stderr}"
+    );
+}

@@ -145,6 +145,42 @@ fn read_skill_file_is_contained_and_capped() {
 }
 
 #[test]
+fn read_skill_file_refuses_a_fifo_without_blocking() {
+    let root = temp_root();
+    let folder = root.path().join("piped");
+    std::fs::create_dir_all(folder.join("references")).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: piped\ndescription: Holds a named pipe.\n---\nRead the notes.\n",
+    )
+    .unwrap();
+    skillbox_testkit::make_fifo(&folder.join("references/notes.md"));
+    let provider = std::sync::Arc::new(SkillsProvider::new(
+        super::support::catalog(root.path()),
+        super::support::executor(),
+        ProviderOptions::default(),
+    ));
+    let outcome = skillbox_testkit::finishes_within(
+        std::time::Duration::from_secs(10),
+        "read_skill_file on a FIFO",
+        move || {
+            call(
+                &provider,
+                "read_skill_file",
+                json!({"skill": "piped", "path": "references/notes.md"}),
+            )
+        },
+    );
+    assert!(outcome.is_error, "{outcome:?}");
+    let text = outcome.text();
+    assert!(
+        text.contains("cannot read `references/notes.md` in skill `piped`")
+            && text.contains("is a FIFO (named pipe), not a regular file"),
+        "{text}"
+    );
+}
+
+#[test]
 fn errors_a_model_can_act_on() {
     let provider = examples_provider(ProviderOptions::default());
     let cases = [

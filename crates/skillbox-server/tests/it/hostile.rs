@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use serde_json::{Value, json};
+use serde_json::json;
 use tower::ServiceExt;
 
 use super::{Server, catalog_of, examples, state};
@@ -127,66 +127,37 @@ fn past_the_large_body_budget_callers_get_503_with_retry_after() {
 }
 
 #[test]
-fn a_catalog_read_that_never_finishes_is_given_up_after_its_budget() {
+fn a_catalog_read_past_its_budget_is_given_up_while_the_server_answers() {
+    // Core refuses FIFOs and devices at once, so no skill file stalls a read for ever today;
+    // the budget still bounds a read that is merely slow (a stalled network file system, a
+    // huge folder). Here: a full description listing 5,000 files, against a 1 ms budget.
     let skills = tempfile::tempdir().unwrap();
-    let folder = skills.path().join("fifo-notes");
+    let folder = skills.path().join("crowded");
     std::fs::create_dir_all(folder.join("references")).unwrap();
     std::fs::write(
         folder.join("SKILL.md"),
-        "---\nname: fifo-notes\ndescription: Has a FIFO.\n---\nRead references/notes.txt.\n",
+        "---\nname: crowded\ndescription: Has many files.\n---\nSee references/.\n",
     )
     .unwrap();
-    let fifo = folder.join("references/notes.txt");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    for index in 0..5_000 {
+        std::fs::write(folder.join(format!("references/note-{index}.txt")), "x").unwrap();
+    }
     let server = Server::start_with(catalog_of(skills.path()), None, |state| {
-        state.with_catalog_budget(Duration::from_millis(500))
+        state.with_catalog_budget(Duration::from_millis(1))
     });
-    let read = json!({"jsonrpc": "2.0", "id": 1, "method": "read_skill_file",
-                      "params": {"name": "fifo-notes", "path": "references/notes.txt"}});
-    let stuck: Vec<_> = (0..3)
-        .map(|_| {
-            let client = server.client.clone();
-            let url = format!("{}/rpc", server.url);
-            let read = read.clone();
-            server.runtime.spawn(async move {
-                let response = client.post(url).json(&read).send().await.unwrap();
-                response.json::<Value>().await.unwrap()
-            })
-        })
-        .collect();
-    let described = server.call("describe_skill", json!({"name": "fifo-notes"}));
-    assert!(described.get("result").is_some(), "{described}");
-    for answer in stuck {
-        let answer = server.runtime.block_on(answer).unwrap();
-        assert_eq!(answer["error"]["code"], -32001, "{answer}");
-        let message = answer["error"]["message"].as_str().unwrap();
-        assert!(
-            message.contains("`read_skill_file` did not finish within 500 ms"),
-            "{message}"
-        );
-    }
-    // Give the stuck readers a writer: they see the end of the file and their threads return.
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let _writer = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&fifo)
-            .unwrap();
-    }
-    std::fs::remove_file(&fifo).unwrap();
-    std::fs::write(&fifo, "now a plain file").unwrap();
-    let file = server.call(
-        "read_skill_file",
-        json!({"name": "fifo-notes", "path": "references/notes.txt"}),
+    let described = server.call(
+        "describe_skill",
+        json!({"name": "crowded", "detail": "full"}),
     );
-    assert_eq!(file["result"]["content"], "now a plain file", "{file}");
+    assert_eq!(described["error"]["code"], -32001, "{described}");
+    let message = described["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`describe_skill` did not finish within 1 ms"),
+        "{message}"
+    );
+    // Calls that read nothing are answered as before.
+    let listed = server.call("list_skills", json!({}));
+    assert!(listed.get("result").is_some(), "{listed}");
 }
 
 #[tokio::test]

@@ -1,0 +1,96 @@
+//! Which folders are skills, and which of their files loading reads, in the corner cases of
+//! naming: `SKILL.md` as a folder or a symlink, both spellings at once, sidecars that are folders
+//! or symlinks. Discovery decides this by looking names up in each folder; these cases pin the
+//! decisions to those a listing of the folder gives.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use skillbox_core::{CatalogOptions, DiagnosticCode, SkillCatalog, SkillRoot};
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn skill_md(name: &str) -> String {
+    format!("---\nname: {name}\ndescription: A skill for tests.\n---\nBody.\n")
+}
+
+#[test]
+fn naming_corner_cases_decide_as_a_listing_would() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path();
+    // A folder named SKILL.md does not count; skill.md does.
+    std::fs::create_dir_all(root.join("folder-named/SKILL.md")).unwrap();
+    write(
+        &root.join("folder-named/skill.md"),
+        &skill_md("folder-named"),
+    );
+    // A dangling SKILL.md symlink makes the folder no skill (skill.md is not consulted), so
+    // discovery goes on into its subfolders.
+    write(&root.join("dangling/skill.md"), &skill_md("dangling"));
+    symlink("missing.md", root.join("dangling/SKILL.md")).unwrap();
+    write(&root.join("dangling/inner/SKILL.md"), &skill_md("inner"));
+    // A symlink to a file inside the skill counts.
+    write(&root.join("linked/real.md"), &skill_md("linked"));
+    symlink("real.md", root.join("linked/SKILL.md")).unwrap();
+    // Both spellings: SKILL.md wins.
+    write(&root.join("both/SKILL.md"), &skill_md("both"));
+    write(&root.join("both/skill.md"), &skill_md("lowercase"));
+    // A folder named tools.json is not a manifest; a symlink to one inside the skill is.
+    write(
+        &root.join("tools-folder/SKILL.md"),
+        &skill_md("tools-folder"),
+    );
+    std::fs::create_dir_all(root.join("tools-folder/tools.json")).unwrap();
+    write(&root.join("tools-link/SKILL.md"), &skill_md("tools-link"));
+    write(
+        &root.join("tools-link/real-tools.json"),
+        r#"[{"name": "count_words", "description": "Count words."}]"#,
+    );
+    symlink("real-tools.json", root.join("tools-link/tools.json")).unwrap();
+
+    let catalog = SkillCatalog::load(&CatalogOptions {
+        roots: vec![SkillRoot::explicit(root)],
+        ..CatalogOptions::default()
+    })
+    .unwrap();
+    let found: Vec<(&str, &str)> = catalog
+        .skills()
+        .iter()
+        .map(|skill| (skill.name(), skill.skill_md_name.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("both", "SKILL.md"),
+            ("folder-named", "skill.md"),
+            ("inner", "SKILL.md"),
+            ("linked", "SKILL.md"),
+            ("tools-folder", "SKILL.md"),
+            ("tools-link", "SKILL.md"),
+        ]
+    );
+    assert!(catalog.skipped().is_empty(), "{:?}", catalog.skipped());
+    let tools_folder = catalog.get("tools-folder").unwrap();
+    assert!(
+        tools_folder.tools.is_empty()
+            && !tools_folder
+                .diagnostics
+                .iter()
+                .any(|d| d.code == DiagnosticCode::PathUnreadable),
+        "{:?}",
+        tools_folder.diagnostics
+    );
+    let tools_link = catalog.get("tools-link").unwrap();
+    assert_eq!(
+        tools_link
+            .tools
+            .iter()
+            .map(|tool| tool.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["count_words"]
+    );
+}
