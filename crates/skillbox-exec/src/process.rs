@@ -103,6 +103,13 @@ impl SandboxRuntime {
             uid: invocation.uid,
             gid: invocation.uid,
             root: invocation.root.clone(),
+            cgroup: self
+                .layers
+                .cgroups
+                .then_some(crate::sandbox::cgroups::GroupLimits {
+                    memory_bytes: self.policy.limits.run_memory_bytes,
+                    tasks: self.policy.limits.processes,
+                }),
             setup_token: setup_token.to_owned(),
         }
     }
@@ -208,6 +215,17 @@ impl SandboxRuntime {
         };
         // Whatever the script left behind in its process group goes too.
         kill_tree(process_id);
+        // A helper killed at the timeout (or one that became the program, without namespaces)
+        // could not remove its run's control group.
+        if self.layers.cgroups
+            && (timed_out || !self.layers.namespaces)
+            && let Some(pid) = process_id
+        {
+            let helper = pid.as_raw().unsigned_abs();
+            drop(tokio::task::spawn_blocking(move || {
+                crate::sandbox::cgroups::remove_group_of(helper);
+            }));
+        }
         let stdout = finish(stdout_task).await;
         let stderr = finish(stderr_task).await;
         let exit_code = status.and_then(|status| {

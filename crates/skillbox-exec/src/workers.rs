@@ -139,7 +139,24 @@ impl Worker {
     }
 
     fn retire(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Worker {
+    /// A worker ends only by being killed (retired, evicted, or its pool dropped): its whole
+    /// process tree goes, and the control group its helper made.
+    fn drop(&mut self) {
         kill_tree(self.process_id);
+        // The killed helper could not remove its run's control group.
+        if let Some(pid) = self.process_id {
+            let helper = pid.as_raw().unsigned_abs();
+            let remove = move || crate::sandbox::cgroups::remove_group_of(helper);
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn_blocking(remove)),
+                Err(_) => drop(std::thread::spawn(remove)),
+            }
+        }
     }
 }
 

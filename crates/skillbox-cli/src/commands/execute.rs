@@ -344,6 +344,18 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
                 "no non-Unix sockets, ptrace, io_uring, bpf, mount, keyrings".to_owned(),
             ),
             layer(
+                "cgroups",
+                available.cgroups,
+                used.cgroups,
+                if available.cgroups {
+                    "a control group per run: memory (tmpfs included) and tasks of the whole run"
+                        .to_owned()
+                } else {
+                    "not available: runs are bounded per process only (no memory/pids control group to delegate)"
+                        .to_owned()
+                },
+            ),
+            layer(
                 "rlimits",
                 true,
                 true,

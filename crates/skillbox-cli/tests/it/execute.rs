@@ -170,7 +170,14 @@ fn doctor_reports_every_layer() {
         .collect();
     assert_eq!(
         layers,
-        vec!["namespaces", "uid-drop", "landlock", "seccomp", "rlimits"]
+        vec![
+            "namespaces",
+            "uid-drop",
+            "landlock",
+            "seccomp",
+            "cgroups",
+            "rlimits"
+        ]
     );
     if report["level"] != "full" {
         eprintln!("NOTE doctor_reports_every_layer: this host runs a weaker sandbox: {report}");

@@ -151,13 +151,13 @@ impl RunGroup {
                     memory.clone(),
                     vec![
                         ("memory.limit_in_bytes", limits.memory_bytes.to_string()),
-                        ("memory.memsw.limit_in_bytes", limits.memory_bytes.to_string()),
+                        (
+                            "memory.memsw.limit_in_bytes",
+                            limits.memory_bytes.to_string(),
+                        ),
                     ],
                 ),
-                (
-                    pids.clone(),
-                    vec![("pids.max", limits.tasks.to_string())],
-                ),
+                (pids.clone(), vec![("pids.max", limits.tasks.to_string())]),
             ],
         };
         let mut group = RunGroup { parts: Vec::new() };
@@ -178,7 +178,7 @@ impl RunGroup {
         for (home, files) in settings {
             sweep_abandoned(&home);
             let parent = open_folder(&home)?;
-            let created = home.join(&name);
+            let created = home.join(name);
             fs_err::create_dir(&created).map_err(|error| error.to_string())?;
             let home_procs = fs_err::OpenOptions::new()
                 .write(true)
@@ -217,13 +217,11 @@ impl RunGroup {
                 nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_CLOEXEC,
                 nix::sys::stat::Mode::empty(),
             );
-            let moved = procs
-                .map_err(|error| error.to_string())
-                .and_then(|procs| {
-                    File::from(procs)
-                        .write_all(b"0")
-                        .map_err(|error| error.to_string())
-                });
+            let moved = procs.map_err(|error| error.to_string()).and_then(|procs| {
+                File::from(procs)
+                    .write_all(b"0")
+                    .map_err(|error| error.to_string())
+            });
             if let Err(message) = moved {
                 group.leave();
                 return Err(format!("cannot enter the run's cgroup: {message}"));
@@ -255,6 +253,30 @@ impl RunGroup {
                     }
                     _ => break,
                 }
+            }
+        }
+    }
+}
+
+/// Remove the group a helper made for its run when the helper could not (it was killed at a
+/// timeout, or it became the program itself on a host without namespaces). Called by the
+/// runtime after the helper has been reaped; waits briefly for the run's last processes.
+pub fn remove_group_of(helper: u32) {
+    let Some(hierarchy) = hierarchy() else {
+        return;
+    };
+    let homes = match hierarchy {
+        Hierarchy::Unified(group) => vec![group],
+        Hierarchy::Split { memory, pids } => vec![memory, pids],
+    };
+    for home in homes {
+        let group = home.join(format!("{GROUP_PREFIX}{helper}"));
+        for _ in 0..100 {
+            match std::fs::remove_dir(&group) {
+                Err(error) if error.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                _ => break,
             }
         }
     }

@@ -91,6 +91,14 @@ fn exec(args: &[OsString]) -> i32 {
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
     let mut lifeline = Lifeline::Runtime(nix::unistd::getppid());
     let _ = nix::unistd::setsid();
+    // The run's control group, entered before anything of the run exists.
+    let group = match plan.cgroup {
+        Some(limits) => match super::cgroups::RunGroup::enter(limits) {
+            Ok(group) => Some(group),
+            Err(message) => return fail(&message),
+        },
+        None => None,
+    };
     if plan.root.is_some() && !plan.layers.namespaces {
         return fail("a private root needs namespaces, which this sandbox does not have");
     }
@@ -138,6 +146,9 @@ fn exec(args: &[OsString]) -> i32 {
                 {
                     copy.run(&workspace);
                 }
+                if let Some(group) = group {
+                    group.leave();
+                }
                 return code;
             }
             Ok(ForkResult::Child) => {
@@ -146,6 +157,7 @@ fn exec(args: &[OsString]) -> i32 {
                 drop(held_open);
                 lifeline = Lifeline::Helper(watch);
                 drop(prepared);
+                drop(group);
                 let entered = match &plan.root {
                     Some(layout) => enter_root(layout),
                     None => mount_private_proc(),
@@ -1199,12 +1211,15 @@ fn probe() -> HostSupport {
         i32::from(apply_seccomp(false).is_err())
     })
     .is_some();
+    let cgroups =
+        running_as_root && check("cgroups", || i32::from(!super::cgroups::available())).is_some();
     HostSupport {
         running_as_root,
         uid_drop,
         namespaces,
         landlock_abi,
         seccomp,
+        cgroups,
         notes,
     }
 }

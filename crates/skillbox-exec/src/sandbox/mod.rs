@@ -14,6 +14,7 @@
 //! 4. seccomp: no sockets other than `AF_UNIX`, no ptrace, io_uring, bpf, mount, keyrings…;
 //! 5. resource limits: processes, CPU time, address space, file size, open files, no core dumps.
 
+pub mod cgroups;
 pub mod helper;
 
 use std::path::{Path, PathBuf};
@@ -170,6 +171,9 @@ pub const DEFAULT_FILE_SIZE_BYTES: u64 = 256 * 1024 * 1024;
 pub const DEFAULT_OPEN_FILES: u64 = 256;
 /// Default processes (and threads) the sandbox uid may have.
 pub const DEFAULT_PROCESSES: u64 = 64;
+/// Default memory of all a run's processes together (their tmpfs pages included), in bytes,
+/// where the host gives each run a control group.
+pub const DEFAULT_RUN_MEMORY_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 /// Default size limit of everything a run writes in its workspace, in bytes (enforced where the
 /// workspace is a scratch tmpfs: on hosts with namespaces).
 pub const DEFAULT_WORKSPACE_BYTES: u64 = 512 * 1024 * 1024;
@@ -207,6 +211,14 @@ pub struct ResourceLimits {
     /// Everything written in the workspace together, in bytes.
     #[serde(default = "default_workspace_bytes")]
     pub workspace_bytes: u64,
+    /// Memory of all the run's processes together, in bytes (a control group per run; the
+    /// process limit above then also caps the run's tasks as a whole).
+    #[serde(default = "default_run_memory_bytes")]
+    pub run_memory_bytes: u64,
+}
+
+fn default_run_memory_bytes() -> u64 {
+    DEFAULT_RUN_MEMORY_BYTES
 }
 
 fn default_workspace_bytes() -> u64 {
@@ -222,6 +234,7 @@ impl Default for ResourceLimits {
             open_files: DEFAULT_OPEN_FILES,
             processes: DEFAULT_PROCESSES,
             workspace_bytes: DEFAULT_WORKSPACE_BYTES,
+            run_memory_bytes: DEFAULT_RUN_MEMORY_BYTES,
         }
     }
 }
@@ -271,6 +284,9 @@ pub struct HostSupport {
     pub landlock_abi: Option<i32>,
     /// seccomp filters can be installed.
     pub seccomp: bool,
+    /// A control group per run can be made (memory and tasks of the whole run bounded).
+    #[serde(default)]
+    pub cgroups: bool,
     /// Why a layer is missing, per layer.
     pub notes: Vec<String>,
 }
@@ -286,6 +302,9 @@ pub struct SandboxLayers {
     pub landlock: bool,
     /// seccomp syscall filter.
     pub seccomp: bool,
+    /// A control group per run (not part of the level: many hosts do not delegate one).
+    #[serde(default)]
+    pub cgroups: bool,
 }
 
 /// The level an execution ran at, for results, audit lines and `doctor`.
@@ -309,6 +328,7 @@ impl SandboxLayers {
             uid_drop: support.running_as_root && support.uid_drop,
             landlock: support.landlock_abi.is_some(),
             seccomp: support.seccomp,
+            cgroups: support.cgroups,
         }
     }
 
@@ -320,6 +340,7 @@ impl SandboxLayers {
             uid_drop: false,
             landlock: false,
             seccomp: false,
+            cgroups: false,
         }
     }
 
@@ -373,6 +394,9 @@ pub struct SandboxPlan {
     pub uid: u32,
     /// See `uid`.
     pub gid: u32,
+    /// Limits of the run's own control group, when the host gives each run one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<cgroups::GroupLimits>,
     /// A random token the helper puts in its own error lines, so the runtime can tell them
     /// from look-alike lines a program prints.
     #[serde(default)]

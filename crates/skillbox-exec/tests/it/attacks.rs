@@ -1250,6 +1250,7 @@ fn the_kernel_log_cannot_be_read_whatever_the_hosts_dmesg_setting() {
         uid: 0,
         gid: 0,
         root: None,
+        cgroup: None,
         setup_token: String::new(),
     };
     let output = std::process::Command::new(super::support::helper().program)
@@ -1296,4 +1297,39 @@ fn a_program_cannot_pass_its_failure_off_as_the_sandboxs() {
     assert!(exists(&cache), "a look-alike line removed the probe cache");
     // The run's UTS namespace has a name of its own.
     assert_eq!(result.stdout, "skillbox\n");
+}
+
+#[test]
+fn a_runs_processes_together_stay_within_its_memory() {
+    if !full_sandbox_or_skip("a_runs_processes_together_stay_within_its_memory") {
+        return;
+    }
+    if !super::support::helper().probe().cgroups {
+        eprintln!(
+            "SKIPPED a_runs_processes_together_stay_within_its_memory: this host gives runs no control group"
+        );
+        return;
+    }
+    let fixture = Fixture::new();
+    fixture.skill("hog");
+    // Four processes of 100 MiB each: every one is within the per-process limit, together
+    // they are twice the run's.
+    fixture.file(
+        "hog/scripts/hog.py",
+        "import os, time\nkids = []\nfor _ in range(4):\n    pid = os.fork()\n    if pid == 0:\n        try:\n            block = bytearray(100 * 1024 * 1024)\n            for at in range(0, len(block), 4096):\n                block[at] = 1\n            time.sleep(0.5)\n            os._exit(0)\n        except MemoryError:\n            os._exit(3)\n    kids.append(pid)\nstatuses = [os.waitpid(pid, 0)[1] for pid in kids]\nprint(sum(1 for status in statuses if status == 0))\n",
+    );
+    let catalog = fixture.catalog();
+    let mut config = fixture.config();
+    config.policy.limits.run_memory_bytes = 200 * 1024 * 1024;
+    let executor = skillbox_exec::Executor::new(config).unwrap();
+    let result = runtime().block_on(executor.run(&catalog, "hog", "hog.py", &[], quick()));
+    let finished: u32 = result.stdout.trim().parse().unwrap_or(u32::MAX);
+    assert!(
+        finished < 4,
+        "all four 100 MiB processes ran within 200 MiB: {result:?}"
+    );
+    // The same run with the default limit (2 GiB) completes.
+    let executor = fixture.executor();
+    let result = runtime().block_on(executor.run(&catalog, "hog", "hog.py", &[], quick()));
+    assert_eq!(result.stdout, "4\n", "{result:?}");
 }
