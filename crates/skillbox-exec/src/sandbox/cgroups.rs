@@ -50,8 +50,20 @@ struct GroupPart {
     parent: OwnedFd,
     /// The group's name in that folder.
     name: String,
-    /// The runtime's group's `cgroup.procs`, to move back into.
+    /// The runtime's group's membership file, to move back into.
     home: File,
+    /// The file a process joins a group by.
+    membership: &'static str,
+}
+
+/// The file this process joins a group by. In v1 it is `tasks`: the helper is single-threaded,
+/// and moving one thread (itself) skips the global lock whose writer waits a whole RCU grace
+/// period (10-15 ms here) that `cgroup.procs` takes. v2 has only `cgroup.procs`.
+fn membership_file(hierarchy: &Hierarchy) -> &'static str {
+    match hierarchy {
+        Hierarchy::Unified(_) => "cgroup.procs",
+        Hierarchy::Split { .. } => "tasks",
+    }
 }
 
 /// Find the hierarchy this process can make run groups in.
@@ -161,7 +173,7 @@ impl RunGroup {
             ],
         };
         let mut group = RunGroup { parts: Vec::new() };
-        match group.make_parts(&name, settings) {
+        match group.make_parts(&name, settings, membership_file(&hierarchy)) {
             Ok(()) => Ok(group),
             Err(message) => {
                 group.remove();
@@ -174,6 +186,7 @@ impl RunGroup {
         &mut self,
         name: &str,
         settings: Vec<(PathBuf, Vec<(&str, String)>)>,
+        membership: &'static str,
     ) -> Result<(), String> {
         for (home, files) in settings {
             sweep_abandoned(&home);
@@ -182,7 +195,7 @@ impl RunGroup {
             fs_err::create_dir(&created).map_err(|error| error.to_string())?;
             let home_procs = fs_err::OpenOptions::new()
                 .write(true)
-                .open(home.join("cgroup.procs"))
+                .open(home.join(membership))
                 .map_err(|error| error.to_string())?
                 .into_parts()
                 .0;
@@ -190,6 +203,7 @@ impl RunGroup {
                 parent,
                 name: name.to_owned(),
                 home: home_procs,
+                membership,
             });
             for (file, value) in files {
                 let path = created.join(file);
@@ -213,7 +227,7 @@ impl RunGroup {
         for part in &group.parts {
             let procs = nix::fcntl::openat(
                 part.parent.as_fd(),
-                Path::new(&part.name).join("cgroup.procs").as_path(),
+                Path::new(&part.name).join(part.membership).as_path(),
                 nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_CLOEXEC,
                 nix::sys::stat::Mode::empty(),
             );
