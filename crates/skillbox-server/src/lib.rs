@@ -7,6 +7,7 @@ pub mod data_dir;
 pub mod protocol;
 pub mod runs;
 pub mod server;
+mod stalled_writes;
 
 pub use access::AccessPolicy;
 pub use blobs::{BlobError, BlobStore};

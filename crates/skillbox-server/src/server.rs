@@ -28,6 +28,7 @@ use crate::protocol::{
     failure, parse_request, success,
 };
 use crate::runs::{RunGate, RunLimits};
+use crate::stalled_writes::StallTimeout;
 
 pub use crate::protocol::MAX_BATCH_REQUESTS;
 
@@ -46,6 +47,9 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest a client may take to send a request's line and headers (also how long an idle
 /// keep-alive connection stays open).
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest a write of an answer may stay blocked because the client reads nothing; past it
+/// the connection is closed (see `stalled_writes.rs`).
+pub const DEFAULT_SEND_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest a catalog call that reads skill files (`read_skill_file`, `describe_skill` with
 /// `detail: "full"`) may take: it runs on a blocking thread, and one that never finishes (a
 /// FIFO, a hung network file system) is given up after this.
@@ -77,6 +81,7 @@ pub struct AppState {
     catalog_calls: Arc<Semaphore>,
     catalog_budget: Duration,
     header_read_timeout: Duration,
+    send_stall_timeout: Duration,
 }
 
 impl AppState {
@@ -96,6 +101,7 @@ impl AppState {
             catalog_calls: Arc::new(Semaphore::new(MAX_CATALOG_CALLS_IN_FLIGHT)),
             catalog_budget: DEFAULT_CATALOG_CALL_BUDGET,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            send_stall_timeout: DEFAULT_SEND_STALL_TIMEOUT,
         }
     }
 
@@ -127,6 +133,14 @@ impl AppState {
     #[must_use]
     pub fn with_header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Close connections whose client reads nothing of its answer for `timeout`, instead of
+    /// [`DEFAULT_SEND_STALL_TIMEOUT`].
+    #[must_use]
+    pub fn with_send_stall_timeout(mut self, timeout: Duration) -> Self {
+        self.send_stall_timeout = timeout;
         self
     }
 }
@@ -552,7 +566,8 @@ pub async fn serve_on(
 ///
 /// Each connection is served by hyper's HTTP/1 server with the state's header-read timeout,
 /// so a client that sends its request line or headers slowly (or not at all) is disconnected
-/// instead of holding the connection forever.
+/// instead of holding the connection forever; and a client that stops reading its answer is
+/// disconnected after the send-stall timeout, which frees the answer.
 ///
 /// # Errors
 /// When serving fails.
@@ -563,6 +578,7 @@ pub async fn serve_with_grace(
     grace: Duration,
 ) -> Result<(), ServeError> {
     let header_read_timeout = state.header_read_timeout;
+    let send_stall_timeout = state.send_stall_timeout;
     let app = router(state);
     let connections = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -582,7 +598,7 @@ pub async fn serve_with_grace(
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_read_timeout)
             .serve_connection(
-                hyper_util::rt::TokioIo::new(stream),
+                hyper_util::rt::TokioIo::new(StallTimeout::new(stream, send_stall_timeout)),
                 hyper_util::service::TowerToHyperService::new(app.clone()),
             );
         let connection = connections.watch(connection);

@@ -126,6 +126,67 @@ fn past_the_large_body_budget_callers_get_503_with_retry_after() {
     }
 }
 
+/// Store `bytes` bytes of text as a blob and return its id.
+fn large_blob(server: &Server, bytes: usize) -> String {
+    let created = server.call(
+        "create_blob",
+        json!({"content": "x".repeat(bytes), "kind": "text/plain"}),
+    );
+    created["result"]["blob_id"].as_str().unwrap().to_owned()
+}
+
+/// Ask on a new connection for the whole of a blob, without reading the answer.
+fn ask_for_whole_blob(server: &Server, blob_id: &str) -> TcpStream {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "read_blob",
+                      "params": {"blob_id": blob_id, "mode": "full"}})
+    .to_string();
+    let request = format!(
+        "POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    connect_and_send(server, request.as_bytes())
+}
+
+/// Read what arrives until the server closes the connection; `Err` with the count when it
+/// is still open after `limit`.
+fn count_until_closed(stream: &mut TcpStream, limit: Duration) -> Result<usize, usize> {
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut received = 0;
+    let mut buffer = vec![0u8; 1024 * 1024];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return Ok(received),
+            Ok(read) => received += read,
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Ok(received);
+            }
+            Err(_) => return Err(received),
+        }
+    }
+}
+
+#[test]
+fn a_client_that_stops_reading_its_answer_is_disconnected() {
+    let server = Server::start_with(examples(), None, |state| {
+        state.with_send_stall_timeout(Duration::from_millis(500))
+    });
+    let size = 16 * 1024 * 1024;
+    let blob_id = large_blob(&server, size);
+    // The answer is larger than what the sockets buffer, so the server's writes block while
+    // the client reads nothing...
+    let mut reader = ask_for_whole_blob(&server, &blob_id);
+    std::thread::sleep(Duration::from_secs(3));
+    // ...and the server gives up: only what was already buffered arrives, then the end.
+    let received = count_until_closed(&mut reader, Duration::from_secs(10));
+    assert!(
+        received.is_ok_and(|received| received < size),
+        "the server kept the connection and its answer: {received:?} bytes"
+    );
+    // A client that reads is served in full.
+    let read = server.call("read_blob", json!({"blob_id": blob_id, "mode": "full"}));
+    assert_eq!(read["result"]["preview"].as_str().map(str::len), Some(size));
+}
+
 #[test]
 fn a_catalog_read_that_never_finishes_is_given_up_after_its_budget() {
     let skills = tempfile::tempdir().unwrap();
