@@ -12,6 +12,7 @@
 //! execute as other users, get their own copies of the blobs they read ([`BlobStore::copy_for_run`]).
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -91,6 +92,22 @@ impl ReadMode {
             Some(other) => Err(BlobError::Invalid(format!(
                 "parameter `mode` must be \"sample_head\", \"sample_tail\" or \"full\", not \"{other}\""
             ))),
+        }
+    }
+
+    /// The bytes a read in this mode returns of a blob of `size` bytes: at most `max_bytes`
+    /// (by default [`DEFAULT_READ_BYTES`] for samples, everything for `full`), never more than
+    /// [`MAX_READ_BYTES`].
+    #[must_use]
+    pub fn range(self, size: u64, max_bytes: Option<u64>) -> Range<u64> {
+        let wanted = match self {
+            ReadMode::Full => max_bytes.unwrap_or(MAX_READ_BYTES),
+            _ => max_bytes.unwrap_or(DEFAULT_READ_BYTES),
+        }
+        .min(MAX_READ_BYTES);
+        match self {
+            ReadMode::Head | ReadMode::Full => 0..wanted.min(size),
+            ReadMode::Tail => size.saturating_sub(wanted)..size,
         }
     }
 }
@@ -324,17 +341,19 @@ impl BlobStore {
         max_bytes: Option<u64>,
     ) -> Result<Value, BlobError> {
         let meta = self.meta(blob_id).await?;
-        let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
-        let wanted = match mode {
-            ReadMode::Full => max_bytes.unwrap_or(MAX_READ_BYTES),
-            _ => max_bytes.unwrap_or(DEFAULT_READ_BYTES),
-        }
-        .min(MAX_READ_BYTES);
+        let range = mode.range(meta.size_bytes, max_bytes);
+        self.read_range(&meta, range).await
+    }
+
+    /// Read the bytes `range` (as [`ReadMode::range`] gives it) of the blob `meta` describes,
+    /// fetching only those.
+    ///
+    /// # Errors
+    /// Unknown blob, or storage failure.
+    pub async fn read_range(&self, meta: &BlobMeta, range: Range<u64>) -> Result<Value, BlobError> {
+        let id = key(&meta.blob_id).ok_or_else(|| BlobError::NotFound(meta.blob_id.clone()))?;
         let size = meta.size_bytes;
-        let range = match mode {
-            ReadMode::Head | ReadMode::Full => 0..wanted.min(size),
-            ReadMode::Tail => size.saturating_sub(wanted)..size,
-        };
+        let range = range.start.min(size)..range.end.min(size);
         let bytes = if range.is_empty() {
             Bytes::new()
         } else {

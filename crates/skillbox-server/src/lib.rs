@@ -2,6 +2,7 @@
 //! is a plain function of the state, so tests drive it with or without a socket.
 
 pub mod access;
+mod answers;
 pub mod blobs;
 pub mod data_dir;
 pub mod protocol;

@@ -135,7 +135,9 @@ fn large_blob(server: &Server, bytes: usize) -> String {
     created["result"]["blob_id"].as_str().unwrap().to_owned()
 }
 
-/// Ask on a new connection for the whole of a blob, without reading the answer.
+/// Ask on a new connection for the whole of a blob, without reading the answer. The
+/// connection's receive buffer is kept small, as a client that reads nothing would have it
+/// (otherwise loopback buffers grow to hold tens of MiB).
 fn ask_for_whole_blob(server: &Server, blob_id: &str) -> TcpStream {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "read_blob",
                       "params": {"blob_id": blob_id, "mode": "full"}})
@@ -144,7 +146,18 @@ fn ask_for_whole_blob(server: &Server, blob_id: &str) -> TcpStream {
         "POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
-    connect_and_send(server, request.as_bytes())
+    let mut stream = server.runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let stream = socket
+            .connect(address(server).parse().unwrap())
+            .await
+            .unwrap();
+        stream.into_std().unwrap()
+    });
+    stream.set_nonblocking(false).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    stream
 }
 
 /// Read what arrives until the server closes the connection; `Err` with the count when it
@@ -185,6 +198,94 @@ fn a_client_that_stops_reading_its_answer_is_disconnected() {
     // A client that reads is served in full.
     let read = server.call("read_blob", json!({"blob_id": blob_id, "mode": "full"}));
     assert_eq!(read["result"]["preview"].as_str().map(str::len), Some(size));
+}
+
+#[test]
+fn large_blob_reads_take_from_the_budget_until_their_answers_are_sent() {
+    let server = Server::start(None);
+    let size = 16 * 1024 * 1024;
+    let blob_id = large_blob(&server, size);
+    let whole = json!({"blob_id": blob_id, "mode": "full"});
+    // Eight clients ask for 16 MiB each and read nothing: their answers hold the 128 MiB
+    // budget while they wait to be sent...
+    let holders: Vec<TcpStream> = (0..8)
+        .map(|_| ask_for_whole_blob(&server, &blob_id))
+        .collect();
+    // ...so a ninth large read is told to come back, instead of costing 16 MiB more.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let refused = loop {
+        let read = server.call("read_blob", whole.clone());
+        if read.get("error").is_some() {
+            break read;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "large reads were never refused while 128 MiB of answers waited"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["retry_after_ms"], 1000,
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("retry in a moment"), "{message}");
+    // Small samples do not need the budget.
+    let sample = server.call("read_blob", json!({"blob_id": blob_id}));
+    assert_eq!(
+        sample["result"]["preview"].as_str().map(str::len),
+        Some(2000)
+    );
+    // Once the clients are gone, so are their answers, and large reads work again.
+    drop(holders);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let read = server.call("read_blob", whole.clone());
+        if read["result"]["preview"].as_str().map(str::len) == Some(size) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the budget was not given back: {}",
+            read["error"]
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_batch_stops_running_requests_once_its_answers_are_large() {
+    let server = Server::start(None);
+    let size = 16 * 1024 * 1024;
+    let blob_id = large_blob(&server, size);
+    let batch: Vec<Value> = (1..=4)
+        .map(|id| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "read_blob",
+                   "params": {"blob_id": blob_id, "mode": "full"}})
+        })
+        .collect();
+    let (status, answers) = server.post(&Value::Array(batch).to_string());
+    assert_eq!(status, 200);
+    let answers = answers.unwrap();
+    let answers = answers.as_array().unwrap();
+    assert_eq!(answers.len(), 4);
+    // Two answers of 16 MiB reach the 32 MiB a batch may hold; the rest are not run.
+    for answer in &answers[..2] {
+        assert_eq!(
+            answer["result"]["preview"].as_str().map(str::len),
+            Some(size)
+        );
+    }
+    for (answer, id) in answers[2..].iter().zip(3..) {
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["error"]["code"], -32000, "{}", answer["error"]);
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("not run") && message.contains("another batch"),
+            "{message}"
+        );
+    }
 }
 
 #[test]
