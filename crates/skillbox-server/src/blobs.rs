@@ -29,6 +29,12 @@ use serde_json::{Value, json};
 pub const DEFAULT_READ_BYTES: u64 = 2_000;
 /// Most bytes one `read_blob` returns, whatever is asked.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+/// Longest `kind` (a MIME type) accepted, in bytes. Real types are far shorter; the kind is
+/// stored in the blob's metadata and repeated in every `read_blob` answer, so an unbounded one
+/// would let a tiny request ask for a huge answer.
+pub const MAX_KIND_BYTES: usize = 255;
+/// Largest metadata record read, in bytes (records are a few hundred bytes).
+const MAX_META_BYTES: u64 = 64 * 1024;
 /// Bytes per part when a blob is uploaded in parts.
 const UPLOAD_CHUNK: usize = 8 * 1024 * 1024;
 /// Bytes read at a time when a blob is stored from a reader.
@@ -189,6 +195,7 @@ impl BlobStore {
         kind: &str,
         encoding: Option<&str>,
     ) -> Result<BlobMeta, BlobError> {
+        check_kind(kind)?;
         let content = content.into();
         let bytes = match encoding {
             None | Some("utf-8" | "utf8" | "text") => match content {
@@ -321,6 +328,14 @@ impl BlobStore {
             .get(&StorePath::from(format!("meta/{id}.json")))
             .await
         {
+            // A record is a few hundred bytes; a larger one was not written by this version
+            // (kinds were not bounded before) and is not read into every answer.
+            Ok(result) if result.meta.size > MAX_META_BYTES => {
+                return Err(storage(format!(
+                    "the metadata of `{blob_id}` is {} bytes, more than the {MAX_META_BYTES} a record may have; the blob cannot be read",
+                    result.meta.size
+                )));
+            }
             Ok(result) => result.bytes().await.map_err(storage)?,
             Err(object_store::Error::NotFound { .. }) => {
                 return Err(BlobError::NotFound(blob_id.to_owned()));
@@ -491,6 +506,29 @@ impl BlobStore {
     }
 }
 
+/// Check a `kind` given by a client: a MIME type, at most [`MAX_KIND_BYTES`] of printable
+/// ASCII (parameters such as `; charset=utf-8` included).
+fn check_kind(kind: &str) -> Result<(), BlobError> {
+    let expected = "a MIME type such as \"text/plain\" or \"application/json\"";
+    if kind.trim().is_empty() {
+        return Err(BlobError::Invalid(format!(
+            "parameter `kind` is empty; it must be {expected}"
+        )));
+    }
+    if kind.len() > MAX_KIND_BYTES {
+        return Err(BlobError::Invalid(format!(
+            "parameter `kind` is {} bytes; it must be {expected}, at most {MAX_KIND_BYTES} bytes",
+            kind.len()
+        )));
+    }
+    if !kind.bytes().all(|byte| (b' '..=b'~').contains(&byte)) {
+        return Err(BlobError::Invalid(format!(
+            "parameter `kind` holds characters other than printable ASCII; it must be {expected}"
+        )));
+    }
+    Ok(())
+}
+
 /// Create a run's input copy: readable by everyone whatever the umask (the folder it is in
 /// cannot be listed, and its name cannot be guessed).
 fn create_run_input(path: &Path) -> std::io::Result<std::fs::File> {
@@ -608,6 +646,34 @@ mod tests {
         assert!(matches!(
             store.create("%%%", "x", Some("base64")).await,
             Err(BlobError::Invalid(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn kinds_are_short_mime_types_and_oversized_records_are_not_read() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = BlobStore::local(folder.path(), DEFAULT_BLOB_TTL).unwrap();
+        for kind in ["", "a\u{1}b", &"k".repeat(MAX_KIND_BYTES + 1)] {
+            assert!(matches!(
+                store.create("x", kind, None).await,
+                Err(BlobError::Invalid(message)) if message.contains("`kind`")
+            ));
+        }
+        let meta = store
+            .create("x", "text/plain; charset=utf-8", None)
+            .await
+            .unwrap();
+        // A record an older version wrote with a huge kind is refused, not read into answers.
+        let id = meta.blob_id.strip_prefix("blob:").unwrap();
+        let huge = serde_json::to_vec(&BlobMeta {
+            kind: "k".repeat(1024 * 1024),
+            ..meta.clone()
+        })
+        .unwrap();
+        std::fs::write(folder.path().join(format!("meta/{id}.json")), huge).unwrap();
+        assert!(matches!(
+            store.read(&meta.blob_id, ReadMode::Head, None).await,
+            Err(BlobError::Storage(message)) if message.contains("more than the 65536")
         ));
     }
 
