@@ -372,10 +372,18 @@ impl BlobStore {
         let bytes = if range.is_empty() {
             Bytes::new()
         } else {
-            self.store
+            match self
+                .store
                 .get_range(&StorePath::from(format!("data/{id}")), range.clone())
                 .await
-                .map_err(storage)?
+            {
+                Ok(bytes) => bytes,
+                // The expiry sweep removed it after its metadata was read.
+                Err(object_store::Error::NotFound { .. }) => {
+                    return Err(BlobError::NotFound(meta.blob_id.clone()));
+                }
+                Err(error) => return Err(storage(error)),
+            }
         };
         let truncated = (range.end - range.start) < size;
         let mut result = json!({
@@ -420,12 +428,19 @@ impl BlobStore {
         let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
         let destination = folder.join(uuid::Uuid::new_v4().simple().to_string());
         let target = destination.clone();
+        // `Ok(false)`: the expiry sweep removed the bytes after the metadata was read.
         let copied = if let Some(root) = &self.local_root {
             let source = root.join("data").join(&id);
             tokio::task::spawn_blocking(move || {
-                let mut reader = fs_err::File::open(&source)?.into_parts().0;
+                let mut reader = match fs_err::File::open(&source) {
+                    Ok(reader) => reader.into_parts().0,
+                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                        return Ok(false);
+                    }
+                    Err(error) => return Err(error),
+                };
                 std::io::copy(&mut reader, &mut create_run_input(&target)?)
-                    .map(drop)
+                    .map(|_| true)
                     .map_err(|error| {
                         std::io::Error::new(
                             error.kind(),
@@ -435,22 +450,25 @@ impl BlobStore {
             })
             .await
         } else {
-            let bytes = self
-                .store
-                .get(&StorePath::from(format!("data/{id}")))
-                .await
-                .map_err(storage)?
-                .bytes()
-                .await
-                .map_err(storage)?;
-            tokio::task::spawn_blocking(move || {
-                std::io::Write::write_all(&mut create_run_input(&target)?, &bytes)
+            let fetched = self.store.get(&StorePath::from(format!("data/{id}"))).await;
+            let bytes = match fetched {
+                Ok(result) => Some(result.bytes().await.map_err(storage)?),
+                Err(object_store::Error::NotFound { .. }) => None,
+                Err(error) => return Err(storage(error)),
+            };
+            tokio::task::spawn_blocking(move || match bytes {
+                Some(bytes) => std::io::Write::write_all(&mut create_run_input(&target)?, &bytes)
+                    .map(|()| true),
+                None => Ok(false),
             })
             .await
         };
-        copied
+        let copied = copied
             .map_err(storage)?
             .map_err(|error| storage(format!("`{}`: {error}", destination.display())))?;
+        if !copied {
+            return Err(BlobError::NotFound(blob_id.to_owned()));
+        }
         Ok(destination)
     }
 

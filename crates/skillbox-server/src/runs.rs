@@ -360,6 +360,7 @@ async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) ->
     let mut logs = outcome.logs_preview.clone();
     let mut output_files = Vec::new();
     for file in &outcome.output_files {
+        // What the client is told; host paths in the details go to the log only.
         let stored = match open_output_file(file) {
             Ok(opened) => state
                 .blobs
@@ -369,8 +370,18 @@ async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) ->
                     MAX_OUTPUT_BYTES_TOTAL,
                 )
                 .await
-                .map_err(|error| error.to_string()),
-            Err(error) => Err(format!("cannot read it: {error}")),
+                .map_err(|error| match error {
+                    crate::blobs::BlobError::Storage(details) => {
+                        tracing::error!(file = %file.name, %details, "an output file could not be stored");
+                        "blob storage failed inside the server; the server's log has the details"
+                            .to_owned()
+                    }
+                    other => other.to_string(),
+                }),
+            Err(error) => {
+                tracing::error!(file = %file.name, %error, "an output file could not be opened");
+                Err("it could not be read back from the run's folder; the server's log has the details".to_owned())
+            }
         };
         match stored {
             Ok(meta) => output_files.push(json!({
@@ -380,7 +391,6 @@ async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) ->
                 "size_bytes": meta.size_bytes,
             })),
             Err(error) => {
-                tracing::error!(file = %file.name, %error, "an output file could not be stored");
                 if result.is_ok() {
                     result = Err(RunFailure {
                         error_type: "OutputNotStored".to_owned(),
@@ -567,8 +577,9 @@ async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<RunInputs, R
     let folder = state
         .run_inputs
         .join(uuid::Uuid::new_v4().simple().to_string());
-    crate::data_dir::create_pass_through_dir(&folder)
-        .map_err(|error| RpcError::internal(format!("cannot copy input blobs: {error}")))?;
+    crate::data_dir::create_pass_through_dir(&folder).map_err(|error| {
+        crate::server::internal_failure("copying the input blobs failed", &error)
+    })?;
     inputs.folder = Some(folder.clone());
     for blob_id in blob_ids {
         if inputs
@@ -587,7 +598,9 @@ async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<RunInputs, R
                     crate::blobs::BlobError::NotFound(_) => {
                         RpcError::invalid_params(format!("parameter `input_blobs`: {error}"))
                     }
-                    other => RpcError::internal(other.to_string()),
+                    other => {
+                        crate::server::internal_failure("copying the input blobs failed", &other)
+                    }
                 })?;
         inputs.files.push(InputBlob {
             blob_id: (*blob_id).to_ascii_lowercase(),

@@ -551,8 +551,17 @@ fn blob_error(error: BlobError) -> RpcError {
         BlobError::NotFound(_) | BlobError::Invalid(_) => {
             RpcError::invalid_params(error.to_string())
         }
-        BlobError::Storage(_) => RpcError::internal(error.to_string()),
+        BlobError::Storage(_) => internal_failure("blob storage failed", &error),
     }
+}
+
+/// The -32603 answer for a failure inside the server. Its details (host paths of the data
+/// folder, say) go to the server's log, not to the client.
+pub(crate) fn internal_failure(what: &str, error: &dyn std::fmt::Display) -> RpcError {
+    tracing::error!(%error, "{what}");
+    RpcError::internal(format!(
+        "{what} inside the server; the server's log has the details"
+    ))
 }
 
 /// Why the server refused to start.

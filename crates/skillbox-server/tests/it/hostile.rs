@@ -320,6 +320,53 @@ fn a_blob_kind_must_be_a_short_mime_type() {
 }
 
 #[test]
+fn blob_failures_name_no_host_paths_and_a_blob_swept_during_a_read_is_not_found() {
+    let server = Server::start(None);
+    let data = server._data.path().to_str().unwrap().to_owned();
+    let create = || {
+        let created = server.call(
+            "create_blob",
+            json!({"content": "hello", "kind": "text/plain"}),
+        );
+        created["result"]["blob_id"].as_str().unwrap().to_owned()
+    };
+    let file_of = |blob_id: &str, folder: &str, suffix: &str| {
+        server._data.path().join("blobs").join(folder).join(format!(
+            "{}{suffix}",
+            blob_id.strip_prefix("blob:").unwrap()
+        ))
+    };
+    // The expiry sweep removes the bytes after a read found the metadata: the blob is gone,
+    // which is the caller's problem (-32602), not the server's.
+    let swept = create();
+    std::fs::remove_file(file_of(&swept, "data", "")).unwrap();
+    let read = server.call("read_blob", json!({"blob_id": swept}));
+    assert_eq!(read["error"]["code"], -32602, "{read}");
+    let run = server.call(
+        "run_code",
+        json!({"language": "python", "code": "def main(args):\n    return 1\n",
+               "input_blobs": [swept]}),
+    );
+    assert_eq!(run["error"]["code"], -32602, "{run}");
+    // A damaged store is the server's problem (-32603), reported without its paths.
+    let damaged = create();
+    std::fs::write(file_of(&damaged, "meta", ".json"), "not json").unwrap();
+    let read = server.call("read_blob", json!({"blob_id": damaged}));
+    assert_eq!(read["error"]["code"], -32603, "{read}");
+    for answer in [
+        &read,
+        &run,
+        &server.call("read_blob", json!({"blob_id": swept})),
+    ] {
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            !message.contains(&data),
+            "a host path reached the client: {message}"
+        );
+    }
+}
+
+#[test]
 fn a_catalog_read_that_never_finishes_is_given_up_after_its_budget() {
     let skills = tempfile::tempdir().unwrap();
     let folder = skills.path().join("fifo-notes");
