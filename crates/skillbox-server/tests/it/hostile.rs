@@ -99,6 +99,19 @@ fn past_the_large_body_budget_callers_get_503_with_retry_after() {
         answer.contains("-32000") && answer.contains("retry in a moment"),
         "{answer}"
     );
+    // A chunked body that also declares a small `Content-Length` is read by its chunks (the
+    // length is ignored), so it is a body of unknown length and is refused the same way.
+    let mut smuggled = connect_and_send(
+        &server,
+        b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n[",
+    );
+    smuggled
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = vec![0u8; 4096];
+    let read = smuggled.read(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 503"), "{answer}");
     // Small requests are not affected.
     let listed = server.call("list_skills", json!({"limit": 1}));
     assert!(listed["result"]["skills"].is_array(), "{listed}");
