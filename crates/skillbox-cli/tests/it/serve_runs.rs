@@ -454,6 +454,15 @@ def main(args):
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(slow["status"], "failed");
     assert_eq!(slow["error"]["type"], "Timeout", "{slow}");
+    // A value nested deeper than the server reads is the code's problem, said as such.
+    let deep = server.result(
+        "run_code",
+        json!({"language": "python",
+               "code": "def main(args):\n    value = []\n    for _ in range(500):\n        value = [value]\n    return value\n"}),
+    );
+    assert_eq!(deep["error"]["type"], "ValueError", "{deep}");
+    let message = deep["error"]["message"].as_str().unwrap();
+    assert!(message.contains("128 levels deep"), "{message}");
     for (params, expected) in [
         (
             json!({"code": "x"}),
