@@ -145,6 +145,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         max_queued: arguments
             .max_queued_runs
             .map_or(max_concurrent * 4, usize::from),
+        ..defaults
     };
     let mut state = skillbox_server::AppState::new(
         provider,

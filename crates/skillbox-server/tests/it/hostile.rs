@@ -380,6 +380,84 @@ fn blob_failures_name_no_host_paths_and_a_blob_swept_during_a_read_is_not_found(
 }
 
 #[test]
+fn run_inputs_are_bounded_and_copied_only_once_the_run_has_its_turn() {
+    let limits = skillbox_server::RunLimits {
+        max_concurrent: 1,
+        max_queued: 0,
+        max_input_bytes: 1000,
+    };
+    let server = Server::start_with(examples(), None, |state| state.with_run_limits(limits));
+    let blob = |bytes: usize| {
+        let created = server.call(
+            "create_blob",
+            json!({"content": "x".repeat(bytes), "kind": "text/plain"}),
+        );
+        created["result"]["blob_id"].as_str().unwrap().to_owned()
+    };
+    let (first, second) = (blob(600), blob(600));
+    let run = |input_blobs: Vec<String>, code: &str| {
+        server.call(
+            "run_code",
+            json!({"language": "python", "code": code, "input_blobs": input_blobs}),
+        )
+    };
+    let quick = "def main(args):\n    return 1\n";
+    // Together over the run's input bytes: refused before anything is copied.
+    let refused = run(vec![first.clone(), second.clone()], quick);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`input_blobs`")
+            && message.contains("1200 bytes")
+            && message.contains("at most 1000"),
+        "{message}"
+    );
+    // The same blob twice is one input.
+    let twice = run(
+        vec![
+            first.clone(),
+            first.to_uppercase().replace("BLOB:", "blob:"),
+        ],
+        quick,
+    );
+    assert_eq!(twice["result"]["status"], "completed", "{twice}");
+
+    // While the one run slot is taken, a run with inputs is refused without copying them.
+    let slow = json!({"jsonrpc": "2.0", "id": 1, "method": "run_code",
+                      "params": {"language": "python",
+                                 "code": "import time\ndef main(args):\n    time.sleep(4)\n"}})
+    .to_string();
+    let mut holder = connect_and_send(
+        &server,
+        format!(
+            "POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{slow}",
+            slow.len()
+        )
+        .as_bytes(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while run(Vec::new(), quick)["error"]["code"] != -32000 {
+        assert!(
+            Instant::now() < deadline,
+            "the slow run never took the slot"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let run_inputs = server._data.path().join("run-inputs");
+    let modified = || std::fs::metadata(&run_inputs).unwrap().modified().unwrap();
+    let before = modified();
+    let busy = run(vec![first.clone()], quick);
+    assert_eq!(busy["error"]["code"], -32000, "{busy}");
+    assert_eq!(
+        modified(),
+        before,
+        "inputs were copied for a run the queue refused"
+    );
+    let slow_answer = read_until_closed(&mut holder, Duration::from_secs(30)).unwrap();
+    assert!(slow_answer.contains("\"completed\""), "{slow_answer}");
+}
+
+#[test]
 fn a_catalog_read_that_never_finishes_is_given_up_after_its_budget() {
     let skills = tempfile::tempdir().unwrap();
     let folder = skills.path().join("fifo-notes");
