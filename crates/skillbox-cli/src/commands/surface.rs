@@ -157,6 +157,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     if let Some(timeout_ms) = arguments.header_read_timeout_ms {
         state = state.with_header_read_timeout(std::time::Duration::from_millis(timeout_ms));
     }
+    raise_open_files_limit();
     let runtime = super::execute::runtime()?;
     runtime.block_on(async {
         let listener = skillbox_server::bind(arguments.listen, state.token.as_deref()).await?;
@@ -172,4 +173,21 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Let the server hold as many connections as the system allows: raise the soft limit of open
+/// files to the hard one. Every connection takes a descriptor, and at the usual soft limit of
+/// 1024 a thousand idle keep-alive connections from one local program left no room for anyone
+/// else (accept fails). Runs are unaffected: the sandbox sets its own limit.
+fn raise_open_files_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => {
+            if let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+                tracing::warn!(%error, soft, hard, "cannot raise the limit of open files; the server may run out of connections early");
+            }
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "cannot read the limit of open files"),
+    }
 }
