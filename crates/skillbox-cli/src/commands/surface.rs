@@ -96,6 +96,16 @@ pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Resu
 
 /// `skillbox serve`.
 pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Result<ExitCode> {
+    let token_in_arguments = std::env::args_os().any(|argument| {
+        argument == "--token" || argument.to_string_lossy().starts_with("--token=")
+    });
+    if token_in_arguments {
+        // A command line can be read by every local user (`ps`, /proc/PID/cmdline); the
+        // environment only by the same user.
+        eprintln!(
+            "warning: --token on the command line is visible to every user of this machine (ps); set SKILLBOX_TOKEN in the environment instead"
+        );
+    }
     skillbox_server::check_listen(arguments.listen, arguments.token.as_deref())?;
     let data_dir = match &arguments.data_dir {
         Some(directory) => directory.clone(),

@@ -419,3 +419,33 @@ fn idle_connections_cannot_use_up_the_servers_descriptors() {
     assert_eq!(server.health(Duration::from_secs(5)), Ok(200));
     drop(idle);
 }
+
+#[test]
+fn a_token_on_the_command_line_is_warned_about() {
+    // Stop right after the warning: the data folder is a file.
+    let data = tempfile::NamedTempFile::new().unwrap();
+    let serve = |arguments: &[&str], token_variable: Option<&str>| {
+        let mut command = assert_cmd::Command::cargo_bin("skillbox").unwrap();
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data.path())
+            .args(arguments)
+            .env_remove("SKILLBOX_TOKEN");
+        if let Some(token) = token_variable {
+            command.env("SKILLBOX_TOKEN", token);
+        }
+        let output = command.output().unwrap();
+        assert!(!output.status.success());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let warning = "--token on the command line is visible to every user";
+    for arguments in [&["--token", "s3cret"][..], &["--token=s3cret"][..]] {
+        let stderr = serve(arguments, None);
+        assert!(
+            stderr.contains(warning) && stderr.contains("SKILLBOX_TOKEN"),
+            "{stderr}"
+        );
+    }
+    let stderr = serve(&[], Some("s3cret"));
+    assert!(!stderr.contains(warning), "{stderr}");
+}
