@@ -74,6 +74,16 @@ fn large_post_headers() -> Vec<u8> {
     .into_bytes()
 }
 
+/// The first bytes the server sends back, in lower case.
+fn first_answer(stream: &mut TcpStream) -> String {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = vec![0u8; 4096];
+    let read = stream.read(&mut answer).unwrap();
+    String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase()
+}
+
 #[test]
 fn past_the_large_body_budget_callers_get_503_with_retry_after() {
     let server = Server::start(None);
@@ -87,12 +97,7 @@ fn past_the_large_body_budget_callers_get_503_with_retry_after() {
         .collect();
     // ...so a third is told to come back, before its body is read.
     let mut third = connect_and_send(&server, &large_post_headers());
-    third
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let mut answer = vec![0u8; 4096];
-    let read = third.read(&mut answer).unwrap();
-    let answer = String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase();
+    let answer = first_answer(&mut third);
     assert!(answer.starts_with("http/1.1 503"), "{answer}");
     assert!(answer.contains("retry-after: 1\r\n"), "{answer}");
     assert!(
@@ -105,12 +110,7 @@ fn past_the_large_body_budget_callers_get_503_with_retry_after() {
         &server,
         b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n[",
     );
-    smuggled
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let mut answer = vec![0u8; 4096];
-    let read = smuggled.read(&mut answer).unwrap();
-    let answer = String::from_utf8_lossy(&answer[..read]).to_ascii_lowercase();
+    let answer = first_answer(&mut smuggled);
     assert!(answer.starts_with("http/1.1 503"), "{answer}");
     // Small requests are not affected.
     let listed = server.call("list_skills", json!({"limit": 1}));
