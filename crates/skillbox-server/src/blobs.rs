@@ -12,6 +12,7 @@
 //! execute as other users, get their own copies of the blobs they read ([`BlobStore::copy_for_run`]).
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +29,12 @@ use serde_json::{Value, json};
 pub const DEFAULT_READ_BYTES: u64 = 2_000;
 /// Most bytes one `read_blob` returns, whatever is asked.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+/// Longest `kind` (a MIME type) accepted, in bytes. Real types are far shorter; the kind is
+/// stored in the blob's metadata and repeated in every `read_blob` answer, so an unbounded one
+/// would let a tiny request ask for a huge answer.
+pub const MAX_KIND_BYTES: usize = 255;
+/// Largest metadata record read, in bytes (records are a few hundred bytes).
+const MAX_META_BYTES: u64 = 64 * 1024;
 /// Bytes per part when a blob is uploaded in parts.
 const UPLOAD_CHUNK: usize = 8 * 1024 * 1024;
 /// Bytes read at a time when a blob is stored from a reader.
@@ -91,6 +98,22 @@ impl ReadMode {
             Some(other) => Err(BlobError::Invalid(format!(
                 "parameter `mode` must be \"sample_head\", \"sample_tail\" or \"full\", not \"{other}\""
             ))),
+        }
+    }
+
+    /// The bytes a read in this mode returns of a blob of `size` bytes: at most `max_bytes`
+    /// (by default [`DEFAULT_READ_BYTES`] for samples, everything for `full`), never more than
+    /// [`MAX_READ_BYTES`].
+    #[must_use]
+    pub fn range(self, size: u64, max_bytes: Option<u64>) -> Range<u64> {
+        let wanted = match self {
+            ReadMode::Full => max_bytes.unwrap_or(MAX_READ_BYTES),
+            _ => max_bytes.unwrap_or(DEFAULT_READ_BYTES),
+        }
+        .min(MAX_READ_BYTES);
+        match self {
+            ReadMode::Head | ReadMode::Full => 0..wanted.min(size),
+            ReadMode::Tail => size.saturating_sub(wanted)..size,
         }
     }
 }
@@ -172,6 +195,7 @@ impl BlobStore {
         kind: &str,
         encoding: Option<&str>,
     ) -> Result<BlobMeta, BlobError> {
+        check_kind(kind)?;
         let content = content.into();
         let bytes = match encoding {
             None | Some("utf-8" | "utf8" | "text") => match content {
@@ -304,6 +328,14 @@ impl BlobStore {
             .get(&StorePath::from(format!("meta/{id}.json")))
             .await
         {
+            // A record is a few hundred bytes; a larger one was not written by this version
+            // (kinds were not bounded before) and is not read into every answer.
+            Ok(result) if result.meta.size > MAX_META_BYTES => {
+                return Err(storage(format!(
+                    "the metadata of `{blob_id}` is {} bytes, more than the {MAX_META_BYTES} a record may have; the blob cannot be read",
+                    result.meta.size
+                )));
+            }
             Ok(result) => result.bytes().await.map_err(storage)?,
             Err(object_store::Error::NotFound { .. }) => {
                 return Err(BlobError::NotFound(blob_id.to_owned()));
@@ -324,24 +356,34 @@ impl BlobStore {
         max_bytes: Option<u64>,
     ) -> Result<Value, BlobError> {
         let meta = self.meta(blob_id).await?;
-        let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
-        let wanted = match mode {
-            ReadMode::Full => max_bytes.unwrap_or(MAX_READ_BYTES),
-            _ => max_bytes.unwrap_or(DEFAULT_READ_BYTES),
-        }
-        .min(MAX_READ_BYTES);
+        let range = mode.range(meta.size_bytes, max_bytes);
+        self.read_range(&meta, range).await
+    }
+
+    /// Read the bytes `range` (as [`ReadMode::range`] gives it) of the blob `meta` describes,
+    /// fetching only those.
+    ///
+    /// # Errors
+    /// Unknown blob, or storage failure.
+    pub async fn read_range(&self, meta: &BlobMeta, range: Range<u64>) -> Result<Value, BlobError> {
+        let id = key(&meta.blob_id).ok_or_else(|| BlobError::NotFound(meta.blob_id.clone()))?;
         let size = meta.size_bytes;
-        let range = match mode {
-            ReadMode::Head | ReadMode::Full => 0..wanted.min(size),
-            ReadMode::Tail => size.saturating_sub(wanted)..size,
-        };
+        let range = range.start.min(size)..range.end.min(size);
         let bytes = if range.is_empty() {
             Bytes::new()
         } else {
-            self.store
+            match self
+                .store
                 .get_range(&StorePath::from(format!("data/{id}")), range.clone())
                 .await
-                .map_err(storage)?
+            {
+                Ok(bytes) => bytes,
+                // The expiry sweep removed it after its metadata was read.
+                Err(object_store::Error::NotFound { .. }) => {
+                    return Err(BlobError::NotFound(meta.blob_id.clone()));
+                }
+                Err(error) => return Err(storage(error)),
+            }
         };
         let truncated = (range.end - range.start) < size;
         let mut result = json!({
@@ -386,12 +428,19 @@ impl BlobStore {
         let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
         let destination = folder.join(uuid::Uuid::new_v4().simple().to_string());
         let target = destination.clone();
+        // `Ok(false)`: the expiry sweep removed the bytes after the metadata was read.
         let copied = if let Some(root) = &self.local_root {
             let source = root.join("data").join(&id);
             tokio::task::spawn_blocking(move || {
-                let mut reader = fs_err::File::open(&source)?.into_parts().0;
+                let mut reader = match fs_err::File::open(&source) {
+                    Ok(reader) => reader.into_parts().0,
+                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                        return Ok(false);
+                    }
+                    Err(error) => return Err(error),
+                };
                 std::io::copy(&mut reader, &mut create_run_input(&target)?)
-                    .map(drop)
+                    .map(|_| true)
                     .map_err(|error| {
                         std::io::Error::new(
                             error.kind(),
@@ -401,22 +450,25 @@ impl BlobStore {
             })
             .await
         } else {
-            let bytes = self
-                .store
-                .get(&StorePath::from(format!("data/{id}")))
-                .await
-                .map_err(storage)?
-                .bytes()
-                .await
-                .map_err(storage)?;
-            tokio::task::spawn_blocking(move || {
-                std::io::Write::write_all(&mut create_run_input(&target)?, &bytes)
+            let fetched = self.store.get(&StorePath::from(format!("data/{id}"))).await;
+            let bytes = match fetched {
+                Ok(result) => Some(result.bytes().await.map_err(storage)?),
+                Err(object_store::Error::NotFound { .. }) => None,
+                Err(error) => return Err(storage(error)),
+            };
+            tokio::task::spawn_blocking(move || match bytes {
+                Some(bytes) => std::io::Write::write_all(&mut create_run_input(&target)?, &bytes)
+                    .map(|()| true),
+                None => Ok(false),
             })
             .await
         };
-        copied
+        let copied = copied
             .map_err(storage)?
             .map_err(|error| storage(format!("`{}`: {error}", destination.display())))?;
+        if !copied {
+            return Err(BlobError::NotFound(blob_id.to_owned()));
+        }
         Ok(destination)
     }
 
@@ -470,6 +522,29 @@ impl BlobStore {
         }
         Ok(removed)
     }
+}
+
+/// Check a `kind` given by a client: a MIME type, at most [`MAX_KIND_BYTES`] of printable
+/// ASCII (parameters such as `; charset=utf-8` included).
+fn check_kind(kind: &str) -> Result<(), BlobError> {
+    let expected = "a MIME type such as \"text/plain\" or \"application/json\"";
+    if kind.trim().is_empty() {
+        return Err(BlobError::Invalid(format!(
+            "parameter `kind` is empty; it must be {expected}"
+        )));
+    }
+    if kind.len() > MAX_KIND_BYTES {
+        return Err(BlobError::Invalid(format!(
+            "parameter `kind` is {} bytes; it must be {expected}, at most {MAX_KIND_BYTES} bytes",
+            kind.len()
+        )));
+    }
+    if !kind.bytes().all(|byte| (b' '..=b'~').contains(&byte)) {
+        return Err(BlobError::Invalid(format!(
+            "parameter `kind` holds characters other than printable ASCII; it must be {expected}"
+        )));
+    }
+    Ok(())
 }
 
 /// Create a run's input copy: readable by everyone whatever the umask (the folder it is in
@@ -589,6 +664,34 @@ mod tests {
         assert!(matches!(
             store.create("%%%", "x", Some("base64")).await,
             Err(BlobError::Invalid(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn kinds_are_short_mime_types_and_oversized_records_are_not_read() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = BlobStore::local(folder.path(), DEFAULT_BLOB_TTL).unwrap();
+        for kind in ["", "a\u{1}b", &"k".repeat(MAX_KIND_BYTES + 1)] {
+            assert!(matches!(
+                store.create("x", kind, None).await,
+                Err(BlobError::Invalid(message)) if message.contains("`kind`")
+            ));
+        }
+        let meta = store
+            .create("x", "text/plain; charset=utf-8", None)
+            .await
+            .unwrap();
+        // A record an older version wrote with a huge kind is refused, not read into answers.
+        let id = meta.blob_id.strip_prefix("blob:").unwrap();
+        let huge = serde_json::to_vec(&BlobMeta {
+            kind: "k".repeat(1024 * 1024),
+            ..meta.clone()
+        })
+        .unwrap();
+        std::fs::write(folder.path().join(format!("meta/{id}.json")), huge).unwrap();
+        assert!(matches!(
+            store.read(&meta.blob_id, ReadMode::Head, None).await,
+            Err(BlobError::Storage(message)) if message.contains("more than the 65536")
         ));
     }
 

@@ -11,6 +11,12 @@
 //!
 //! Runs execute as other users, so they can never read the store itself; each run gets its
 //! own copies of the blobs it asked for, under names nobody else can guess.
+//!
+//! The folder must be the runtime's user's own: it, every folder on the way to it, `blobs/`
+//! and `run-inputs/` are refused when another user owns them or could rename what is in them
+//! (the same rule as the runtime folder). Otherwise whoever owned a `--data-dir` such as
+//! `/tmp/skillbox` could swap `blobs/` for a link to a folder of theirs and read every blob, or
+//! swap `builtin/` for a root of their own that would take precedence over every skill.
 
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -42,13 +48,15 @@ impl DataDir {
     /// # Errors
     /// When a folder cannot be created or its permissions set.
     pub fn open(root: &Path, blob_ttl: Duration) -> Result<Self, BlobError> {
-        create_pass_through_dir(root)?;
-        let blobs = BlobStore::local(&root.join("blobs"), blob_ttl)?;
-        let run_inputs = root.join("run-inputs");
-        create_pass_through_dir(&run_inputs)?;
+        let root = own_folder(root, PASS_THROUGH_DIR_MODE)?;
+        let blobs = BlobStore::local(
+            &own_folder(&root.join("blobs"), crate::blobs::PRIVATE_DIR_MODE)?,
+            blob_ttl,
+        )?;
+        let run_inputs = own_folder(&root.join("run-inputs"), PASS_THROUGH_DIR_MODE)?;
         remove_stale_run_inputs(&run_inputs);
         Ok(DataDir {
-            root: root.to_path_buf(),
+            root,
             blobs,
             run_inputs,
         })
@@ -75,6 +83,31 @@ impl DataDir {
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> BlobError + '_ {
     move |error| BlobError::Storage(format!("`{}`: {error}", path.display()))
+}
+
+/// Create `path` with `mode`, or accept it when it exists, after checking that it and every
+/// folder on the way belong to the runtime's user (or root) and that nobody else can rename
+/// what is in them. Returns the path with links resolved.
+fn own_folder(path: &Path, mode: u32) -> Result<PathBuf, BlobError> {
+    use skillbox_exec::private_directory::{PrivateDirectoryError, ensure_private_directory};
+    let hint = "pass a --data-dir of your own";
+    ensure_private_directory(path, mode).map_err(|error| {
+        BlobError::Storage(match error {
+            PrivateDirectoryError::ForeignOwner { path, owner, ours } => format!(
+                "`{}` (the data folder or a folder on its path) belongs to uid {owner}, not to you (uid {ours}) or root: that user could read or replace the blobs kept there; {hint}",
+                path.display()
+            ),
+            PrivateDirectoryError::OpenToOthers { path, mode } => format!(
+                "`{}` (the data folder or a folder on its path) can be written by other users (mode {mode:o}) and has no sticky bit: they could replace the folders skillbox keeps there; make it yours alone (chmod go-w) or {hint}",
+                path.display()
+            ),
+            PrivateDirectoryError::NotAFolder { path } => format!(
+                "`{}` in the data folder is not a folder (it may be a link): remove it or {hint}",
+                path.display()
+            ),
+            other => format!("cannot prepare the data folder: {other}"),
+        })
+    })
 }
 
 /// Create a folder others may pass through but not list (or set an existing one so).
@@ -112,6 +145,51 @@ fn remove_stale_run_inputs(run_inputs: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_data_folder_others_could_change_is_refused() {
+        let parent = tempfile::tempdir().unwrap();
+        let ttl = crate::blobs::DEFAULT_BLOB_TTL;
+        let refusal = |root: &Path| match DataDir::open(root, ttl) {
+            Ok(_) => panic!("`{}` was accepted", root.display()),
+            Err(error) => error.to_string(),
+        };
+        // Writable by others, without a sticky bit.
+        let open = parent.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let message = refusal(&open);
+        assert!(
+            message.contains("can be written by other users") && message.contains("--data-dir"),
+            "{message}"
+        );
+        // Inside such a folder, even when the data folder itself is new.
+        let message = refusal(&open.join("data"));
+        assert!(
+            message.contains("can be written by other users"),
+            "{message}"
+        );
+        // `blobs` swapped for a link.
+        let mine = parent.path().join("mine");
+        DataDir::open(&mine, ttl).unwrap();
+        let elsewhere = parent.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::rename(mine.join("blobs"), parent.path().join("old-blobs")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, mine.join("blobs")).unwrap();
+        let message = refusal(&mine);
+        assert!(message.contains("is not a folder"), "{message}");
+        // Owned by another user.
+        // The temporary folder is ours: its owner says whether we are root.
+        if std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(parent.path()).unwrap()) == 0 {
+            let planted = parent.path().join("planted");
+            std::fs::create_dir(&planted).unwrap();
+            std::os::unix::fs::chown(&planted, Some(4242), Some(4242)).unwrap();
+            let message = refusal(&planted);
+            assert!(message.contains("belongs to uid 4242"), "{message}");
+        } else {
+            eprintln!("SKIPPED the foreign-owner case: needs root to chown");
+        }
+    }
 
     #[test]
     fn a_new_data_folder_has_the_documented_modes() {

@@ -2,11 +2,13 @@
 //! is a plain function of the state, so tests drive it with or without a socket.
 
 pub mod access;
+mod answers;
 pub mod blobs;
 pub mod data_dir;
 pub mod protocol;
 pub mod runs;
 pub mod server;
+mod stalled_writes;
 
 pub use access::AccessPolicy;
 pub use blobs::{BlobError, BlobStore};

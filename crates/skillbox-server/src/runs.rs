@@ -24,6 +24,10 @@ pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(30);
 pub const MAX_RUN_TIMEOUT: Duration = Duration::from_secs(240);
 /// Most input blobs one run may mount.
 pub const MAX_INPUT_BLOBS: usize = 64;
+/// Default for the most bytes of input blobs one run may read in all: each run gets its own
+/// copy of its inputs on the data folder's disk, so without a bound one request naming 64 large
+/// blobs would copy tens of GiB. The same as a run may write to `out/`.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = MAX_OUTPUT_BYTES_TOTAL;
 /// Most skills one `run_code` may mount.
 pub const MAX_MOUNTED_SKILLS: usize = 64;
 /// Largest `code` accepted, in bytes.
@@ -41,15 +45,19 @@ pub struct RunLimits {
     pub max_concurrent: usize,
     /// Runs waiting for a turn; past this, callers get a "busy, retry" error.
     pub max_queued: usize,
+    /// Bytes of input blobs one run may read in all (they are copied for it).
+    pub max_input_bytes: u64,
 }
 
 impl Default for RunLimits {
-    /// As many runs as cores, and four times that waiting.
+    /// As many runs as cores, four times that waiting, and [`DEFAULT_MAX_INPUT_BYTES`] of
+    /// inputs each.
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
         RunLimits {
             max_concurrent: cores,
             max_queued: cores * 4,
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
         }
     }
 }
@@ -131,6 +139,7 @@ pub async fn execute_skill(
     let blob_ids = string_list(&params, "input_blobs", MAX_INPUT_BLOBS)?;
     let timeout = timeout_param(params.get("timeout_ms"), "timeout_ms")?;
     let skill = find_skill(state, name, version)?;
+    refuse_person_only(&skill, "executed")?;
     let label = match skill.id.version.as_ref() {
         Some(version) => format!("`{name}` {version}"),
         None => format!("`{name}`"),
@@ -203,7 +212,9 @@ pub async fn run_code(state: &AppState, params: Map<String, Value>) -> Result<Va
     };
     let mut skills = Vec::with_capacity(skill_names.len());
     for name in &skill_names {
-        skills.push(find_skill(state, name, None)?);
+        let skill = find_skill(state, name, None)?;
+        refuse_person_only(&skill, "mounted")?;
+        skills.push(skill);
     }
     let target = PythonTarget::Code {
         code: code.to_owned(),
@@ -212,7 +223,9 @@ pub async fn run_code(state: &AppState, params: Map<String, Value>) -> Result<Va
     run_python(state, "the code", target, args, &skills, &blob_ids, timeout).await
 }
 
-/// Mount the input blobs, wait for a turn in the run queue, run, and answer with the Run.
+/// Check the input blobs, wait for a turn in the run queue, copy the inputs, run, and answer
+/// with the Run. Nothing is copied before the run has its turn, so callers the queue refuses
+/// cost no disk.
 async fn run_python(
     state: &AppState,
     label: &str,
@@ -222,8 +235,9 @@ async fn run_python(
     blob_ids: &[&str],
     timeout: Duration,
 ) -> Result<Value, RpcError> {
-    let mut input_blobs = input_blobs(state, blob_ids).await?;
+    let blob_ids = check_input_blobs(state, blob_ids).await?;
     let _turn = state.runs.enter().await?;
+    let mut input_blobs = input_blobs(state, &blob_ids).await?;
     let outcome = state
         .provider
         .executor()
@@ -357,6 +371,7 @@ async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) ->
     let mut logs = outcome.logs_preview.clone();
     let mut output_files = Vec::new();
     for file in &outcome.output_files {
+        // What the client is told; host paths in the details go to the log only.
         let stored = match open_output_file(file) {
             Ok(opened) => state
                 .blobs
@@ -366,8 +381,18 @@ async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) ->
                     MAX_OUTPUT_BYTES_TOTAL,
                 )
                 .await
-                .map_err(|error| error.to_string()),
-            Err(error) => Err(format!("cannot read it: {error}")),
+                .map_err(|error| match error {
+                    crate::blobs::BlobError::Storage(details) => {
+                        tracing::error!(file = %file.name, %details, "an output file could not be stored");
+                        "blob storage failed inside the server; the server's log has the details"
+                            .to_owned()
+                    }
+                    other => other.to_string(),
+                }),
+            Err(error) => {
+                tracing::error!(file = %file.name, %error, "an output file could not be opened");
+                Err("it could not be read back from the run's folder; the server's log has the details".to_owned())
+            }
         };
         match stored {
             Ok(meta) => output_files.push(json!({
@@ -377,7 +402,6 @@ async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) ->
                 "size_bytes": meta.size_bytes,
             })),
             Err(error) => {
-                tracing::error!(file = %file.name, %error, "an output file could not be stored");
                 if result.is_ok() {
                     result = Err(RunFailure {
                         error_type: "OutputNotStored".to_owned(),
@@ -523,6 +547,19 @@ fn find_skill(state: &AppState, name: &str, version: Option<&str>) -> Result<Arc
     })
 }
 
+/// Refuse a skill its author marked `disable-model-invocation: true`: such skills (a deploy, a
+/// commit) are started by a person, and protocol clients are agents, so running or mounting
+/// them is refused as `use_skill` and `load_skill` refuse them.
+fn refuse_person_only(skill: &Skill, use_word: &str) -> Result<(), RpcError> {
+    if skill.model_invocable() {
+        return Ok(());
+    }
+    Err(RpcError::invalid_params(format!(
+        "skill `{}` can only be invoked by a person (its SKILL.md sets disable-model-invocation: true), so it is not {use_word} for protocol clients; ask the user to run it",
+        skill.name()
+    )))
+}
+
 /// The input blobs of one run: its own copies, in a folder of its own under
 /// `<data-dir>/run-inputs/` that is removed with the run.
 struct RunInputs {
@@ -540,6 +577,47 @@ impl Drop for RunInputs {
     }
 }
 
+/// The distinct input blobs of a run, after checking that each exists and that together they
+/// are within the run's input bytes.
+///
+/// # Errors
+/// -32602 naming `input_blobs`.
+async fn check_input_blobs<'a>(
+    state: &AppState,
+    blob_ids: &[&'a str],
+) -> Result<Vec<&'a str>, RpcError> {
+    let limit = state.runs.limits().max_input_bytes;
+    let mut distinct: Vec<&str> = Vec::with_capacity(blob_ids.len());
+    let mut total: u64 = 0;
+    for blob_id in blob_ids {
+        if distinct
+            .iter()
+            .any(|seen| seen.eq_ignore_ascii_case(blob_id))
+        {
+            continue;
+        }
+        let meta = state.blobs.meta(blob_id).await.map_err(input_blob_error)?;
+        total = total.saturating_add(meta.size_bytes);
+        distinct.push(blob_id);
+    }
+    if total > limit {
+        return Err(RpcError::invalid_params(format!(
+            "parameter `input_blobs`: the blobs hold {total} bytes in all, and one run may read at most {limit} (each run gets its own copy); pass fewer or smaller blobs"
+        )));
+    }
+    Ok(distinct)
+}
+
+fn input_blob_error(error: crate::blobs::BlobError) -> RpcError {
+    match error {
+        crate::blobs::BlobError::NotFound(_) => {
+            RpcError::invalid_params(format!("parameter `input_blobs`: {error}"))
+        }
+        other => crate::server::internal_failure("copying the input blobs failed", &other),
+    }
+}
+
+/// Copy a run's input blobs (distinct, already checked) into a folder of its own.
 async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<RunInputs, RpcError> {
     let mut inputs = RunInputs {
         files: Vec::with_capacity(blob_ids.len()),
@@ -551,28 +629,16 @@ async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<RunInputs, R
     let folder = state
         .run_inputs
         .join(uuid::Uuid::new_v4().simple().to_string());
-    crate::data_dir::create_pass_through_dir(&folder)
-        .map_err(|error| RpcError::internal(format!("cannot copy input blobs: {error}")))?;
+    crate::data_dir::create_pass_through_dir(&folder).map_err(|error| {
+        crate::server::internal_failure("copying the input blobs failed", &error)
+    })?;
     inputs.folder = Some(folder.clone());
     for blob_id in blob_ids {
-        if inputs
-            .files
-            .iter()
-            .any(|file: &InputBlob| file.blob_id.eq_ignore_ascii_case(blob_id))
-        {
-            continue;
-        }
-        let path =
-            state
-                .blobs
-                .copy_for_run(blob_id, &folder)
-                .await
-                .map_err(|error| match error {
-                    crate::blobs::BlobError::NotFound(_) => {
-                        RpcError::invalid_params(format!("parameter `input_blobs`: {error}"))
-                    }
-                    other => RpcError::internal(other.to_string()),
-                })?;
+        let path = state
+            .blobs
+            .copy_for_run(blob_id, &folder)
+            .await
+            .map_err(input_blob_error)?;
         inputs.files.push(InputBlob {
             blob_id: (*blob_id).to_ascii_lowercase(),
             path,

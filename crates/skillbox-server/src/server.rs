@@ -21,6 +21,7 @@ use skillbox_llm::SkillsProvider;
 use tokio::sync::Semaphore;
 
 use crate::access::{AccessPolicy, check_access, json_body_refusal};
+use crate::answers::{Answer, BUDGET_RETRY_AFTER_MS, BudgetShare, budget_spent};
 use crate::blobs::{BlobError, BlobStore, ReadMode};
 use crate::data_dir::DataDir;
 use crate::protocol::{
@@ -28,7 +29,9 @@ use crate::protocol::{
     failure, parse_request, success,
 };
 use crate::runs::{RunGate, RunLimits};
+use crate::stalled_writes::StallTimeout;
 
+pub use crate::answers::MAX_BATCH_ANSWER_BYTES;
 pub use crate::protocol::MAX_BATCH_REQUESTS;
 
 /// Largest request body accepted, in bytes (a `create_blob` payload is the big case).
@@ -39,13 +42,14 @@ pub const LARGE_BODY_BYTES: usize = 1024 * 1024;
 /// Bytes of large bodies the server holds at once (two `create_blob` calls of the largest size);
 /// past this, large requests get 503 with `Retry-After` instead of more memory being used.
 pub const LARGE_BODIES_BUDGET_BYTES: usize = 2 * MAX_REQUEST_BYTES;
-/// Seconds a client is told to wait when large requests are saturated.
-const LARGE_BODY_RETRY_AFTER_SECONDS: u64 = 1;
 /// Longest a request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest a client may take to send a request's line and headers (also how long an idle
 /// keep-alive connection stays open).
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest a write of an answer may stay blocked because the client reads nothing; past it
+/// the connection is closed (see `stalled_writes.rs`).
+pub const DEFAULT_SEND_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest a catalog call that reads skill files (`read_skill_file`, `describe_skill` with
 /// `detail: "full"`) may take: it runs on a blocking thread, and one that never finishes (a
 /// FIFO, a hung network file system) is given up after this.
@@ -77,6 +81,7 @@ pub struct AppState {
     catalog_calls: Arc<Semaphore>,
     catalog_budget: Duration,
     header_read_timeout: Duration,
+    send_stall_timeout: Duration,
 }
 
 impl AppState {
@@ -96,6 +101,7 @@ impl AppState {
             catalog_calls: Arc::new(Semaphore::new(MAX_CATALOG_CALLS_IN_FLIGHT)),
             catalog_budget: DEFAULT_CATALOG_CALL_BUDGET,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            send_stall_timeout: DEFAULT_SEND_STALL_TIMEOUT,
         }
     }
 
@@ -127,6 +133,14 @@ impl AppState {
     #[must_use]
     pub fn with_header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Close connections whose client reads nothing of its answer for `timeout`, instead of
+    /// [`DEFAULT_SEND_STALL_TIMEOUT`].
+    #[must_use]
+    pub fn with_send_stall_timeout(mut self, timeout: Duration) -> Self {
+        self.send_stall_timeout = timeout;
         self
     }
 }
@@ -198,18 +212,17 @@ async fn accept_json_body(
             bytes = cost,
             "large request refused: the large-body budget is spent"
         );
-        let mut error = RpcError::new(
-            protocol::SERVER_BUSY,
-            format!(
-                "the server is busy receiving other large requests (over {LARGE_BODY_BYTES} bytes, {LARGE_BODIES_BUDGET_BYTES} bytes at once); retry in a moment"
+        let error = budget_spent(
+            &format!(
+                "request bodies over {LARGE_BODY_BYTES} bytes (and the bytes blob reads return)"
             ),
+            LARGE_BODIES_BUDGET_BYTES,
         );
-        error.data = Some(json!({ "retry_after_ms": LARGE_BODY_RETRY_AFTER_SECONDS * 1000 }));
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             [(
                 header::RETRY_AFTER,
-                LARGE_BODY_RETRY_AFTER_SECONDS.to_string(),
+                (BUDGET_RETRY_AFTER_MS / 1000).to_string(),
             )],
             Json(failure(Value::Null, error)),
         )
@@ -279,37 +292,79 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
     Json(json!({ "status": "ok", "skills": state.provider.skill_names().len() }))
 }
 
+/// Answer a body. Each answer is serialized as soon as it is made; a batch stops running its
+/// requests once its answers hold [`MAX_BATCH_ANSWER_BYTES`]. The answer keeps the budget its
+/// blob reads took until it has been handed to the connection.
 async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    match protocol::parse_body(&body) {
-        Err(error) => Json(failure(Value::Null, error)).into_response(),
+    let mut share = BudgetShare::new(&state.large_bodies, LARGE_BODIES_BUDGET_BYTES);
+    let answer = match protocol::parse_body(&body) {
+        Err(error) => Some(to_json(&failure(Value::Null, error))),
         Ok(RpcBody::Batch(entries)) => {
-            let mut responses = Vec::with_capacity(entries.len());
+            let mut answers = Vec::new();
             for entry in entries {
-                if let Some(response) = answer(&state, entry.get().as_bytes()).await {
-                    responses.push(response);
+                let entry = entry.get().as_bytes();
+                let response = if answers.len() < MAX_BATCH_ANSWER_BYTES {
+                    answer(&state, entry, &mut share).await
+                } else {
+                    not_run(entry, answers.len())
+                };
+                if let Some(response) = response {
+                    answers.push(if answers.is_empty() { b'[' } else { b',' });
+                    write_json(&mut answers, &response);
                 }
             }
-            if responses.is_empty() {
-                StatusCode::NO_CONTENT.into_response()
-            } else {
-                Json(Value::Array(responses)).into_response()
-            }
+            (!answers.is_empty()).then(|| {
+                answers.push(b']');
+                answers
+            })
         }
-        Ok(RpcBody::Single(entry)) => match answer(&state, entry).await {
-            Some(response) => Json(response).into_response(),
-            None => StatusCode::NO_CONTENT.into_response(),
-        },
+        Ok(RpcBody::Single(entry)) => answer(&state, entry, &mut share)
+            .await
+            .map(|response| to_json(&response)),
+    };
+    drop(body);
+    match answer {
+        Some(answer) => Answer::response(answer, share),
+        None => StatusCode::NO_CONTENT.into_response(),
     }
 }
 
+fn to_json(value: &Value) -> Vec<u8> {
+    let mut json = Vec::new();
+    write_json(&mut json, value);
+    json
+}
+
+fn write_json(json: &mut Vec<u8>, value: &Value) {
+    // Writing a `Value` into memory cannot fail.
+    let _ = serde_json::to_writer(json, value);
+}
+
+/// The answer to a batch entry that is not run because the batch's answers are already large.
+fn not_run(entry: &[u8], answered_bytes: usize) -> Option<Value> {
+    let id = match parse_request(entry) {
+        Ok(request) => request.id?,
+        Err(rejected) => return Some(failure(rejected.id, rejected.error)),
+    };
+    Some(failure(
+        id,
+        RpcError::new(
+            protocol::SERVER_BUSY,
+            format!(
+                "not run: the answers before it in this batch already hold {answered_bytes} bytes, and a batch's answers may hold {MAX_BATCH_ANSWER_BYTES}; send this request again in another batch"
+            ),
+        ),
+    ))
+}
+
 /// Answer one request; `None` for notifications (which get no reply, even on error).
-async fn answer(state: &AppState, entry: &[u8]) -> Option<Value> {
+async fn answer(state: &AppState, entry: &[u8], share: &mut BudgetShare) -> Option<Value> {
     let request = match parse_request(entry) {
         Ok(request) => request,
         Err(rejected) => return Some(failure(rejected.id, rejected.error)),
     };
     let RpcRequest { id, method, params } = request;
-    let outcome = dispatch(state, &method, params).await;
+    let outcome = dispatch(state, &method, params, share).await;
     let id = id?;
     Some(match outcome {
         Ok(result) => success(id, result),
@@ -320,14 +375,16 @@ async fn answer(state: &AppState, entry: &[u8]) -> Option<Value> {
 /// The Skills Protocol methods. Each decodes its own params within its own limits: only
 /// `create_blob` takes tens of MiB (read straight from the body), runs take a few MiB, the
 /// rest a few KiB; params too large, too deep or with too many values are refused before any
-/// JSON tree is built.
+/// JSON tree is built. A blob read takes the bytes it returns from the large-body budget into
+/// `share` before fetching them.
 ///
 /// # Errors
 /// The JSON-RPC error to answer with.
-pub async fn dispatch(
+pub(crate) async fn dispatch(
     state: &AppState,
     method: &str,
     params: Option<&RawValue>,
+    share: &mut BudgetShare,
 ) -> Result<Value, RpcError> {
     let small = |params| protocol::decode_params(method, params, MAX_PARAMS_BYTES);
     let run = |params| protocol::decode_params(method, params, MAX_RUN_PARAMS_BYTES);
@@ -361,9 +418,12 @@ pub async fn dispatch(
                     })?)
                 }
             };
+            let meta = state.blobs.meta(blob_id).await.map_err(blob_error)?;
+            let range = mode.range(meta.size_bytes, max_bytes);
+            share.take(range.end - range.start)?;
             state
                 .blobs
-                .read(blob_id, mode, max_bytes)
+                .read_range(&meta, range)
                 .await
                 .map_err(blob_error)
         }
@@ -491,8 +551,17 @@ fn blob_error(error: BlobError) -> RpcError {
         BlobError::NotFound(_) | BlobError::Invalid(_) => {
             RpcError::invalid_params(error.to_string())
         }
-        BlobError::Storage(_) => RpcError::internal(error.to_string()),
+        BlobError::Storage(_) => internal_failure("blob storage failed", &error),
     }
+}
+
+/// The -32603 answer for a failure inside the server. Its details (host paths of the data
+/// folder, say) go to the server's log, not to the client.
+pub(crate) fn internal_failure(what: &str, error: &dyn std::fmt::Display) -> RpcError {
+    tracing::error!(%error, "{what}");
+    RpcError::internal(format!(
+        "{what} inside the server; the server's log has the details"
+    ))
 }
 
 /// Why the server refused to start.
@@ -552,7 +621,8 @@ pub async fn serve_on(
 ///
 /// Each connection is served by hyper's HTTP/1 server with the state's header-read timeout,
 /// so a client that sends its request line or headers slowly (or not at all) is disconnected
-/// instead of holding the connection forever.
+/// instead of holding the connection forever; and a client that stops reading its answer is
+/// disconnected after the send-stall timeout, which frees the answer.
 ///
 /// # Errors
 /// When serving fails.
@@ -563,6 +633,7 @@ pub async fn serve_with_grace(
     grace: Duration,
 ) -> Result<(), ServeError> {
     let header_read_timeout = state.header_read_timeout;
+    let send_stall_timeout = state.send_stall_timeout;
     let app = router(state);
     let connections = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -582,7 +653,7 @@ pub async fn serve_with_grace(
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_read_timeout)
             .serve_connection(
-                hyper_util::rt::TokioIo::new(stream),
+                hyper_util::rt::TokioIo::new(StallTimeout::new(stream, send_stall_timeout)),
                 hyper_util::service::TowerToHyperService::new(app.clone()),
             );
         let connection = connections.watch(connection);
@@ -676,5 +747,6 @@ async fn shutdown_signal() {
 fn handler_futures_are_send(state: &AppState) {
     fn is_send<T: Send>(_: T) {}
     is_send(state.provider.handle_tool_call("x", &Value::Null));
-    is_send(dispatch(state, "x", None));
+    let mut share = BudgetShare::new(&state.large_bodies, LARGE_BODIES_BUDGET_BYTES);
+    is_send(dispatch(state, "x", None, &mut share));
 }

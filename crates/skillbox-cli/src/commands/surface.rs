@@ -96,6 +96,16 @@ pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Resu
 
 /// `skillbox serve`.
 pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Result<ExitCode> {
+    let token_in_arguments = std::env::args_os().any(|argument| {
+        argument == "--token" || argument.to_string_lossy().starts_with("--token=")
+    });
+    if token_in_arguments {
+        // A command line can be read by every local user (`ps`, /proc/PID/cmdline); the
+        // environment only by the same user.
+        eprintln!(
+            "warning: --token on the command line is visible to every user of this machine (ps); set SKILLBOX_TOKEN in the environment instead"
+        );
+    }
     skillbox_server::check_listen(arguments.listen, arguments.token.as_deref())?;
     let data_dir = match &arguments.data_dir {
         Some(directory) => directory.clone(),
@@ -145,6 +155,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         max_queued: arguments
             .max_queued_runs
             .map_or(max_concurrent * 4, usize::from),
+        ..defaults
     };
     let mut state = skillbox_server::AppState::new(
         provider,
@@ -156,6 +167,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     if let Some(timeout_ms) = arguments.header_read_timeout_ms {
         state = state.with_header_read_timeout(std::time::Duration::from_millis(timeout_ms));
     }
+    raise_open_files_limit();
     let runtime = super::execute::runtime()?;
     runtime.block_on(async {
         let listener = skillbox_server::bind(arguments.listen, state.token.as_deref()).await?;
@@ -171,4 +183,21 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Let the server hold as many connections as the system allows: raise the soft limit of open
+/// files to the hard one. Every connection takes a descriptor, and at the usual soft limit of
+/// 1024 a thousand idle keep-alive connections from one local program left no room for anyone
+/// else (accept fails). Runs are unaffected: the sandbox sets its own limit.
+fn raise_open_files_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => {
+            if let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+                tracing::warn!(%error, soft, hard, "cannot raise the limit of open files; the server may run out of connections early");
+            }
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "cannot read the limit of open files"),
+    }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::serve::{start_server_env, start_server_with};
+use super::serve::{start_server_command, start_server_env, start_server_with};
 use super::serve_runs::Server;
 use super::support::{repo_root, skill_md, write_tree};
 
@@ -373,4 +373,79 @@ fn a_skill_file_that_never_finishes_reading_does_not_stall_the_server() {
     for request in stuck {
         request.abort();
     }
+}
+
+#[test]
+fn idle_connections_cannot_use_up_the_servers_descriptors() {
+    // A low soft limit of open files, as many systems have (1024), scaled down; the hard limit
+    // leaves room to raise it.
+    if std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED idle_connections_cannot_use_up_the_servers_descriptors: no prlimit");
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new("prlimit");
+    command
+        .current_dir(repo_root())
+        .arg("--nofile=64:4096")
+        .arg(assert_cmd::cargo::cargo_bin("skillbox"))
+        .arg("serve")
+        .arg(repo_root().join("examples/skills"))
+        .args(["--listen", "127.0.0.1:0", "--sandbox", "off", "--data-dir"])
+        .arg(data.path())
+        .env_remove("SKILLBOX_ALLOWED_HOSTS");
+    let server = Server::new(start_server_command(command));
+    // A hundred connections, each with a request answered and kept alive.
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/rpc");
+    let idle: Vec<std::net::TcpStream> = (0..100)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(address).unwrap();
+            std::io::Write::write_all(
+                &mut stream,
+                b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            )
+            .unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(server.health(Duration::from_secs(5)), Ok(200));
+    drop(idle);
+}
+
+#[test]
+fn a_token_on_the_command_line_is_warned_about() {
+    // Stop right after the warning: the data folder is a file.
+    let data = tempfile::NamedTempFile::new().unwrap();
+    let serve = |arguments: &[&str], token_variable: Option<&str>| {
+        let mut command = assert_cmd::Command::cargo_bin("skillbox").unwrap();
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data.path())
+            .args(arguments)
+            .env_remove("SKILLBOX_TOKEN");
+        if let Some(token) = token_variable {
+            command.env("SKILLBOX_TOKEN", token);
+        }
+        let output = command.output().unwrap();
+        assert!(!output.status.success());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let warning = "--token on the command line is visible to every user";
+    for arguments in [&["--token", "s3cret"][..], &["--token=s3cret"][..]] {
+        let stderr = serve(arguments, None);
+        assert!(
+            stderr.contains(warning) && stderr.contains("SKILLBOX_TOKEN"),
+            "{stderr}"
+        );
+    }
+    let stderr = serve(&[], Some("s3cret"));
+    assert!(!stderr.contains(warning), "{stderr}");
 }

@@ -288,6 +288,62 @@ fn execute_skill_protocol_errors_are_json_rpc_errors_that_say_what_to_do() {
 }
 
 #[test]
+fn skills_only_a_person_may_invoke_are_neither_executed_nor_mounted() {
+    let site = Site::new();
+    write_tree(
+        site.skills.path(),
+        &[
+            (
+                "acme.ops.deploy/skill.toml",
+                "name = \"acme.ops.deploy\"\nversion = \"1.0.0\"\ndescription = \"Deploys.\"\nkind = \"action\"\n\n[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\nexport = \"main\"\n",
+            ),
+            (
+                "acme.ops.deploy/SKILL.md",
+                "---\nname: acme.ops.deploy\ndescription: Deploys to production.\ndisable-model-invocation: true\n---\nDeploys.\n",
+            ),
+            (
+                "acme.ops.deploy/code/main.py",
+                "def main(args):\n    return {'deployed': True}\n",
+            ),
+            (
+                "wipe-tools/SKILL.md",
+                "---\nname: wipe-tools\ndescription: Wipes things.\ndisable-model-invocation: true\n---\nWipes.\n",
+            ),
+            (
+                "wipe-tools/tools.json",
+                r#"[{"name": "wipe", "description": "Wipes.", "script": "scripts/wipe.py", "parameters": {}}]"#,
+            ),
+            (
+                "wipe-tools/scripts/wipe.py",
+                "import json\nprint(json.dumps({'wiped': True}))\n",
+            ),
+        ],
+    );
+    make_world_readable(site.skills.path());
+    let server = site.start(&[]);
+    let code = "def main(args):\n    from skills.acme.ops.deploy import main as deploy\n    return deploy({})\n";
+    for (method, params) in [
+        ("execute_skill", json!({"name": "acme.ops.deploy"})),
+        (
+            "execute_skill",
+            json!({"name": "wipe-tools", "args": {"tool": "wipe"}}),
+        ),
+        (
+            "run_code",
+            json!({"language": "python", "code": code, "mount_skills": ["acme.ops.deploy"]}),
+        ),
+    ] {
+        let error = server.error(method, params.clone());
+        assert_eq!(error["code"], -32602, "{params}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("can only be invoked by a person"),
+            "{params}: {message}"
+        );
+    }
+}
+
+#[test]
 fn run_code_mounts_skills_and_blobs_and_returns_out_files_as_blobs() {
     let site = Site::new();
     let server = site.start(&[]);
@@ -398,6 +454,15 @@ def main(args):
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(slow["status"], "failed");
     assert_eq!(slow["error"]["type"], "Timeout", "{slow}");
+    // A value nested deeper than the server reads is the code's problem, said as such.
+    let deep = server.result(
+        "run_code",
+        json!({"language": "python",
+               "code": "def main(args):\n    value = []\n    for _ in range(500):\n        value = [value]\n    return value\n"}),
+    );
+    assert_eq!(deep["error"]["type"], "ValueError", "{deep}");
+    let message = deep["error"]["message"].as_str().unwrap();
+    assert!(message.contains("128 levels deep"), "{message}");
     for (params, expected) in [
         (
             json!({"code": "x"}),

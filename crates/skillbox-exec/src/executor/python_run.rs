@@ -448,10 +448,19 @@ fn run_result(completed: &Completed, timeout: Duration) -> Result<Value, RunFail
         ));
     }
     let answer = String::from_utf8_lossy(&completed.stdout.bytes);
+    // serde_json reads at most 128 levels of nesting; a deeper value is the code's problem,
+    // not a process that died.
+    let mut too_deep = false;
     let answer = answer
         .lines()
         .rev()
-        .find_map(|line| serde_json::from_str::<Value>(line).ok());
+        .find_map(|line| match serde_json::from_str::<Value>(line) {
+            Ok(value) => Some(value),
+            Err(error) => {
+                too_deep |= error.to_string().starts_with("recursion limit exceeded");
+                None
+            }
+        });
     match answer {
         Some(Value::Object(mut answer)) => match answer.remove("ok") {
             Some(Value::Bool(true)) => Ok(answer.remove("output").unwrap_or(Value::Null)),
@@ -466,6 +475,10 @@ fn run_result(completed: &Completed, timeout: Duration) -> Result<Value, RunFail
                 ))
             }
         },
+        _ if too_deep => Err(RunFailure::new(
+            "ValueError",
+            "the value returned nests arrays and objects more than 128 levels deep, which cannot be read back; return a flatter value, or write it to /workspace/out/ (it becomes an output blob)",
+        )),
         _ => Err(RunFailure::new(
             "ExecutionFailed",
             match completed.exit_code {

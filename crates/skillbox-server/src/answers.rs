@@ -1,0 +1,155 @@
+//! What answers may cost. A request of a few hundred bytes can ask for a large answer (a
+//! `read_blob` of 16 MiB), so answers are bounded like request bodies are:
+//! - the bytes blob reads return are taken from the large-body budget before they are
+//!   fetched ([`BudgetShare::take`]), beyond the first [`FREE_READ_BYTES`] of each request (or
+//!   batch), and held until the whole answer has been handed to the connection ([`Answer`]);
+//!   past the budget the read gets -32000 with `retry_after_ms`;
+//! - the answers of one batch stop being collected at [`MAX_BATCH_ANSWER_BYTES`]
+//!   (see `server.rs`).
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use hyper::body::{Frame, SizeHint};
+use serde_json::json;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::protocol::{RpcError, SERVER_BUSY};
+
+/// Most bytes of answers one batch collects. The requests after that are not run; each gets
+/// -32000 saying to send it again in another batch.
+pub const MAX_BATCH_ANSWER_BYTES: usize = 32 * 1024 * 1024;
+/// Bytes of an answer handed to the connection at a time. hyper asks for the next piece only
+/// when it has room to write it, so the budget an answer holds is given back once nearly all of
+/// it has gone to the client.
+const ANSWER_PIECE_BYTES: usize = 64 * 1024;
+/// Bytes of blob reads one request (or batch) may return without taking from the budget, as a
+/// body of this size may be received without it: the usual small samples never touch it.
+pub const FREE_READ_BYTES: u64 = 1024 * 1024;
+/// Milliseconds a client is told to wait when the budget is spent.
+pub(crate) const BUDGET_RETRY_AFTER_MS: u64 = 1000;
+
+/// The busy error for a request the large-body budget cannot cover now.
+pub(crate) fn budget_spent(what: &str, budget_bytes: usize) -> RpcError {
+    let mut error = RpcError::new(
+        SERVER_BUSY,
+        format!(
+            "the server is busy: {what} share a budget of {budget_bytes} bytes, which other requests hold now; retry in a moment"
+        ),
+    );
+    error.data = Some(json!({ "retry_after_ms": BUDGET_RETRY_AFTER_MS }));
+    error
+}
+
+/// The share of the large-body budget one exchange holds for its answer.
+#[derive(Debug)]
+pub(crate) struct BudgetShare {
+    budget: Arc<Semaphore>,
+    budget_bytes: usize,
+    /// What may still be read without taking from the budget.
+    free_bytes: u64,
+    permits: Option<OwnedSemaphorePermit>,
+}
+
+impl BudgetShare {
+    /// An empty share of `budget` (whose size is `budget_bytes`).
+    pub(crate) fn new(budget: &Arc<Semaphore>, budget_bytes: usize) -> Self {
+        BudgetShare {
+            budget: Arc::clone(budget),
+            budget_bytes,
+            free_bytes: FREE_READ_BYTES,
+            permits: None,
+        }
+    }
+
+    /// Cover `bytes` more of blob reads: from what is still free, then from the budget, at once
+    /// or not at all.
+    ///
+    /// # Errors
+    /// -32000 with `retry_after_ms` when the budget cannot cover them now.
+    pub(crate) fn take(&mut self, bytes: u64) -> Result<(), RpcError> {
+        let free = bytes.min(self.free_bytes);
+        let bytes = bytes - free;
+        if bytes == 0 {
+            self.free_bytes -= free;
+            return Ok(());
+        }
+        let refused = || {
+            tracing::warn!(bytes, "blob read refused: the large-body budget is spent");
+            budget_spent(
+                "large request bodies and the bytes blob reads return",
+                self.budget_bytes,
+            )
+        };
+        let count = u32::try_from(bytes).map_err(|_| refused())?;
+        let taken = Arc::clone(&self.budget)
+            .try_acquire_many_owned(count)
+            .map_err(|_| refused())?;
+        match &mut self.permits {
+            Some(permits) => permits.merge(taken),
+            None => self.permits = Some(taken),
+        }
+        self.free_bytes -= free;
+        Ok(())
+    }
+}
+
+/// A JSON answer handed to the connection in pieces, holding its budget share until the last
+/// piece has been taken.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    bytes: Bytes,
+    sent: usize,
+    _share: BudgetShare,
+}
+
+impl Answer {
+    /// The 200 response carrying `json`.
+    pub(crate) fn response(json: Vec<u8>, share: BudgetShare) -> Response {
+        let answer = Answer {
+            bytes: Bytes::from(json),
+            sent: 0,
+            _share: share,
+        };
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            Body::new(answer),
+        )
+            .into_response()
+    }
+}
+
+impl hyper::body::Body for Answer {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        if this.sent == this.bytes.len() {
+            return Poll::Ready(None);
+        }
+        let end = this
+            .sent
+            .saturating_add(ANSWER_PIECE_BYTES)
+            .min(this.bytes.len());
+        let piece = this.bytes.slice(this.sent..end);
+        this.sent = end;
+        Poll::Ready(Some(Ok(Frame::data(piece))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.sent == self.bytes.len()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact((self.bytes.len() - self.sent) as u64)
+    }
+}
