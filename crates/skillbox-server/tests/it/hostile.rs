@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use serde_json::json;
+use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::{Server, catalog_of, examples, state};
