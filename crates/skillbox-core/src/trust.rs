@@ -43,6 +43,40 @@ pub const MAX_TRUST_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// The key recording a root that is itself one skill (a skill folder or a `SKILL.md`).
 pub const WHOLE_ROOT_SKILL_KEY: &str = ".";
 
+/// Refuse a trust file that another user owns or could write, directly or by replacing a
+/// folder above it: a file planted in a shared config folder must not decide what runs. Folders
+/// writable by others are accepted only with the sticky bit (`/tmp`), which keeps others from
+/// renaming what is ours.
+fn check_private(path: &Path) -> Result<(), TrustError> {
+    use std::os::unix::fs::MetadataExt;
+    let ours = rustix::process::geteuid().as_raw();
+    let refuse = |unsafe_path: &Path, problem: String| TrustError::NotPrivate {
+        path: path.to_path_buf(),
+        unsafe_path: unsafe_path.to_path_buf(),
+        problem,
+    };
+    let real = fs_err::canonicalize(path).map_err(io_error)?;
+    for (index, entry) in real.ancestors().enumerate() {
+        let metadata = fs_err::symlink_metadata(entry).map_err(io_error)?;
+        let owner = metadata.uid();
+        if owner != ours && owner != 0 {
+            return Err(refuse(
+                entry,
+                format!("belongs to uid {owner}, not to you (uid {ours})"),
+            ));
+        }
+        let mode = metadata.mode() & 0o7777;
+        let sticky_folder = index > 0 && mode & 0o1000 != 0;
+        if mode & 0o022 != 0 && !sticky_folder {
+            return Err(refuse(
+                entry,
+                format!("can be written by other users (mode {mode:o})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Permissions of the trust file: the user's alone.
 const TRUST_FILE_MODE: u32 = 0o600;
 /// Permissions of a config folder skillbox creates.
@@ -108,6 +142,21 @@ pub enum TrustError {
         path: PathBuf,
         /// What is wrong, naming the field.
         message: String,
+    },
+    /// The trust file, or a folder above it, could be written by someone else: what it says
+    /// cannot be believed.
+    #[error(
+        "trust file `{}` is not safe to believe: `{}` {problem}; only you (or root) may be able to change it and the folders above it (chmod go-w, or move the file to a folder of your own)",
+        path.display(),
+        unsafe_path.display()
+    )]
+    NotPrivate {
+        /// The trust file.
+        path: PathBuf,
+        /// The file or folder that others could change.
+        unsafe_path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
     },
     /// Reading or writing a file failed (the message names it).
     #[error("{0}")]
@@ -217,6 +266,7 @@ impl TrustStore {
         if !metadata.is_file() {
             return Err(corrupt("it is not a regular file".to_owned()));
         }
+        check_private(path)?;
         if metadata.len() > MAX_TRUST_FILE_BYTES {
             return Err(corrupt(format!(
                 "it is {} bytes; the limit is {MAX_TRUST_FILE_BYTES}",
@@ -815,6 +865,32 @@ mod tests {
         roots.extend(project.roots());
         let gate = TrustGate::for_roots(&roots, Some(project.store_path.clone()));
         assert!(gate.gated.is_empty());
+    }
+
+    #[test]
+    fn a_trust_file_others_could_change_is_not_believed() {
+        use std::os::unix::fs::PermissionsExt;
+        let project = Project::new();
+        project.trust(None);
+        let set_mode = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        let folder = project.store_path.parent().unwrap().to_path_buf();
+        assert!(TrustStore::load(&project.store_path).is_ok());
+        set_mode(&project.store_path, 0o666);
+        let error = TrustStore::load(&project.store_path).unwrap_err();
+        assert!(matches!(error, TrustError::NotPrivate { .. }), "{error}");
+        assert!(error.to_string().contains("mode 666"), "{error}");
+        set_mode(&project.store_path, 0o600);
+        set_mode(&folder, 0o777);
+        let error = TrustStore::load(&project.store_path).unwrap_err();
+        assert!(matches!(error, TrustError::NotPrivate { .. }), "{error}");
+        set_mode(&folder, 0o700);
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&project.store_path, Some(4242), None).unwrap();
+            let error = TrustStore::load(&project.store_path).unwrap_err();
+            assert!(error.to_string().contains("belongs to uid 4242"), "{error}");
+        }
     }
 
     #[test]
