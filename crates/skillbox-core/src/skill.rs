@@ -232,6 +232,14 @@ impl Skill {
         !self.properties.disable_model_invocation
     }
 
+    /// Whether a model may see the skill at all (its listing, files, tools, prompt line): it is
+    /// model-invocable and its name is safe to show and to run ([`is_safe_skill_name`]). Every
+    /// model-facing path filters by this.
+    #[must_use]
+    pub fn visible_to_model(&self) -> bool {
+        self.model_invocable() && is_safe_skill_name(self.name())
+    }
+
     /// Whether a person may invoke it from user-facing listings.
     #[must_use]
     pub fn user_invocable(&self) -> bool {
@@ -479,4 +487,36 @@ impl Skill {
             warnings: count(crate::diagnostic::Severity::Warning),
         }
     }
+}
+
+/// Longest skill name that is shown to a model or run.
+pub const MAX_SAFE_NAME_CHARS: usize = 128;
+
+/// Why a skill name is not safe to show to a model, use in a path or run, or `None` when it is:
+/// letters, digits, `-`, `_` and `.` only (so no separators, whitespace, control, zero-width or
+/// bidi characters), at most [`MAX_SAFE_NAME_CHARS`], not starting with `.` or `-`, no `..`.
+/// Lenient loading keeps a skill with such a name listed with its diagnostics, but nothing
+/// offers it to a model or runs it.
+#[must_use]
+pub fn unsafe_name_reason(name: &str) -> Option<String> {
+    if name.is_empty() {
+        Some("it is empty".to_owned())
+    } else if name.chars().count() > MAX_SAFE_NAME_CHARS {
+        Some(format!("it is longer than {MAX_SAFE_NAME_CHARS} characters"))
+    } else if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        Some(format!("it contains {bad:?}"))
+    } else if name.starts_with(['.', '-']) || name.contains("..") {
+        Some("it starts with `.` or `-`, or holds `..`".to_owned())
+    } else {
+        None
+    }
+}
+
+/// Whether [`unsafe_name_reason`] finds nothing.
+#[must_use]
+pub fn is_safe_skill_name(name: &str) -> bool {
+    unsafe_name_reason(name).is_none()
 }

@@ -1240,32 +1240,13 @@ const MAX_REPORTED_PROBLEMS: usize = 20;
 /// Approximate size a compiled schema `pattern` may take, in bytes.
 const PATTERN_SIZE_LIMIT_BYTES: usize = 1024 * 1024;
 
-/// Longest skill name that may run.
-pub const MAX_RUNNABLE_NAME_CHARS: usize = 128;
-
-/// Refuse to run a skill whose name could be read as a path or hides characters: it must be
-/// letters, digits, `-`, `_` and `.`, not start with `.` or `-`, and hold no `..`.
+/// Refuse to run a skill whose name could be read as a path or hides characters (see
+/// [`skillbox_core::skill::unsafe_name_reason`]).
 ///
 /// # Errors
 /// [`ErrorType::ScriptNotAllowed`] naming the skill and what to fix.
 pub fn check_runnable_name(name: &str) -> Result<(), ExecError> {
-    let problem = if name.is_empty() {
-        Some("it is empty".to_owned())
-    } else if name.chars().count() > MAX_RUNNABLE_NAME_CHARS {
-        Some(format!(
-            "it is longer than {MAX_RUNNABLE_NAME_CHARS} characters"
-        ))
-    } else if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
-    {
-        Some(format!("it contains {bad:?}"))
-    } else if name.starts_with(['.', '-']) || name.contains("..") {
-        Some("it starts with `.` or `-`, or holds `..`".to_owned())
-    } else {
-        None
-    };
-    match problem {
+    match skillbox_core::skill::unsafe_name_reason(name) {
         None => Ok(()),
         Some(problem) => Err(ExecError::new(
             ErrorType::ScriptNotAllowed,
