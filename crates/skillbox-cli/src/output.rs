@@ -31,9 +31,10 @@ pub fn terminal_width() -> usize {
         .unwrap_or(100)
 }
 
-/// Cut text to `width` characters, ending with `…` when cut; newlines become spaces.
+/// Cut text to `width` characters, ending with `…` when cut; newlines become spaces and
+/// control, bidi and zero-width characters are escaped (cells quote what skills wrote).
 pub fn fit(text: &str, width: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = skillbox_core::printable::printable_line(text);
     if flat.chars().count() <= width {
         return flat;
     }
@@ -45,8 +46,16 @@ pub fn fit(text: &str, width: usize) -> String {
 /// Render rows as left-aligned columns; the last column takes what width is left.
 pub fn table(header: &[&str], rows: &[Vec<String>], width: usize) -> String {
     let columns = header.len();
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|cell| skillbox_core::printable::printable_line(cell))
+                .collect()
+        })
+        .collect();
     let mut widths: Vec<usize> = header.iter().map(|cell| cell.chars().count()).collect();
-    for row in rows {
+    for row in &rows {
         for (index, cell) in row.iter().enumerate().take(columns - 1) {
             widths[index] = widths[index].max(cell.chars().count());
         }
@@ -69,7 +78,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>], width: usize) -> String {
     };
     push_row(header.iter().map(|cell| (*cell).to_owned()).collect());
     for row in rows {
-        push_row(row.clone());
+        push_row(row);
     }
     text
 }

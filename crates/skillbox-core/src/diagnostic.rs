@@ -236,9 +236,11 @@ impl Diagnostic {
 impl fmt::Display for Diagnostic {
     /// `error[name-too-long]: path/SKILL.md:2:7: message` followed by an indented hint line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Paths and messages quote what skills wrote: escaped, so they cannot drive a terminal.
+        use crate::printable::{printable, printable_path};
         write!(f, "{}[{}]", self.severity, self.code)?;
         if let Some(file) = &self.file {
-            write!(f, " {}", file.display())?;
+            write!(f, " {}", printable_path(file))?;
             if let Some(line) = self.line {
                 write!(f, ":{line}")?;
                 if let Some(column) = self.column {
@@ -246,9 +248,9 @@ impl fmt::Display for Diagnostic {
                 }
             }
         }
-        write!(f, ": {}", self.message)?;
+        write!(f, ": {}", printable(&self.message))?;
         if let Some(hint) = &self.hint {
-            write!(f, "\n  hint: {hint}")?;
+            write!(f, "\n  hint: {}", printable(hint))?;
         }
         Ok(())
     }

@@ -19,6 +19,7 @@ pub mod frontmatter;
 pub mod limits;
 pub mod loader;
 pub mod manifest;
+pub mod printable;
 pub mod properties;
 pub mod report;
 mod simple_yaml;

@@ -502,7 +502,9 @@ pub fn unsafe_name_reason(name: &str) -> Option<String> {
     if name.is_empty() {
         Some("it is empty".to_owned())
     } else if name.chars().count() > MAX_SAFE_NAME_CHARS {
-        Some(format!("it is longer than {MAX_SAFE_NAME_CHARS} characters"))
+        Some(format!(
+            "it is longer than {MAX_SAFE_NAME_CHARS} characters"
+        ))
     } else if let Some(bad) = name
         .chars()
         .find(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
+use skillbox_core::printable::{printable_block, printable_line};
 use skillbox_core::{Diagnostic, Skill, ToolDefinition};
 
 use crate::EXIT_USAGE;
@@ -125,7 +126,10 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
 fn render(skill: &Skill, view: &SkillView<'_>) -> String {
     let summary = &view.summary;
     let mut text = String::new();
-    let mut line = |label: &str, value: String| text.push_str(&format!("{label:<15}{value}\n"));
+    // Every value quotes what the skill wrote: one line each, escaped for the terminal.
+    let mut line = |label: &str, value: String| {
+        text.push_str(&format!("{label:<15}{}\n", printable_line(&value)));
+    };
     line("name", summary.name.clone());
     if let Some(title) = &summary.title {
         line("title", title.clone());
@@ -207,9 +211,9 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
                 .unwrap_or_default();
             text.push_str(&format!(
                 "  {}({}) - {}\n",
-                tool.name,
-                parameters.join(", "),
-                tool.description
+                printable_line(&tool.name),
+                printable_line(&parameters.join(", ")),
+                printable_line(&tool.description)
             ));
         }
     }
@@ -218,8 +222,8 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
         for file in view.files {
             text.push_str(&format!(
                 "  {} - {}\n",
-                file.path,
-                file.description.as_deref().unwrap_or("")
+                printable_line(&file.path),
+                printable_line(file.description.as_deref().unwrap_or(""))
             ));
         }
     }
@@ -227,7 +231,7 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
     for resource in &view.resources {
         text.push_str(&format!(
             "  {:<40} {:>10}\n",
-            resource.path,
+            printable_line(&resource.path),
             human_bytes(resource.size_bytes)
         ));
     }
@@ -242,7 +246,7 @@ fn render(skill: &Skill, view: &SkillView<'_>) -> String {
         }
     }
     text.push_str("\n---\n");
-    text.push_str(&view.body);
+    text.push_str(&printable_block(&view.body));
     text.push('\n');
     if view.body_truncated {
         text.push_str("\n[body truncated at the size limit]\n");

@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use skillbox_core::{Severity, ValidationMode, ValidationReport};
 
+use skillbox_core::printable::{printable_line, printable_path};
+
 use crate::arguments::{GlobalOptions, ValidateArguments};
 use crate::output::{indent, print_text};
 use crate::{EXIT_PROBLEMS, EXIT_USAGE};
@@ -66,12 +68,18 @@ fn render(report: &ValidationReport) -> String {
     let mut text = String::new();
     for skill in &report.skills {
         let status = if skill.valid { "ok     " } else { "invalid" };
+        // Paths, names and versions quote what skills wrote: escaped, one line each.
         let label = match (&skill.name, &skill.version) {
-            (Some(name), Some(version)) => format!(" ({name} {version})"),
-            (Some(name), None) => format!(" ({name})"),
+            (Some(name), Some(version)) => {
+                format!(" ({} {})", printable_line(name), printable_line(version))
+            }
+            (Some(name), None) => format!(" ({})", printable_line(name)),
             _ => String::new(),
         };
-        text.push_str(&format!("{status} {}{label}\n", skill.path.display()));
+        text.push_str(&format!(
+            "{status} {}{label}\n",
+            printable_path(&skill.path)
+        ));
         for diagnostic in &skill.diagnostics {
             text.push_str(&indent(&diagnostic.to_string(), 8));
             text.push('\n');

@@ -166,3 +166,75 @@ fn broken_pipe_is_not_an_error() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(matches!(status.code(), Some(0 | 1)), "{status:?} {stderr}");
 }
+
+#[test]
+fn what_skills_wrote_cannot_drive_the_terminal_or_forge_lines() {
+    let root = tempfile::tempdir().unwrap();
+    // A folder whose name holds a newline and a fake report line, and a frontmatter whose
+    // name, description and version carry terminal escapes (OSC retitles the terminal, CSI
+    // clears the screen) and a bidi override.
+    let folder = "evil\nok      forged (trusted 1.0.0)";
+    write_tree(
+        root.path(),
+        &[(
+            &format!("{folder}/SKILL.md"),
+            "---\nname: \"evil\\e]0;pwned\\a\"\ndescription: \"Looks fine\\e[2J\\u202egnp.exe\"\nversion: \"1.0\\e[31m\"\n---\nBody with \\e[5m blink.\n",
+        )],
+    );
+    // The body above is YAML-escaped only in the frontmatter; put a raw escape in the body too.
+    let skill_md = root.path().join(folder).join("SKILL.md");
+    let text = fs_err::read_to_string(&skill_md)
+        .unwrap()
+        .replace("\\e[5m", "\u{1b}[5m");
+    fs_err::write(&skill_md, text).unwrap();
+    let human = |args: &[&str]| {
+        let output = skillbox().args(args).arg(root.path()).output().unwrap();
+        let mut all = output.stdout.clone();
+        all.extend_from_slice(&output.stderr);
+        String::from_utf8(all).unwrap()
+    };
+    let listed = human(&["list"]);
+    let validated = human(&["validate"]);
+    for (command, text) in [("list", &listed), ("validate", &validated)] {
+        assert!(
+            !text.contains('\u{1b}'),
+            "{command} printed an escape: {text:?}"
+        );
+        assert!(
+            !text.contains('\u{7}'),
+            "{command} printed a bell: {text:?}"
+        );
+        assert!(
+            !text.contains('\u{202e}'),
+            "{command} printed a bidi override: {text:?}"
+        );
+        assert!(
+            !text.lines().any(|line| line.starts_with("ok      forged")),
+            "{command} printed a forged line: {text}"
+        );
+    }
+    assert!(listed.contains("\\u{1b}]0;pwned"), "{listed}");
+    // `show` by the skill's exact (hostile) name.
+    let output = skillbox()
+        .args(["--root"])
+        .arg(root.path())
+        .args(["show", "evil\u{1b}]0;pwned\u{7}"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{shown}");
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("Body with \\u{1b}[5m blink."), "{shown}");
+    // JSON keeps the exact text.
+    let output = skillbox()
+        .args(["list", "--json"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    let listed = json_stdout(&output);
+    assert_eq!(listed[0]["name"], "evil\u{1b}]0;pwned\u{7}");
+    assert!(listed[0]["path"].as_str().unwrap().contains(folder));
+}
