@@ -107,3 +107,44 @@ pub fn manifests(data: &[u8]) {
         check_diagnostic(diagnostic, lines, 1);
     }
 }
+
+/// `.zip`/`.skill` archives: any bytes through [`unpack_archive_bytes`]; every file it lists is
+/// read to its end, and a read never yields more than the size the listing declares.
+pub fn archives(data: &[u8]) {
+    use skillbox_core::archive::unpack_archive_bytes;
+    use skillbox_core::limits::CatalogLimits;
+    let path = std::path::Path::new("fuzz.skill");
+    let limits = CatalogLimits {
+        max_archive_unpacked_bytes: 4 * 1024 * 1024,
+        ..CatalogLimits::default()
+    };
+    let unpacked = match unpack_archive_bytes(path, data.to_vec(), &limits) {
+        Ok(unpacked) => unpacked,
+        Err(diagnostic) => {
+            assert!(!diagnostic.message.trim().is_empty(), "{diagnostic:?}");
+            return;
+        }
+    };
+    let files = &unpacked.files;
+    let mut declared_total = 0u64;
+    for file in files.files() {
+        declared_total += file.size_bytes;
+        let mut read = Vec::new();
+        match files.copy_to(&file.relative_path, &mut read) {
+            Ok(copied) => assert!(
+                copied == read.len() as u64 && copied == file.size_bytes,
+                "`{}` read {copied} bytes of {} declared",
+                file.relative_path,
+                file.size_bytes
+            ),
+            Err(error) => assert!(
+                read.len() as u64 <= file.size_bytes,
+                "`{}` yielded {} bytes past its declared {} before failing: {error}",
+                file.relative_path,
+                read.len(),
+                file.size_bytes
+            ),
+        }
+    }
+    assert!(declared_total <= limits.max_archive_unpacked_bytes);
+}

@@ -49,3 +49,9 @@ fn manifests_seeds() {
         "expected the manifest seeds, found {count} inputs"
     );
 }
+
+#[test]
+fn archives_seeds() {
+    let count = replay("archives", skillbox_fuzz::archives);
+    assert!(count >= 4, "expected the archive seeds, found {count} inputs");
+}

@@ -1,17 +1,19 @@
 //! Packaged skills: a `.zip` or `.skill` archive holding one skill folder (or the skill's files
-//! at the archive root). The archive is unpacked into memory, read-only, under hard limits:
-//! entry count, total unpacked size, per-entry compression ratio (zip bombs), and entry names
-//! that would leave the skill (zip-slip) are refused outright.
+//! at the archive root). The archive is read into memory as it is on disk (compressed) and its
+//! central directory is checked under hard limits: entry count, the sum of declared sizes, each
+//! entry's compression ratio (zip bombs), and entry names that would leave the skill (zip-slip)
+//! or are symlinks are refused outright. Nothing is decompressed then: an entry is decompressed
+//! only when it is read, only as far as it is read, and never past its declared size.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::Path;
-use std::sync::Arc;
+use std::io::{Cursor, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
-use crate::source::{ArchivedFiles, contained_relative_path, open_regular_file};
+use crate::source::{SourceFile, contained_relative_path, open_regular_file};
 
 /// File name endings recognised as packaged skills.
 pub const ARCHIVE_EXTENSIONS: &[&str] = &["zip", "skill"];
@@ -28,7 +30,177 @@ pub fn is_archive_path(path: &Path) -> bool {
         })
 }
 
-/// An archive unpacked into memory: the skill's files and the folder name they came from.
+/// The zip reader over an archive's bytes; cloning it is cheap (the central directory is
+/// shared), so every read works on its own clone.
+type ZipReader = zip::ZipArchive<Cursor<Arc<[u8]>>>;
+
+/// Where one file of the skill sits in the archive.
+#[derive(Debug, Clone, Copy)]
+struct ArchivedEntry {
+    /// Index in the zip's central directory.
+    index: usize,
+    /// The size the central directory declares; reads never go past it.
+    size_bytes: u64,
+}
+
+/// The files of one skill packaged in an archive: the archive's bytes as they are on disk, and
+/// where each file of the skill sits in them. Holding the bytes rather than reopening the file
+/// keeps the catalog a snapshot: what is listed, read, hashed for trust and unpacked for a run
+/// are the bytes that were loaded.
+pub struct ArchivedFiles {
+    /// The archive on disk.
+    pub archive_path: PathBuf,
+    bytes: Arc<[u8]>,
+    zip: ZipReader,
+    entries: BTreeMap<String, ArchivedEntry>,
+    content_digest: OnceLock<String>,
+}
+
+impl std::fmt::Debug for ArchivedFiles {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ArchivedFiles")
+            .field("archive_path", &self.archive_path)
+            .field("archive_bytes", &self.bytes.len())
+            .field("files", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ArchivedFiles {
+    /// Whether the skill has a file at this relative path (already normalised).
+    #[must_use]
+    pub fn contains(&self, relative: &str) -> bool {
+        self.entries.contains_key(relative)
+    }
+
+    /// How many files the skill has.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the skill has no files (never true for a loaded skill: it has `SKILL.md`).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The skill's files in path order with their declared sizes.
+    pub fn files(&self) -> impl Iterator<Item = SourceFile> + '_ {
+        self.entries.iter().map(|(path, entry)| SourceFile {
+            relative_path: path.clone(),
+            size_bytes: entry.size_bytes,
+        })
+    }
+
+    /// Bytes the archive takes in memory (its size on disk).
+    #[must_use]
+    pub fn archive_bytes(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// The sha256 of the archive's bytes as 64 hex digits, computed once: two archives with
+    /// this digest hold the same skill, whatever their paths.
+    pub fn content_digest(&self) -> &str {
+        self.content_digest.get_or_init(|| {
+            use sha2::{Digest, Sha256};
+            hex_digits(&Sha256::digest(&self.bytes))
+        })
+    }
+
+    /// Hand `read` a reader of one file, decompressing only as far as `read` reads. The reader
+    /// fails rather than go past the entry's declared size, and the zip's checksum is checked
+    /// when the entry is read to its end; either failure names the archive and the file.
+    ///
+    /// # Errors
+    /// [`CatalogError::FileNotFound`] when the skill has no such file, or
+    /// [`CatalogError::Io`] when the entry cannot be read.
+    pub fn read_with<T>(
+        &self,
+        relative: &str,
+        read: impl FnOnce(&mut dyn Read) -> std::io::Result<T>,
+    ) -> Result<T, CatalogError> {
+        let entry = self
+            .entries
+            .get(relative)
+            .ok_or_else(|| CatalogError::FileNotFound {
+                path: self.archive_path.join(relative),
+            })?;
+        let unreadable = |error: &dyn std::fmt::Display| {
+            CatalogError::Io(format!(
+                "cannot read `{relative}` from archive `{}`: {error}",
+                self.archive_path.display()
+            ))
+        };
+        let mut zip = self.zip.clone();
+        let file = zip
+            .by_index(entry.index)
+            .map_err(|error| unreadable(&error))?;
+        let mut bounded = DeclaredSize {
+            inner: file,
+            remaining: entry.size_bytes,
+        };
+        read(&mut bounded).map_err(|error| unreadable(&error))
+    }
+
+    /// Decompress one file into `writer`, a buffer at a time.
+    ///
+    /// # Errors
+    /// As [`ArchivedFiles::read_with`], and when writing fails.
+    pub fn copy_to(&self, relative: &str, writer: &mut impl Write) -> Result<u64, CatalogError> {
+        self.read_with(relative, |reader| std::io::copy(reader, writer))
+    }
+}
+
+/// A reader that yields at most the entry's declared size and fails if the entry goes on past
+/// it (a header that lies about its size).
+struct DeclaredSize<R> {
+    inner: R,
+    remaining: u64,
+}
+
+impl<R: Read> Read for DeclaredSize<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        if buffer.is_empty() {
+            return Ok(0);
+        }
+        if self.remaining == 0 {
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the entry expands past the size its header declares",
+                )),
+            };
+        }
+        let window = usize::try_from(self.remaining)
+            .unwrap_or(usize::MAX)
+            .min(buffer.len());
+        let read = self.inner.read(&mut buffer[..window])?;
+        if read == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the entry ends before the size its header declares",
+            ));
+        }
+        self.remaining -= read as u64;
+        Ok(read)
+    }
+}
+
+fn hex_digits(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(text, "{byte:02x}");
+    }
+    text
+}
+
+/// A packaged skill as read from its archive: the skill's files and the folder name they came
+/// from.
 #[derive(Debug)]
 pub struct UnpackedArchive {
     /// The skill's files, relative to the skill folder.
@@ -44,13 +216,23 @@ fn archive_error(path: &Path, message: String, hint: &str) -> Diagnostic {
         .with_hint(hint)
 }
 
-/// Unpack a skill archive into memory.
+/// Read a skill archive and check its central directory; no entry is decompressed.
 ///
 /// # Errors
 /// A diagnostic naming the archive when it is unreadable, not a zip, unsafe (entry names with
 /// `..` or absolute paths, symlinks), too large, too compressed, or holds no single skill.
 pub fn unpack_archive(path: &Path, limits: &CatalogLimits) -> Result<UnpackedArchive, Diagnostic> {
-    let unreadable = |error: CatalogError| {
+    unpack_archive_within(path, limits, limits.max_archive_bytes)
+}
+
+/// [`unpack_archive`] for an archive the catalog gave at most `allowance_bytes` of its
+/// archive budget.
+pub(crate) fn unpack_archive_within(
+    path: &Path,
+    limits: &CatalogLimits,
+    allowance_bytes: u64,
+) -> Result<UnpackedArchive, Diagnostic> {
+    let unreadable = |error: &dyn std::fmt::Display| {
         archive_error(
             path,
             error.to_string(),
@@ -59,43 +241,83 @@ pub fn unpack_archive(path: &Path, limits: &CatalogLimits) -> Result<UnpackedArc
     };
     // Opened before its size is read, so the size is that of the file being read; a FIFO or
     // device is refused instead of read (a FIFO would block the catalog forever).
-    let file = open_regular_file(path).map_err(unreadable)?;
-    let size = file
-        .metadata()
-        .map_err(|error| unreadable(CatalogError::io(error)))?
-        .len();
-    if size > limits.max_archive_bytes {
-        return Err(archive_error(
+    let file = open_regular_file(path).map_err(|error| unreadable(&error))?;
+    let size = file.metadata().map_err(|error| unreadable(&error))?.len();
+    let limit = limits.max_archive_bytes.min(allowance_bytes);
+    let too_large = |size: u64| {
+        archive_error(
             path,
-            format!(
-                "archive is {size} bytes; the limit is {}",
-                limits.max_archive_bytes
-            ),
+            format!("archive is {size} bytes; the limit is {limit}"),
             "ship large assets outside the skill, or unpack the archive into a skill folder",
-        ));
+        )
+    };
+    if size > limit {
+        return Err(too_large(size));
     }
-    let mut archive = zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|error| {
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    // The file may grow after its size was read: never read past the limit.
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| unreadable(&error))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
+    unpack_archive_bytes(path, bytes, limits)
+}
+
+/// [`unpack_archive`] over an archive's bytes already in memory; `path` names it in messages.
+///
+/// # Errors
+/// As [`unpack_archive`], except for reading the file.
+pub fn unpack_archive_bytes(
+    path: &Path,
+    bytes: Vec<u8>,
+    limits: &CatalogLimits,
+) -> Result<UnpackedArchive, Diagnostic> {
+    let bytes: Arc<[u8]> = Arc::from(bytes);
+    let mut zip = zip::ZipArchive::new(Cursor::new(Arc::clone(&bytes))).map_err(|error| {
         archive_error(
             path,
             format!("not a readable zip archive: {error}"),
             "re-create the archive with `zip -r`",
         )
     })?;
-    if archive.len() > limits.max_archive_entries {
+    let entries = checked_entries(path, &mut zip, limits)?;
+    let (entries, folder_name) = skill_layout(path, entries)?;
+    Ok(UnpackedArchive {
+        files: Arc::new(ArchivedFiles {
+            archive_path: path.to_path_buf(),
+            bytes,
+            zip,
+            entries,
+            content_digest: OnceLock::new(),
+        }),
+        folder_name,
+    })
+}
+
+/// The archive's files by normalised path, after checking every entry of the central
+/// directory against the limits.
+fn checked_entries(
+    path: &Path,
+    zip: &mut ZipReader,
+    limits: &CatalogLimits,
+) -> Result<BTreeMap<String, ArchivedEntry>, Diagnostic> {
+    if zip.len() > limits.max_archive_entries {
         return Err(archive_error(
             path,
             format!(
                 "archive has {} entries; the limit is {}",
-                archive.len(),
+                zip.len(),
                 limits.max_archive_entries
             ),
             "package only the skill folder",
         ));
     }
-    let mut entries: BTreeMap<String, Arc<[u8]>> = BTreeMap::new();
-    let mut total: u64 = 0;
-    for index in 0..archive.len() {
-        let mut entry = archive.by_index(index).map_err(|error| {
+    let mut entries = BTreeMap::new();
+    let mut declared_total: u64 = 0;
+    for index in 0..zip.len() {
+        let entry = zip.by_index_raw(index).map_err(|error| {
             archive_error(
                 path,
                 format!("entry {index} is unreadable: {error}"),
@@ -144,22 +366,10 @@ pub fn unpack_archive(path: &Path, limits: &CatalogLimits) -> Result<UnpackedArc
                 "this archive is unsafe; do not use it",
             ));
         }
-        // Never trust the declared size: read at most what the remaining budget allows.
-        let budget = limits.max_archive_unpacked_bytes.saturating_sub(total);
-        let mut bytes =
-            Vec::with_capacity(usize::try_from(declared.min(budget).min(1 << 20)).unwrap_or(0));
-        (&mut entry)
-            .take(budget + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|error| {
-                archive_error(
-                    path,
-                    format!("entry `{name}` cannot be unpacked: {error}"),
-                    "re-create the archive",
-                )
-            })?;
-        total += bytes.len() as u64;
-        if total > limits.max_archive_unpacked_bytes {
+        // Reads never go past an entry's declared size, so the declared sizes bound what the
+        // archive can ever expand to.
+        declared_total = declared_total.saturating_add(declared);
+        if declared_total > limits.max_archive_unpacked_bytes {
             return Err(archive_error(
                 path,
                 format!(
@@ -169,22 +379,31 @@ pub fn unpack_archive(path: &Path, limits: &CatalogLimits) -> Result<UnpackedArc
                 "this archive is too large or unsafe",
             ));
         }
-        entries.insert(relative, Arc::from(bytes));
+        entries.insert(
+            relative,
+            ArchivedEntry {
+                index,
+                size_bytes: declared,
+            },
+        );
     }
+    Ok(entries)
+}
+
+/// Where the skill sits in the archive: its files relative to the skill folder, and the
+/// folder's name.
+fn skill_layout(
+    path: &Path,
+    entries: BTreeMap<String, ArchivedEntry>,
+) -> Result<(BTreeMap<String, ArchivedEntry>, String), Diagnostic> {
     let is_skill_md = |name: &str| name == "SKILL.md" || name == "skill.md";
-    let stem = path
-        .file_stem()
-        .map(|stem| stem.to_string_lossy().into_owned())
-        .unwrap_or_default();
     // Layout 1: SKILL.md at the archive root.
     if entries.keys().any(|name| is_skill_md(name)) {
-        return Ok(UnpackedArchive {
-            files: Arc::new(ArchivedFiles {
-                archive_path: path.to_path_buf(),
-                files: entries,
-            }),
-            folder_name: stem,
-        });
+        let stem = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Ok((entries, stem));
     }
     // Layout 2: exactly one top-level folder holding SKILL.md.
     let folders: Vec<&str> = entries
@@ -199,18 +418,12 @@ pub fn unpack_archive(path: &Path, limits: &CatalogLimits) -> Result<UnpackedArc
             let prefix = format!("{folder}/");
             let files = entries
                 .into_iter()
-                .filter_map(|(name, bytes)| {
+                .filter_map(|(name, entry)| {
                     name.strip_prefix(&prefix)
-                        .map(|rest| (rest.to_owned(), bytes))
+                        .map(|rest| (rest.to_owned(), entry))
                 })
                 .collect();
-            Ok(UnpackedArchive {
-                files: Arc::new(ArchivedFiles {
-                    archive_path: path.to_path_buf(),
-                    files,
-                }),
-                folder_name: folder,
-            })
+            Ok((files, folder))
         }
         [] => Err(archive_error(
             path,
@@ -258,9 +471,45 @@ mod tests {
         );
         let unpacked = unpack_archive(&path, &CatalogLimits::default()).unwrap();
         assert_eq!(unpacked.folder_name, "pdf");
-        assert_eq!(
-            unpacked.files.files.keys().collect::<Vec<_>>(),
-            vec!["SKILL.md", "scripts/a.py"]
+        let listed: Vec<String> = unpacked
+            .files
+            .files()
+            .map(|file| file.relative_path)
+            .collect();
+        assert_eq!(listed, vec!["SKILL.md", "scripts/a.py"]);
+        let mut script = Vec::new();
+        unpacked.files.copy_to("scripts/a.py", &mut script).unwrap();
+        assert_eq!(script, b"print(1)");
+    }
+
+    #[test]
+    fn a_read_never_passes_the_declared_size_and_a_bad_checksum_is_named() {
+        let path = Path::new("seed.zip");
+        let lying = include_bytes!("../../../fuzz/seeds/archives/lying-size.zip");
+        let unpacked =
+            unpack_archive_bytes(path, lying.to_vec(), &CatalogLimits::default()).unwrap();
+        let mut read = Vec::new();
+        let error = unpacked
+            .files
+            .copy_to("lies.bin", &mut read)
+            .unwrap_err()
+            .to_string();
+        assert!(read.len() <= 8, "{} bytes of 8 declared", read.len());
+        assert!(
+            error.contains("declared") && error.contains("lies.bin"),
+            "{error}"
+        );
+        let corrupt = include_bytes!("../../../fuzz/seeds/archives/corrupt-entry.zip");
+        let unpacked =
+            unpack_archive_bytes(path, corrupt.to_vec(), &CatalogLimits::default()).unwrap();
+        let error = unpacked
+            .files
+            .copy_to("data.bin", &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("data.bin") && error.contains("seed.zip"),
+            "{error}"
         );
     }
 

@@ -11,7 +11,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::archive::unpack_archive;
+use crate::archive::unpack_archive_within;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::discovery::{Candidate, discover};
 use crate::error::CatalogError;
@@ -231,9 +231,9 @@ impl SkillCatalog {
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "discovery done"
         );
-        let outcomes: Vec<(PathBuf, LoadOutcome)> = candidates
+        let outcomes: Vec<(PathBuf, LoadOutcome)> = admit_archives(candidates, &options.limits)
             .into_par_iter()
-            .map(|candidate| load_candidate(candidate, options))
+            .map(|(candidate, allowance_bytes)| load_candidate(candidate, allowance_bytes, options))
             .collect();
 
         tracing::debug!(
@@ -520,7 +520,46 @@ fn build_globs(patterns: &[String]) -> Result<Option<GlobSet>, CatalogError> {
         })
 }
 
-fn load_candidate(candidate: Candidate, options: &CatalogOptions) -> (PathBuf, LoadOutcome) {
+/// Give each archive its size out of the catalog's archive budget
+/// ([`CatalogLimits::max_catalog_archive_bytes`]), in path order, before any is read: an archive
+/// that does not fit is refused with an error. Returns each candidate with the bytes its archive
+/// may take (unused for folders).
+fn admit_archives(candidates: Vec<Candidate>, limits: &CatalogLimits) -> Vec<(Candidate, u64)> {
+    let mut remaining_bytes = limits.max_catalog_archive_bytes;
+    candidates
+        .into_iter()
+        .map(|candidate| {
+            let Candidate::Archive { path, root_index } = candidate else {
+                return (candidate, 0);
+            };
+            // An unreadable or oversized archive is reported by `unpack_archive` itself and
+            // takes nothing from the budget.
+            let size = match fs_err::metadata(&path) {
+                Ok(metadata) if metadata.len() <= limits.max_archive_bytes => metadata.len(),
+                _ => return (Candidate::Archive { path, root_index }, remaining_bytes),
+            };
+            if size > remaining_bytes {
+                let message = format!(
+                    "archive is {size} bytes and only {remaining_bytes} of the {} bytes all archives of a catalog may take are left (archives are given theirs in path order)",
+                    limits.max_catalog_archive_bytes
+                );
+                let refusal = Diagnostic::error(DiagnosticCode::ArchiveInvalid, message)
+                    .in_file(&path)
+                    .with_hint("unpack large archives into skill folders, or load fewer archives");
+                let outcome = LoadOutcome::Skipped(vec![refusal]);
+                return (Candidate::Loaded { path, outcome }, 0);
+            }
+            remaining_bytes -= size;
+            (Candidate::Archive { path, root_index }, size)
+        })
+        .collect()
+}
+
+fn load_candidate(
+    candidate: Candidate,
+    allowance_bytes: u64,
+    options: &CatalogOptions,
+) -> (PathBuf, LoadOutcome) {
     match candidate {
         Candidate::Loaded { path, outcome } => (path, outcome),
         Candidate::Folder {
@@ -532,7 +571,7 @@ fn load_candidate(candidate: Candidate, options: &CatalogOptions) -> (PathBuf, L
             (path, outcome)
         }
         Candidate::Archive { path, root_index } => {
-            let outcome = match unpack_archive(&path, &options.limits) {
+            let outcome = match unpack_archive_within(&path, &options.limits, allowance_bytes) {
                 Ok(unpacked) => load_skill(&LoadRequest {
                     source: SkillSource::Archive(unpacked.files),
                     directory: path.clone(),

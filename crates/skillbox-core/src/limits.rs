@@ -24,6 +24,10 @@ pub const MAX_ARCHIVE_UNPACKED_BYTES: u64 = 256 * 1024 * 1024;
 pub const MAX_ARCHIVE_ENTRIES: usize = 10_000;
 /// Largest allowed ratio of uncompressed to compressed size for one archive entry.
 pub const MAX_ARCHIVE_COMPRESSION_RATIO: u64 = 200;
+/// Bytes all the archives of one catalog may take together. An archive is held in memory as it
+/// is on disk (compressed) for as long as the catalog lives; archives are given their size out of
+/// this budget in path order, and one that does not fit is refused.
+pub const MAX_CATALOG_ARCHIVE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The limits one catalog load applies; defaults are the constants of this module.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +54,8 @@ pub struct CatalogLimits {
     pub max_archive_entries: usize,
     /// See [`MAX_ARCHIVE_COMPRESSION_RATIO`].
     pub max_archive_compression_ratio: u64,
+    /// See [`MAX_CATALOG_ARCHIVE_BYTES`].
+    pub max_catalog_archive_bytes: u64,
 }
 
 impl Default for CatalogLimits {
@@ -66,6 +72,7 @@ impl Default for CatalogLimits {
             max_archive_unpacked_bytes: MAX_ARCHIVE_UNPACKED_BYTES,
             max_archive_entries: MAX_ARCHIVE_ENTRIES,
             max_archive_compression_ratio: MAX_ARCHIVE_COMPRESSION_RATIO,
+            max_catalog_archive_bytes: MAX_CATALOG_ARCHIVE_BYTES,
         }
     }
 }

@@ -1,7 +1,6 @@
 //! Where a skill's files live: a folder on disk, or a read-only archive held in memory. Every
 //! read of a skill's files goes through [`SkillSource`], which keeps reads inside the skill.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::fd::BorrowedFd;
 use std::path::{Component, Path, PathBuf};
@@ -18,21 +17,15 @@ pub struct SourceFile {
     pub size_bytes: u64,
 }
 
-/// The files of one skill unpacked from an archive, keyed by relative path.
-#[derive(Debug, Default)]
-pub struct ArchivedFiles {
-    /// The archive on disk.
-    pub archive_path: PathBuf,
-    /// File contents by relative path.
-    pub files: BTreeMap<String, Arc<[u8]>>,
-}
+pub use crate::archive::ArchivedFiles;
 
 /// Where a skill's files are read from.
 #[derive(Debug, Clone)]
 pub enum SkillSource {
     /// A folder on disk.
     Directory(PathBuf),
-    /// A `.zip` / `.skill` archive, unpacked into memory and read-only.
+    /// A `.zip` / `.skill` archive held in memory as it is on disk, read-only; entries are
+    /// decompressed as they are read.
     Archive(Arc<ArchivedFiles>),
 }
 
@@ -108,13 +101,15 @@ impl SkillSource {
         is_complete: impl Fn(&[u8]) -> bool,
         buffer: &mut Vec<u8>,
     ) -> Result<(usize, bool), CatalogError> {
-        let SkillSource::Directory(directory) = self else {
-            let (bytes, truncated) = self.read_file(relative, max_bytes)?;
-            buffer.clear();
-            buffer.extend_from_slice(&bytes);
-            return Ok((bytes.len(), truncated));
-        };
         let relative = contained_relative_path(relative)?;
+        let directory = match self {
+            SkillSource::Directory(directory) => directory,
+            SkillSource::Archive(archive) => {
+                return archive.read_with(&relative, |entry| {
+                    read_head_of(entry, max_bytes, is_complete, buffer)
+                });
+            }
+        };
         let file = self.open_in_directory(directory, &relative, folder)?;
         read_head_of(file, max_bytes, is_complete, buffer).map_err(CatalogError::io)
     }
@@ -151,26 +146,12 @@ impl SkillSource {
                     file.seek(SeekFrom::Start(offset))
                         .map_err(CatalogError::io)?;
                 }
-                let initial = max_bytes.min(16 * 1024).saturating_add(1);
-                let mut bytes = Vec::with_capacity(usize::try_from(initial).unwrap_or(0));
-                file.take(max_bytes + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(CatalogError::io)?;
-                let truncated = bytes.len() as u64 > max_bytes;
-                bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
-                Ok((bytes, truncated))
+                read_at_most(&mut file, max_bytes).map_err(CatalogError::io)
             }
-            SkillSource::Archive(archive) => {
-                let bytes = archive_file(archive, &relative)?;
-                let start = usize::try_from(offset)
-                    .unwrap_or(usize::MAX)
-                    .min(bytes.len());
-                let rest = &bytes[start..];
-                let limit = usize::try_from(max_bytes)
-                    .unwrap_or(usize::MAX)
-                    .min(rest.len());
-                Ok((rest[..limit].to_vec(), rest.len() > limit))
-            }
+            SkillSource::Archive(archive) => archive.read_with(&relative, |entry| {
+                std::io::copy(&mut (&mut *entry).take(offset), &mut std::io::sink())?;
+                read_at_most(entry, max_bytes)
+            }),
         }
     }
 
@@ -181,23 +162,15 @@ impl SkillSource {
     /// As [`SkillSource::read_file`].
     pub fn sha256(&self, relative: &str) -> Result<[u8; 32], CatalogError> {
         use sha2::{Digest, Sha256};
-        const CHUNK_BYTES: usize = 64 * 1024;
         let relative = contained_relative_path(relative)?;
         let mut hasher = Sha256::new();
         match self {
             SkillSource::Directory(directory) => {
                 let mut file = self.open_in_directory(directory, &relative, None)?;
-                let mut buffer = vec![0u8; CHUNK_BYTES];
-                loop {
-                    let read = file.read(&mut buffer).map_err(CatalogError::io)?;
-                    if read == 0 {
-                        break;
-                    }
-                    hasher.update(&buffer[..read]);
-                }
+                hash_reader(&mut file, &mut hasher).map_err(CatalogError::io)?;
             }
             SkillSource::Archive(archive) => {
-                hasher.update(archive_file(archive, &relative)?);
+                archive.read_with(&relative, |entry| hash_reader(entry, &mut hasher))?;
             }
         }
         Ok(hasher.finalize().into())
@@ -240,7 +213,7 @@ impl SkillSource {
             SkillSource::Directory(directory) => self
                 .resolve_in_directory(directory, &relative)
                 .is_ok_and(|(_, metadata)| metadata.is_file()),
-            SkillSource::Archive(archive) => archive.files.contains_key(&relative),
+            SkillSource::Archive(archive) => archive.contains(&relative),
         }
     }
 
@@ -252,16 +225,8 @@ impl SkillSource {
         match self {
             SkillSource::Directory(directory) => list_directory_files(directory, limit),
             SkillSource::Archive(archive) => {
-                let files: Vec<SourceFile> = archive
-                    .files
-                    .iter()
-                    .take(limit)
-                    .map(|(path, bytes)| SourceFile {
-                        relative_path: path.clone(),
-                        size_bytes: bytes.len() as u64,
-                    })
-                    .collect();
-                (files, archive.files.len() > limit)
+                let files: Vec<SourceFile> = archive.files().take(limit).collect();
+                (files, archive.len() > limit)
             }
         }
     }
@@ -338,15 +303,30 @@ pub(crate) fn read_head_of(
     }
 }
 
-/// The bytes of one file of an archive.
-fn archive_file<'a>(archive: &'a ArchivedFiles, relative: &str) -> Result<&'a [u8], CatalogError> {
-    archive
-        .files
-        .get(relative)
-        .map(|bytes| &bytes[..])
-        .ok_or_else(|| CatalogError::FileNotFound {
-            path: archive.archive_path.join(relative),
-        })
+/// Read at most `max_bytes` of a reader; the flag says whether it went on past that.
+fn read_at_most(reader: &mut dyn Read, max_bytes: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    let initial = max_bytes.min(16 * 1024).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(initial).unwrap_or(0));
+    reader.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    let truncated = bytes.len() as u64 > max_bytes;
+    bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+    Ok((bytes, truncated))
+}
+
+/// Feed a reader to a hasher a buffer at a time: a large file costs one buffer of memory.
+pub(crate) fn hash_reader(
+    reader: &mut dyn Read,
+    hasher: &mut impl sha2::Digest,
+) -> std::io::Result<()> {
+    const CHUNK_BYTES: usize = 64 * 1024;
+    let mut buffer = vec![0u8; CHUNK_BYTES];
+    loop {
+        let read = reader.read(&mut buffer)?;
+        if read == 0 {
+            return Ok(());
+        }
+        hasher.update(&buffer[..read]);
+    }
 }
 
 /// Open a file at a path (following symlinks) for reading, refusing anything that is not a

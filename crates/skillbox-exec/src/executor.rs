@@ -260,7 +260,6 @@ pub struct Executor {
     audit: Option<AuditLog>,
     workers: WorkerPool,
     validators: Mutex<HashMap<(PathBuf, String), Arc<jsonschema::Validator>>>,
-    unpacked_archives: Mutex<HashMap<PathBuf, PathBuf>>,
     /// The runtime folder, checked private and with every link resolved.
     runtime_root: PathBuf,
     /// The empty folder every minimal root is mounted on (each in its own namespace).
@@ -329,6 +328,7 @@ impl Executor {
                 .map_err(io)?;
         }
         sweep_stale_runs(&runtime_root, STALE_RUN_AGE);
+        sweep_unused_archives(&runtime_root, STALE_RUN_AGE);
         let bootstrap_directory = write_bootstraps(&runtime_root).map_err(io)?;
         let mount_point = runtime_root.join("root");
         match fs_err::create_dir(&mount_point) {
@@ -356,7 +356,6 @@ impl Executor {
             audit,
             workers,
             validators: Mutex::new(HashMap::new()),
-            unpacked_archives: Mutex::new(HashMap::new()),
             runtime_root,
             mount_point,
             bootstrap_directory,
@@ -1095,8 +1094,10 @@ impl Executor {
         Ok(directory)
     }
 
-    /// Unpack an archived skill into a fresh folder under the runtime folder, named by a
-    /// random id (never by anything the archive says), read-only.
+    /// The folder an archived skill runs from: `archives/<sha256 of the archive>` under the
+    /// runtime folder, unpacked read-only on first use by any process sharing the runtime
+    /// folder and reused by every later run (never named by anything the archive says). Each
+    /// use touches it, so the sweep at start-up removes only copies unused for a day.
     fn unpack(
         &self,
         skill: &Skill,
@@ -1108,37 +1109,31 @@ impl Executor {
                 format!("cannot unpack skill `{}`: {error}", skill.name()),
             )
         };
-        let mut unpacked = self
-            .unpacked_archives
-            .lock()
-            .map_err(|_| ExecError::new(ErrorType::ScriptNotFound, "archive cache poisoned"))?;
-        if let Some(directory) = unpacked.get(&files.archive_path) {
-            return Ok(directory.clone());
+        let archives = self.runtime_root.join(ARCHIVES_FOLDER);
+        let directory = archives.join(files.content_digest());
+        if touch(&directory).is_ok() {
+            return Ok(directory);
         }
-        let archives = self.runtime_root.join("archives");
         match fs_err::create_dir(&archives) {
             Ok(()) => {}
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(error) => return Err(io(error)),
         }
-        let directory = archives.join(uuid::Uuid::new_v4().simple().to_string());
-        fs_err::create_dir(&directory).map_err(io)?;
-        for (relative, bytes) in &files.files {
-            // Archive paths were checked when the archive was read; they become host paths
-            // here, so check again.
-            let relative = contained_relative_path(relative).map_err(|_| {
-                io(std::io::Error::other(format!(
-                    "the archive names a path that leaves the skill: `{relative}`"
-                )))
-            })?;
-            let path = directory.join(&relative);
-            if let Some(parent) = path.parent() {
-                fs_err::create_dir_all(parent).map_err(io)?;
+        // Unpacked beside the final name and renamed into place whole: a process that finds
+        // the folder finds every file in it.
+        let staging = archives.join(format!("{STAGING_PREFIX}{}", uuid::Uuid::new_v4().simple()));
+        fs_err::create_dir(&staging).map_err(io)?;
+        let unpacked = unpack_into(files, &staging)
+            .and_then(|()| make_read_only_tree(&staging))
+            .and_then(|()| fs_err::rename(&staging, &directory));
+        if let Err(error) = unpacked {
+            remove_read_only_tree(&staging);
+            // Another process may have put the same archive in place first.
+            if touch(&directory).is_ok() {
+                return Ok(directory);
             }
-            write_new_file(&path, bytes).map_err(io)?;
+            return Err(io(error));
         }
-        make_read_only_tree(&directory).map_err(io)?;
-        unpacked.insert(files.archive_path.clone(), directory.clone());
         Ok(directory)
     }
 
@@ -1426,6 +1421,11 @@ fn describe_schema_error(error: &jsonschema::ValidationError<'_>) -> String {
 /// Age after which a run folder left in the workspace root (by a runtime killed mid-run) is
 /// removed when an executor starts. Generous, since other runtimes may share the root.
 const STALE_RUN_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+/// The runtime folder's subfolder holding archived skills unpacked for runs, one folder per
+/// archive content digest.
+const ARCHIVES_FOLDER: &str = "archives";
+/// What an archive's folder is called while it is being unpacked.
+const STAGING_PREFIX: &str = ".unpacking-";
 
 /// Remove run folders older than `age` that a killed runtime left behind.
 fn sweep_stale_runs(root: &Path, age: Duration) {
@@ -1503,17 +1503,83 @@ fn write_bootstraps(root: &Path) -> std::io::Result<PathBuf> {
     Ok(directory)
 }
 
-/// Write a file that must not exist yet, without following a link at its name.
-fn write_new_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Write every file of an archived skill under `directory`, decompressed a buffer at a time.
+fn unpack_into(
+    files: &skillbox_core::source::ArchivedFiles,
+    directory: &Path,
+) -> std::io::Result<()> {
     use fs_err::os::unix::fs::OpenOptionsExt;
-    use std::io::Write;
-    let mut file = fs_err::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o555)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
-    file.write_all(bytes)
+    for file in files.files() {
+        // Archive paths were checked when the archive was read; they become host paths here,
+        // so check again.
+        let relative = contained_relative_path(&file.relative_path).map_err(|_| {
+            std::io::Error::other(format!(
+                "the archive names a path that leaves the skill: `{}`",
+                file.relative_path
+            ))
+        })?;
+        let path = directory.join(&relative);
+        if let Some(parent) = path.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        let mut output = fs_err::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o555)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)?;
+        files
+            .copy_to(&relative, &mut output)
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Set a folder's modification time to now; fails when it does not exist.
+fn touch(directory: &Path) -> std::io::Result<()> {
+    let now = std::fs::FileTimes::new().set_modified(std::time::SystemTime::now());
+    fs_err::File::open(directory)?.set_times(now)
+}
+
+/// Remove a tree [`make_read_only_tree`] made (its folders are opened for writing first, which
+/// the owner may always do); what cannot be removed is left and logged.
+fn remove_read_only_tree(directory: &Path) {
+    fn open_up(directory: &Path) -> std::io::Result<()> {
+        fs_err::set_permissions(directory, std::fs::Permissions::from_mode(0o700))?;
+        for entry in fs_err::read_dir(directory)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                open_up(&entry.path())?;
+            }
+        }
+        Ok(())
+    }
+    let removed = open_up(directory).and_then(|()| fs_err::remove_dir_all(directory));
+    if let Err(error) = removed {
+        tracing::warn!(folder = %directory.display(), %error, "cannot remove an unpacked archive");
+    }
+}
+
+/// Remove unpacked archives no run has used for `age`, and staging folders a process left
+/// behind when it stopped mid-unpack.
+fn sweep_unused_archives(root: &Path, age: Duration) {
+    let Ok(entries) = fs_err::read_dir(root.join(ARCHIVES_FOLDER)) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for entry in entries.flatten() {
+        let unused = entry
+            .metadata()
+            .and_then(|metadata| metadata.modified())
+            .is_ok_and(|modified| {
+                now.duration_since(modified)
+                    .is_ok_and(|elapsed| elapsed > age)
+            });
+        if unused && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            remove_read_only_tree(&entry.path());
+            tracing::info!(folder = %entry.path().display(), "removed an unused unpacked archive");
+        }
+    }
 }
 
 fn make_read_only_tree(directory: &Path) -> std::io::Result<()> {
@@ -1569,5 +1635,32 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, ["bootstrap-1", "run-new", "worker-old"]);
+    }
+
+    #[test]
+    fn only_unpacked_archives_unused_for_a_day_are_swept() {
+        let root = tempfile::tempdir().unwrap();
+        let archives = root.path().join(ARCHIVES_FOLDER);
+        let unused = "a".repeat(64);
+        let staging = format!("{STAGING_PREFIX}1234");
+        let used = "b".repeat(64);
+        for name in [&unused, &staging, &used] {
+            fs_err::create_dir_all(archives.join(name).join("scripts")).unwrap();
+            fs_err::write(archives.join(name).join("scripts/run.py"), "print(1)").unwrap();
+            make_read_only_tree(&archives.join(name)).unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - Duration::from_secs(48 * 60 * 60);
+        for name in [&unused, &staging, &used] {
+            let folder = fs_err::File::open(archives.join(name)).unwrap();
+            folder.file().set_modified(long_ago).unwrap();
+        }
+        // A run touches the folder it uses.
+        touch(&archives.join(&used)).unwrap();
+        sweep_unused_archives(root.path(), STALE_RUN_AGE);
+        let left: Vec<String> = fs_err::read_dir(&archives)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, [used]);
     }
 }

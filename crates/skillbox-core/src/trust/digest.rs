@@ -7,8 +7,9 @@
 //! length-prefixed so that no two trees hash alike. Folders are walked in sorted order without
 //! following links (a link is recorded by its target, never read through), FIFOs, sockets and
 //! devices are refused without being opened for long, and the work is bounded by
-//! [`MAX_DIGEST_ENTRIES`] and [`MAX_DIGEST_BYTES`]. Archived skills are hashed from the files
-//! unpacked into memory, which are what runs.
+//! [`MAX_DIGEST_ENTRIES`] and [`MAX_DIGEST_BYTES`]. Archived skills are hashed from the archive
+//! bytes the catalog holds, entry by entry (decompressed a buffer at a time), which are what
+//! runs.
 
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -46,7 +47,7 @@ const ARCHIVE_DOMAIN: &[u8] = b"skillbox trust digest v1 archive\n";
 pub fn skill_digest(skill: &Skill) -> Result<String, TrustError> {
     match &skill.source {
         SkillSource::Directory(directory) => directory_digest(directory),
-        SkillSource::Archive(files) => Ok(archive_digest(files)),
+        SkillSource::Archive(files) => archive_digest(files),
     }
 }
 
@@ -114,15 +115,32 @@ pub fn directory_digest(directory: &Path) -> Result<String, TrustError> {
     Ok(format_digest(&hasher.finalize()))
 }
 
-/// The digest of an archived skill's files (held in memory, in path order).
-#[must_use]
-pub fn archive_digest(files: &ArchivedFiles) -> String {
+/// The digest of an archived skill's files, in path order. Archives are bounded when loaded
+/// (their declared sizes, which reads never pass), so no budget applies here.
+///
+/// # Errors
+/// [`TrustError::Digest`] naming the archive and the entry when an entry cannot be read.
+pub fn archive_digest(files: &ArchivedFiles) -> Result<String, TrustError> {
     let mut hasher = Sha256::new();
     hasher.update(ARCHIVE_DOMAIN);
-    for (path, bytes) in &files.files {
-        add_record(&mut hasher, b'f', path.as_bytes(), &Sha256::digest(bytes));
+    for file in files.files() {
+        let mut content = Sha256::new();
+        files
+            .read_with(&file.relative_path, |entry| {
+                crate::source::hash_reader(entry, &mut content)
+            })
+            .map_err(|error| TrustError::Digest {
+                path: files.archive_path.clone(),
+                message: error.to_string(),
+            })?;
+        add_record(
+            &mut hasher,
+            b'f',
+            file.relative_path.as_bytes(),
+            &content.finalize(),
+        );
     }
-    format_digest(&hasher.finalize())
+    Ok(format_digest(&hasher.finalize()))
 }
 
 /// Whether text has the shape of a digest this module writes.
@@ -306,16 +324,23 @@ mod tests {
 
     #[test]
     fn archives_hash_their_files() {
-        let mut files = ArchivedFiles::default();
-        files
-            .files
-            .insert("SKILL.md".to_owned(), std::sync::Arc::from(&b"a"[..]));
-        let first = archive_digest(&files);
+        let temp = tempfile::tempdir().unwrap();
+        let digest_of = |content: &[u8]| {
+            let path = temp.path().join("one.skill");
+            let mut writer = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+            writer
+                .start_file("SKILL.md", zip::write::SimpleFileOptions::default())
+                .unwrap();
+            std::io::Write::write_all(&mut writer, content).unwrap();
+            writer.finish().unwrap();
+            let unpacked =
+                crate::archive::unpack_archive(&path, &crate::CatalogLimits::default()).unwrap();
+            archive_digest(&unpacked.files).unwrap()
+        };
+        let first = digest_of(b"a");
         assert!(is_digest(&first));
-        files
-            .files
-            .insert("SKILL.md".to_owned(), std::sync::Arc::from(&b"b"[..]));
-        assert_ne!(archive_digest(&files), first);
+        assert_ne!(digest_of(b"b"), first);
+        assert_eq!(digest_of(b"a"), first);
     }
 
     #[test]
