@@ -53,6 +53,7 @@ pub struct ArchivedFiles {
     bytes: Arc<[u8]>,
     zip: ZipReader,
     entries: BTreeMap<String, ArchivedEntry>,
+    unpacked_bytes: u64,
     content_digest: OnceLock<String>,
 }
 
@@ -92,6 +93,13 @@ impl ArchivedFiles {
             relative_path: path.clone(),
             size_bytes: entry.size_bytes,
         })
+    }
+
+    /// Bytes the skill's files take unpacked (the sum of their declared sizes, which reads
+    /// never pass).
+    #[must_use]
+    pub fn unpacked_bytes(&self) -> u64 {
+        self.unpacked_bytes
     }
 
     /// Bytes the archive takes in memory (its size on disk).
@@ -284,12 +292,14 @@ pub fn unpack_archive_bytes(
     })?;
     let entries = checked_entries(path, &mut zip, limits)?;
     let (entries, folder_name) = skill_layout(path, entries)?;
+    let unpacked_bytes = entries.values().map(|entry| entry.size_bytes).sum();
     Ok(UnpackedArchive {
         files: Arc::new(ArchivedFiles {
             archive_path: path.to_path_buf(),
             bytes,
             zip,
             entries,
+            unpacked_bytes,
             content_digest: OnceLock::new(),
         }),
         folder_name,

@@ -231,10 +231,11 @@ impl SkillCatalog {
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "discovery done"
         );
-        let outcomes: Vec<(PathBuf, LoadOutcome)> = admit_archives(candidates, &options.limits)
+        let mut outcomes: Vec<(PathBuf, LoadOutcome)> = admit_archives(candidates, &options.limits)
             .into_par_iter()
             .map(|(candidate, allowance_bytes)| load_candidate(candidate, allowance_bytes, options))
             .collect();
+        refuse_archives_past_the_unpacked_budget(&mut outcomes, &options.limits);
 
         tracing::debug!(
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
@@ -553,6 +554,38 @@ fn admit_archives(candidates: Vec<Candidate>, limits: &CatalogLimits) -> Vec<(Ca
             (Candidate::Archive { path, root_index }, size)
         })
         .collect()
+}
+
+/// Give each loaded archive what it expands to out of
+/// [`CatalogLimits::max_catalog_archive_unpacked_bytes`], in path order: running every archive
+/// of a catalog writes that much to the runtime folder. An archive past the budget is skipped
+/// with an error.
+fn refuse_archives_past_the_unpacked_budget(
+    outcomes: &mut [(PathBuf, LoadOutcome)],
+    limits: &CatalogLimits,
+) {
+    let mut remaining_bytes = limits.max_catalog_archive_unpacked_bytes;
+    for (path, outcome) in outcomes.iter_mut() {
+        let LoadOutcome::Loaded(skill) = outcome else {
+            continue;
+        };
+        let SkillSource::Archive(files) = &skill.source else {
+            continue;
+        };
+        let unpacked_bytes = files.unpacked_bytes();
+        if unpacked_bytes <= remaining_bytes {
+            remaining_bytes -= unpacked_bytes;
+            continue;
+        }
+        let message = format!(
+            "archive expands to {unpacked_bytes} bytes and only {remaining_bytes} of the {} bytes all archives of a catalog may expand to are left (archives are given theirs in path order)",
+            limits.max_catalog_archive_unpacked_bytes
+        );
+        let refusal = Diagnostic::error(DiagnosticCode::ArchiveInvalid, message)
+            .in_file(path.as_path())
+            .with_hint("unpack large archives into skill folders, or load fewer archives");
+        *outcome = LoadOutcome::Skipped(vec![refusal]);
+    }
 }
 
 fn load_candidate(

@@ -28,6 +28,10 @@ pub const MAX_ARCHIVE_COMPRESSION_RATIO: u64 = 200;
 /// is on disk (compressed) for as long as the catalog lives; archives are given their size out of
 /// this budget in path order, and one that does not fit is refused.
 pub const MAX_CATALOG_ARCHIVE_BYTES: u64 = 256 * 1024 * 1024;
+/// Bytes all the archives of one catalog may expand to together (the sum of their entries'
+/// declared sizes), which is what running every one of them writes to the runtime folder; given
+/// in path order like [`MAX_CATALOG_ARCHIVE_BYTES`].
+pub const MAX_CATALOG_ARCHIVE_UNPACKED_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// The limits one catalog load applies; defaults are the constants of this module.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +60,8 @@ pub struct CatalogLimits {
     pub max_archive_compression_ratio: u64,
     /// See [`MAX_CATALOG_ARCHIVE_BYTES`].
     pub max_catalog_archive_bytes: u64,
+    /// See [`MAX_CATALOG_ARCHIVE_UNPACKED_BYTES`].
+    pub max_catalog_archive_unpacked_bytes: u64,
 }
 
 impl Default for CatalogLimits {
@@ -73,6 +79,7 @@ impl Default for CatalogLimits {
             max_archive_entries: MAX_ARCHIVE_ENTRIES,
             max_archive_compression_ratio: MAX_ARCHIVE_COMPRESSION_RATIO,
             max_catalog_archive_bytes: MAX_CATALOG_ARCHIVE_BYTES,
+            max_catalog_archive_unpacked_bytes: MAX_CATALOG_ARCHIVE_UNPACKED_BYTES,
         }
     }
 }

@@ -137,3 +137,27 @@ fn archives_share_one_budget_given_in_path_order() {
         "{message}"
     );
 }
+
+#[test]
+fn what_archives_expand_to_shares_one_budget_too() {
+    let temp = tempfile::tempdir().unwrap();
+    for name in ["a-first", "b-second", "c-third"] {
+        archive_of_size(temp.path(), name, 100 * 1024);
+    }
+    let limits = CatalogLimits {
+        max_catalog_archive_unpacked_bytes: 250 * 1024,
+        ..CatalogLimits::default()
+    };
+    let catalog = load_with(&[temp.path()], limits);
+    let loaded: Vec<&str> = catalog.skills().iter().map(|skill| skill.name()).collect();
+    assert_eq!(loaded, vec!["a-first", "b-second"]);
+    let [skipped] = catalog.skipped() else {
+        panic!("{:#?}", catalog.skipped());
+    };
+    assert!(skipped.path.ends_with("c-third.skill"), "{skipped:?}");
+    assert!(
+        skipped.diagnostics[0].message.contains("expands to"),
+        "{:?}",
+        skipped.diagnostics
+    );
+}
