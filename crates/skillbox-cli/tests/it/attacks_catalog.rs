@@ -113,3 +113,33 @@ fn call_prints_a_hostile_body_escaped() {
     );
     assert_no_raw_escapes("`call` stdout", &output.stdout);
 }
+
+#[test]
+fn list_escapes_the_arabic_letter_mark_line_separators_and_invisible_tags() {
+    let temp = tempfile::tempdir().unwrap();
+    // U+061C is a bidi mark like U+200F; U+2028 and U+2029 end a line in some viewers; U+E0041
+    // is an invisible tag character (hidden text).
+    let hostile = ["\u{61c}", "\u{2028}", "\u{2029}", "\u{e0041}"];
+    let folder = format!("mark{}", hostile.concat());
+    let body = format!(
+        "---\nname: \"{folder}\"\ndescription: \"hidden{}\"\n---\nb\n",
+        hostile.concat()
+    );
+    write_tree(temp.path(), &[(&format!("{folder}/SKILL.md"), &body)]);
+    for command in ["list", "validate"] {
+        let output = skillbox()
+            .arg("--root")
+            .arg(temp.path())
+            .arg(command)
+            .output()
+            .unwrap();
+        for text in [&output.stdout, &output.stderr] {
+            let text = String::from_utf8_lossy(text);
+            for character in hostile {
+                assert!(!text.contains(character), "`{command}`: {text:?}");
+            }
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("mark\\u{61c}"), "`{command}`: {stdout}");
+    }
+}
