@@ -60,9 +60,12 @@ fn main() -> ExitCode {
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "error: {error}");
+            // Errors may quote paths and values a skill wrote.
+            let shown =
+                |text: String| skillbox_core::printable::printable_block(&text).into_owned();
+            let _ = writeln!(stderr, "error: {}", shown(error.to_string()));
             for cause in error.chain().skip(1) {
-                let _ = writeln!(stderr, "  caused by: {cause}");
+                let _ = writeln!(stderr, "  caused by: {}", shown(cause.to_string()));
             }
             ExitCode::from(EXIT_USAGE)
         }

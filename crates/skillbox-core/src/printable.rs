@@ -8,18 +8,21 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 /// Whether a character must not reach a terminal as it is: control characters (C0, DEL, C1,
-/// newlines and tabs included, since a field is one line), bidi embeddings, overrides and
-/// isolates, zero-width characters and the byte-order mark.
+/// newlines and tabs included, since a field is one line), the line and paragraph separators,
+/// bidi marks (the Arabic letter mark too), embeddings, overrides and isolates, zero-width
+/// characters, the byte-order mark and the invisible tag characters.
 #[must_use]
 pub fn needs_escaping(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
+            '\u{061C}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
                 | '\u{2060}'..='\u{2064}'
                 | '\u{2066}'..='\u{2069}'
                 | '\u{FEFF}'
+                | '\u{E0000}'..='\u{E007F}'
         )
 }
 
@@ -97,6 +100,9 @@ mod tests {
         assert_eq!(printable("line\nok     fake"), "line\\nok     fake");
         assert_eq!(printable("x\u{202e}gpj.exe"), "x\\u{202e}gpj.exe");
         assert_eq!(printable("zero\u{200b}width"), "zero\\u{200b}width");
+        assert_eq!(printable("alm\u{61c}"), "alm\\u{61c}");
+        assert_eq!(printable("a\u{2028}b"), "a\\u{2028}b");
+        assert_eq!(printable("tag\u{e0041}"), "tag\\u{e0041}");
         assert_eq!(printable("c1\u{9b}31m"), "c1\\u{9b}31m");
         assert_eq!(
             printable_line("Folded\n  description\u{1b}[2J"),

@@ -10,6 +10,7 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 use skillbox_core::SkillRoot;
+use skillbox_core::printable::{printable, printable_block};
 use skillbox_exec::executor::Secret;
 use skillbox_exec::output::StreamKind;
 use skillbox_exec::sandbox::SandboxLayers;
@@ -197,7 +198,8 @@ pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<E
     if let (Some(error), Some(error_type)) = (&result.error, result.error_type)
         && (result.exit_code.is_none() || error_type != skillbox_exec::ErrorType::ExecutionFailed)
     {
-        eprintln!("error[{error_type}]: {error}");
+        // The message may quote what the skill wrote (an archive entry's name, a script path).
+        eprintln!("error[{error_type}]: {}", printable(error));
     }
     let code = match (result.exit_code, result.error_type) {
         (Some(code), _) => u8::try_from(code).unwrap_or(u8::MAX),
@@ -208,7 +210,7 @@ pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<E
 }
 
 /// `skillbox call`: every tool goes through the provider's `handle_tool_call`, so this prints
-/// exactly what a model would receive.
+/// what a model would receive (escaped for the terminal).
 pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result<ExitCode> {
     let parsed: Value = match serde_json::from_str(&arguments.args) {
         Ok(value) => value,
@@ -221,11 +223,13 @@ pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result
     };
     let provider = super::surface::provider(global)?;
     for warning in provider.warnings() {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", printable(warning));
     }
     let runtime = runtime()?;
     let outcome = runtime.block_on(provider.handle_tool_call(&arguments.tool, &parsed));
-    let mut text = outcome.text();
+    // What the model would receive, with what could drive a terminal (a body's or a script's
+    // escape sequences) made visible.
+    let mut text = printable_block(&outcome.text()).into_owned();
     text.push('\n');
     crate::output::print_text(&text)?;
     Ok(if outcome.is_error {

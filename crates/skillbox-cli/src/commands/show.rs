@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
-use skillbox_core::printable::{printable_block, printable_line};
+use skillbox_core::printable::{printable, printable_block, printable_line};
 use skillbox_core::{Diagnostic, Skill, ToolDefinition};
 
 use crate::EXIT_USAGE;
@@ -61,9 +61,10 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
         Ok(skill) => skill,
         Err(error) => {
             let known: Vec<&str> = catalog.names().collect();
-            eprintln!("error: {error}");
+            eprintln!("error: {}", printable(&error.to_string()));
+            // The closest name is a skill's, whatever it holds.
             if let Some(close) = catalog.closest_name(&arguments.name) {
-                eprintln!("  hint: did you mean `{close}`?");
+                eprintln!("  hint: did you mean `{}`?", printable(close));
             } else if known.is_empty() {
                 eprintln!("  hint: no skills were found; pass --root DIR or set SKILLBOX_ROOTS");
             } else {

@@ -88,7 +88,7 @@ pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Resu
         .ok_or_else(|| anyhow::anyhow!("unknown profile `{}`", arguments.profile))?;
     let provider = rendering_provider(global, ProviderOptions::default())?;
     for warning in provider.warnings() {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", skillbox_core::printable::printable(warning));
     }
     print_json(&render_tools(&provider.tools(profile), format))?;
     Ok(ExitCode::SUCCESS)

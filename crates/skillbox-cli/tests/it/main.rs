@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod archives;
+mod attacks_catalog;
 mod discovery;
 mod execute;
 mod list_and_show;
