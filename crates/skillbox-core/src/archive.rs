@@ -55,6 +55,7 @@ pub struct ArchivedFiles {
     entries: BTreeMap<String, ArchivedEntry>,
     unpacked_bytes: u64,
     content_digest: OnceLock<String>,
+    trust_digest: OnceLock<String>,
 }
 
 impl std::fmt::Debug for ArchivedFiles {
@@ -115,6 +116,22 @@ impl ArchivedFiles {
             use sha2::{Digest, Sha256};
             hex_digits(&Sha256::digest(&self.bytes))
         })
+    }
+
+    /// The trust digest of the skill's files, computed by `compute` on first success and kept:
+    /// the bytes held cannot change, so neither can their digest.
+    ///
+    /// # Errors
+    /// What `compute` returns.
+    pub fn trust_digest_once<E>(
+        &self,
+        compute: impl FnOnce(&Self) -> Result<String, E>,
+    ) -> Result<String, E> {
+        if let Some(digest) = self.trust_digest.get() {
+            return Ok(digest.clone());
+        }
+        let digest = compute(self)?;
+        Ok(self.trust_digest.get_or_init(|| digest).clone())
     }
 
     /// Hand `read` a reader of one file, decompressing only as far as `read` reads. The reader
@@ -302,6 +319,7 @@ pub fn unpack_archive_bytes(
             entries,
             unpacked_bytes,
             content_digest: OnceLock::new(),
+            trust_digest: OnceLock::new(),
         }),
         folder_name,
     })

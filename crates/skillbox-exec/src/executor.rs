@@ -1127,7 +1127,7 @@ impl Executor {
             .and_then(|()| make_read_only_tree(&staging))
             .and_then(|()| fs_err::rename(&staging, &directory));
         if let Err(error) = unpacked {
-            remove_read_only_tree(&staging);
+            let _ = remove_read_only_tree(&staging);
             // Another process may have put the same archive in place first.
             if touch(&directory).is_ok() {
                 return Ok(directory);
@@ -1542,8 +1542,8 @@ fn touch(directory: &Path) -> std::io::Result<()> {
 }
 
 /// Remove a tree [`make_read_only_tree`] made (its folders are opened for writing first, which
-/// the owner may always do); what cannot be removed is left and logged.
-fn remove_read_only_tree(directory: &Path) {
+/// the owner may always do); what cannot be removed is left and logged. Whether it is gone.
+fn remove_read_only_tree(directory: &Path) -> bool {
     fn open_up(directory: &Path) -> std::io::Result<()> {
         fs_err::set_permissions(directory, std::fs::Permissions::from_mode(0o700))?;
         for entry in fs_err::read_dir(directory)? {
@@ -1555,9 +1555,10 @@ fn remove_read_only_tree(directory: &Path) {
         Ok(())
     }
     let removed = open_up(directory).and_then(|()| fs_err::remove_dir_all(directory));
-    if let Err(error) = removed {
+    if let Err(error) = &removed {
         tracing::warn!(folder = %directory.display(), %error, "cannot remove an unpacked archive");
     }
+    removed.is_ok()
 }
 
 /// Remove unpacked archives no run has used for `age`, and staging folders a process left
@@ -1575,8 +1576,10 @@ fn sweep_unused_archives(root: &Path, age: Duration) {
                 now.duration_since(modified)
                     .is_ok_and(|elapsed| elapsed > age)
             });
-        if unused && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-            remove_read_only_tree(&entry.path());
+        if unused
+            && entry.file_type().is_ok_and(|kind| kind.is_dir())
+            && remove_read_only_tree(&entry.path())
+        {
             tracing::info!(folder = %entry.path().display(), "removed an unused unpacked archive");
         }
     }

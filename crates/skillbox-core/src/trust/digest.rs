@@ -47,7 +47,7 @@ const ARCHIVE_DOMAIN: &[u8] = b"skillbox trust digest v1 archive\n";
 pub fn skill_digest(skill: &Skill) -> Result<String, TrustError> {
     match &skill.source {
         SkillSource::Directory(directory) => directory_digest(directory),
-        SkillSource::Archive(files) => archive_digest(files),
+        SkillSource::Archive(files) => files.trust_digest_once(archive_digest),
     }
 }
 
@@ -341,6 +341,31 @@ mod tests {
         assert!(is_digest(&first));
         assert_ne!(digest_of(b"b"), first);
         assert_eq!(digest_of(b"a"), first);
+    }
+
+    #[test]
+    fn an_archive_is_hashed_once_per_load() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("once.skill");
+        let mut writer = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        writer
+            .start_file("SKILL.md", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut writer, b"---\nname: once\n---\n").unwrap();
+        writer.finish().unwrap();
+        let unpacked =
+            crate::archive::unpack_archive(&path, &crate::CatalogLimits::default()).unwrap();
+        let first = unpacked.files.trust_digest_once(archive_digest).unwrap();
+        let again = unpacked
+            .files
+            .trust_digest_once(|_| {
+                Err::<String, TrustError>(TrustError::Digest {
+                    path: path.clone(),
+                    message: "hashed a second time".to_owned(),
+                })
+            })
+            .unwrap();
+        assert_eq!(first, again);
     }
 
     #[test]
