@@ -86,7 +86,13 @@ fn list_skills_through_load_skill_hides_person_only_skills() {
         json!({"skill": "release-checklist"}),
     );
     assert!(refused.is_error);
-    assert!(refused.text().contains("only be invoked by a person"));
+    assert!(
+        refused.content["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("no skill named `release-checklist`;"),
+        "{refused:?}"
+    );
 }
 
 #[test]
@@ -272,7 +278,11 @@ fn protocol_catalog_tools() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(rest, vec!["release-checklist", "text-tools", "text.stats"]);
+    assert_eq!(
+        rest,
+        vec!["text-tools", "text.stats"],
+        "person-only skills are not listed"
+    );
     assert_eq!(second.content["next_cursor"], Value::Null);
     let text_stats = second.content["skills"]
         .as_array()
