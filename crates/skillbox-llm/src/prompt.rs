@@ -114,11 +114,7 @@ fn render_within(entries: &[Entry], format: PromptFormat, limit: usize) -> Strin
         return full;
     }
     // Shorten descriptions: the longest cap that fits, found by bisection.
-    let longest = entries
-        .iter()
-        .map(|entry| entry.description.chars().count())
-        .max()
-        .unwrap_or(0);
+    let longest = longest_description(entries);
     let fits = |cap: usize, shown: usize| {
         render(&entries[..shown], format, entries.len() - shown, Some(cap))
             .chars()
@@ -162,6 +158,15 @@ fn render_within(entries: &[Entry], format: PromptFormat, limit: usize) -> Strin
         }
     }
     render(&entries[..low], format, entries.len() - low, cap)
+}
+
+/// Characters of the longest description.
+fn longest_description(entries: &[Entry]) -> usize {
+    entries
+        .iter()
+        .map(|entry| entry.description.chars().count())
+        .max()
+        .unwrap_or(0)
 }
 
 fn shorten(text: &str, cap: Option<usize>) -> String {
@@ -330,11 +335,7 @@ mod tests {
             if full.chars().count() <= limit {
                 return full;
             }
-            let longest = entries
-                .iter()
-                .map(|entry| entry.description.chars().count())
-                .max()
-                .unwrap_or(0);
+            let longest = longest_description(&entries);
             for cap in (SHORTEST_DESCRIPTION.min(longest)..=longest).rev() {
                 let text = render(&entries, format, 0, Some(cap));
                 if text.chars().count() <= limit {

@@ -8,11 +8,7 @@ use serde_json::{Value, json};
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_llm::{PromptFormat, ProviderOptions, SkillsProvider, ToolOutcome, ToolProfile};
 
-use super::support::{executor, runtime};
-
-fn call(provider: &SkillsProvider, tool: &str, arguments: Value) -> ToolOutcome {
-    runtime().block_on(provider.handle_tool_call(tool, &arguments))
-}
+use super::support::{call, executor, temp_root};
 
 /// Write `files` (relative path, text) under `root`, readable by everyone.
 fn write_tree(root: &Path, files: &[(&str, &str)]) {
@@ -21,16 +17,6 @@ fn write_tree(root: &Path, files: &[(&str, &str)]) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
     }
-}
-
-fn temp_root() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        root.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    root
 }
 
 /// A catalog over `roots`, lowest precedence first.
@@ -251,6 +237,12 @@ fn one_tool_name_has_one_owner_and_built_in_names_are_never_claimed() {
     assert!(!text.contains("twin"), "{text}");
     // Each warning names both parties and says truly why.
     let warnings = provider.warnings().join("\n");
+    insta::assert_snapshot!(
+        "tool_ownership_warnings",
+        warnings
+            .replace(&earlier.path().display().to_string(), "[EARLIER]")
+            .replace(&later.path().display().to_string(), "[LATER]")
+    );
     let about = |tool: &str| {
         provider
             .warnings()
@@ -381,6 +373,14 @@ fn load_skill_output_is_capped_whatever_the_arguments_multiply_to() {
         "{}",
         &text[text.len() - 500..]
     );
+    let instructions = instructions(&text);
+    let note = &instructions[instructions.rfind('x').unwrap() + 1..];
+    insta::assert_snapshot!("load_skill_cut_note", note);
+}
+
+/// What `load_skill` returned before the resource listing (whose paths are the machine's).
+fn instructions(text: &str) -> &str {
+    &text[..text.find("\n\n---\nSkill directory: ").unwrap()]
 }
 
 #[test]
@@ -410,6 +410,7 @@ fn command_preprocessing_is_capped_in_count_and_output() {
         .count();
     assert!((1..=16).contains(&ran), "{ran} commands ran: {text}");
     assert!(text.contains("not run"), "{text}");
+    insta::assert_snapshot!("preprocessing_past_the_command_cap", instructions(&text));
     let text = call(&provider, "load_skill", json!({"skill": "loud"})).text();
     let output = text.matches('a').count();
     assert!(
