@@ -39,13 +39,7 @@ done
 out="bench/out"
 mkdir -p "$out"
 
-if [[ -n "${SKILLBOX_BIN:-}" ]]; then
-    bin="$SKILLBOX_BIN"
-else
-    log "building: cargo build --release -p skillbox-cli"
-    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
-    bin="$repo/target/release/skillbox"
-fi
+bin="$(skillbox_binary "${SKILLBOX_BIN:-}")"
 [[ -x "$bin" ]] || die "skillbox binary not found or not executable: $bin"
 old="${OLD_SKILLBOX_BIN:-}"
 [[ -z "$old" || -x "$old" ]] || die "OLD_SKILLBOX_BIN is not executable: $old"
