@@ -21,3 +21,15 @@ test_venv_python() {
     [[ -x "$py" ]] || die "venv python not found: $py"
     printf '%s\n' "$py"
 }
+
+# Print the skillbox binary to time: the path given (a script's *_BIN variable) when not empty,
+# else a fresh release build of this tree.
+skillbox_binary() {
+    if [[ -n "${1:-}" ]]; then
+        printf '%s\n' "$1"
+        return
+    fi
+    log "building: cargo build --release -p skillbox-cli"
+    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
+    printf '%s\n' "$repo/target/release/skillbox"
+}

@@ -412,7 +412,17 @@ impl SkillCatalog {
     /// (for "did you mean …?" hints).
     #[must_use]
     pub fn closest_name(&self, wanted: &str) -> Option<&str> {
-        self.names()
+        self.closest_name_among(wanted, self.names())
+    }
+
+    /// [`SkillCatalog::closest_name`] among `names` only (the skills a caller may see).
+    #[must_use]
+    pub fn closest_name_among<'a>(
+        &self,
+        wanted: &str,
+        names: impl Iterator<Item = &'a str>,
+    ) -> Option<&'a str> {
+        names
             .map(|name| (edit_distance(wanted, name), name))
             .filter(|(distance, name)| *distance <= (name.len() / 3).max(2))
             .min()

@@ -105,6 +105,10 @@ diagnostic_codes! {
     ToolInvalid => "tool-invalid",
     /// Two tools in one `tools.json` share a name.
     ToolNameDuplicate => "tool-name-duplicate",
+    /// A tool takes the name of a built-in or Skills Protocol tool and is never offered.
+    ToolNameReserved => "tool-name-reserved",
+    /// Another skill's tool owns the name (see `tool_names`), so this tool is not offered.
+    ToolNameTaken => "tool-name-taken",
     /// A tool's handler script is missing or escapes the skill folder.
     ToolScriptInvalid => "tool-script-invalid",
     /// `skill.toml` cannot be read as a Skills Protocol manifest.

@@ -25,6 +25,7 @@ pub mod report;
 mod simple_yaml;
 pub mod skill;
 pub mod source;
+pub mod tool_names;
 pub mod tools_manifest;
 pub mod trust;
 pub mod yaml;

@@ -6,26 +6,10 @@ use serde_json::json;
 
 use crate::tool_spec::ToolSpec;
 
-/// Names of the Skills Protocol's 8 tools, in the seed's order.
-pub const PROTOCOL_TOOL_NAMES: &[&str] = &[
-    "list_skills",
-    "describe_skill",
-    "read_skill_file",
-    "execute_skill",
-    "run_code",
-    "create_blob",
-    "read_blob",
-    "load_skills_protocol_guide",
-];
-
-/// Names of the skills profile's built-in tools (never removable).
-pub const SKILLS_TOOL_NAMES: &[&str] = &[
-    "load_skill",
-    "use_skill",
-    "read_skill_file",
-    "define_tool",
-    "remove_tool",
-];
+/// Names of the Skills Protocol's 8 tools, in the seed's order (the runtime owns them).
+pub use skillbox_core::tool_names::PROTOCOL_TOOL_NAMES;
+/// Names of the skills profile's built-in tools (never removable; the runtime owns them).
+pub use skillbox_core::tool_names::SKILLS_PROFILE_TOOL_NAMES as SKILLS_TOOL_NAMES;
 
 fn spec(name: &str, description: &str, parameters: serde_json::Value) -> ToolSpec {
     ToolSpec {

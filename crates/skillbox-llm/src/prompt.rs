@@ -54,6 +54,9 @@ impl PromptBudget {
     }
 }
 
+/// Characters a description is shortened to at least before skills are left out instead.
+const SHORTEST_DESCRIPTION: usize = 40;
+
 /// Approximate tokens of a text (characters / 4, rounded up).
 #[must_use]
 pub fn approximate_tokens(text: &str) -> usize {
@@ -98,26 +101,26 @@ pub fn render_prompt(skills: &[Arc<Skill>], format: PromptFormat, budget: Prompt
         .iter()
         .map(|skill| Entry::from_skill(skill))
         .collect();
-    let full = render(&entries, format, 0, None);
-    let Some(limit) = budget.char_limit() else {
-        return full;
-    };
+    match budget.char_limit() {
+        None => render(&entries, format, 0, None),
+        Some(limit) => render_within(&entries, format, limit),
+    }
+}
+
+/// The prompt of `entries` in at most `limit` characters.
+fn render_within(entries: &[Entry], format: PromptFormat, limit: usize) -> String {
+    let full = render(entries, format, 0, None);
     if full.chars().count() <= limit {
         return full;
     }
     // Shorten descriptions: the longest cap that fits, found by bisection.
-    let longest = entries
-        .iter()
-        .map(|entry| entry.description.chars().count())
-        .max()
-        .unwrap_or(0);
+    let longest = longest_description(entries);
     let fits = |cap: usize, shown: usize| {
         render(&entries[..shown], format, entries.len() - shown, Some(cap))
             .chars()
             .count()
             <= limit
     };
-    const SHORTEST_DESCRIPTION: usize = 40;
     if fits(SHORTEST_DESCRIPTION.min(longest), entries.len()) {
         let (mut low, mut high) = (SHORTEST_DESCRIPTION.min(longest), longest);
         while low < high {
@@ -128,17 +131,42 @@ pub fn render_prompt(skills: &[Arc<Skill>], format: PromptFormat, budget: Prompt
                 high = middle - 1;
             }
         }
-        return render(&entries, format, 0, Some(low));
+        return render(entries, format, 0, Some(low));
     }
-    // Then leave skills out, from the end, until the rest fits with the note.
+    // Then leave skills out, from the end: the most skills that fit with the note, found by
+    // bisection. The length grows with the number shown (a skill's lines are longer than
+    // anything the note's count can save), so this is the linear search's answer in
+    // O(n log n) instead of O(n²).
     let cap = Some(SHORTEST_DESCRIPTION);
-    for shown in (0..entries.len()).rev() {
-        let text = render(&entries[..shown], format, entries.len() - shown, cap);
-        if text.chars().count() <= limit {
-            return text;
+    let fits_shown = |shown: usize| {
+        render(&entries[..shown], format, entries.len() - shown, cap)
+            .chars()
+            .count()
+            <= limit
+    };
+    if !fits_shown(0) {
+        return String::new();
+    }
+    // `low` fits; every skill shown does not (the check above with the shortest cap).
+    let (mut low, mut high) = (0, entries.len() - 1);
+    while low < high {
+        let middle = (low + high).div_ceil(2);
+        if fits_shown(middle) {
+            low = middle;
+        } else {
+            high = middle - 1;
         }
     }
-    String::new()
+    render(&entries[..low], format, entries.len() - low, cap)
+}
+
+/// Characters of the longest description.
+fn longest_description(entries: &[Entry]) -> usize {
+    entries
+        .iter()
+        .map(|entry| entry.description.chars().count())
+        .max()
+        .unwrap_or(0)
 }
 
 fn shorten(text: &str, cap: Option<usize>) -> String {
@@ -189,7 +217,23 @@ fn render_markdown(entries: &[Entry], omitted: usize, cap: Option<usize>) -> Str
 
 /// Python's `html.escape(text, quote=True)`, appended to `out`.
 fn push_html_escaped(out: &mut String, text: &str) {
-    if !text.contains(['&', '<', '>', '"', '\'']) {
+    push_escaped(out, text, true);
+}
+
+/// A location as XML text: `&`, `<` and `>` escaped, so that no folder name can close
+/// `</location>` or `</available_skills>`. skills-ref prints the path raw; quotes stay as they
+/// are, so the output is the same as skills-ref's for every path without those three.
+fn push_location_escaped(out: &mut String, location: &str) {
+    push_escaped(out, location, false);
+}
+
+fn push_escaped(out: &mut String, text: &str, quotes: bool) {
+    let special: &[char] = if quotes {
+        &['&', '<', '>', '"', '\'']
+    } else {
+        &['&', '<', '>']
+    };
+    if !text.contains(special) {
         out.push_str(text);
         return;
     }
@@ -198,8 +242,8 @@ fn push_html_escaped(out: &mut String, text: &str) {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
+            '"' if quotes => out.push_str("&quot;"),
+            '\'' if quotes => out.push_str("&#x27;"),
             c => out.push(c),
         }
     }
@@ -230,7 +274,7 @@ fn render_xml(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
             None => push_html_escaped(&mut out, &entry.description),
         }
         out.push_str("\n</description>\n<location>\n");
-        out.push_str(&entry.location.to_string_lossy());
+        push_location_escaped(&mut out, &entry.location.to_string_lossy());
         out.push_str("\n</location>\n</skill>");
     }
     if omitted > 0 {
@@ -273,6 +317,54 @@ mod tests {
             html_escape("a & <b> \"c\" 'd'"),
             "a &amp; &lt;b&gt; &quot;c&quot; &#x27;d&#x27;"
         );
+    }
+
+    /// The budget's bisection gives what the search one skill at a time gave, for every limit.
+    #[test]
+    fn bisection_matches_the_linear_search() {
+        let entries: Vec<Entry> = (0..7)
+            .map(|index| Entry {
+                name: format!("skill-{index}"),
+                description: "d".repeat(10 + index * 13),
+                location: PathBuf::from(format!("/skills/skill-{index}/SKILL.md")),
+                argument_hint: (index % 3 == 0).then(|| "<x>".to_owned()),
+            })
+            .collect();
+        let linear = |format: PromptFormat, limit: usize| {
+            let full = render(&entries, format, 0, None);
+            if full.chars().count() <= limit {
+                return full;
+            }
+            let longest = longest_description(&entries);
+            for cap in (SHORTEST_DESCRIPTION.min(longest)..=longest).rev() {
+                let text = render(&entries, format, 0, Some(cap));
+                if text.chars().count() <= limit {
+                    return text;
+                }
+            }
+            for shown in (0..entries.len()).rev() {
+                let cap = Some(SHORTEST_DESCRIPTION);
+                let text = render(&entries[..shown], format, entries.len() - shown, cap);
+                if text.chars().count() <= limit {
+                    return text;
+                }
+            }
+            String::new()
+        };
+        for format in [
+            PromptFormat::Markdown,
+            PromptFormat::Xml,
+            PromptFormat::Json,
+        ] {
+            let full = render(&entries, format, 0, None).chars().count();
+            for limit in (0..=full + 1).step_by(7) {
+                assert_eq!(
+                    render_within(&entries, format, limit),
+                    linear(format, limit),
+                    "{format:?} {limit}"
+                );
+            }
+        }
     }
 
     #[test]

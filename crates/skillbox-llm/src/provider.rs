@@ -8,16 +8,26 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use skillbox_core::{Skill, SkillCatalog, SkillFormat, ToolDefinition};
+use skillbox_core::tool_names::{ToolOwnership, is_reserved_tool_name};
+use skillbox_core::{CatalogError, Skill, SkillCatalog, SkillFormat, ToolDefinition};
 use skillbox_exec::{Executor, RunOptions};
 
-use crate::builtin_tools::{self, PROTOCOL_TOOL_NAMES};
+use crate::builtin_tools;
 use crate::prompt::{PromptBudget, PromptFormat, render_prompt};
 use crate::substitution::substitute;
 use crate::tool_spec::ToolSpec;
 
 /// Bytes of a file `read_skill_file` returns before cutting it with a note.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024;
+/// Bytes of text `load_skill` returns at most for a skill's instructions (after argument
+/// substitution and command preprocessing; the resource listing comes after). A body of many
+/// `$0` given a long argument would otherwise multiply it without bound.
+pub const MAX_LOADED_SKILL_BYTES: usize = 1024 * 1024;
+/// Commands `` !`cmd` `` preprocessing runs at most for one `load_skill`; later ones are not run.
+pub const MAX_PREPROCESS_COMMANDS: usize = 16;
+/// Bytes of command output preprocessing adds at most for one `load_skill`, all commands
+/// together; the rest is cut.
+pub const MAX_PREPROCESS_OUTPUT_BYTES: usize = 64 * 1024;
 /// The protocol guide, shipped as the built-in instruction skill `skills.protocol.guide`.
 pub const PROTOCOL_GUIDE: &str = include_str!("guide.md");
 
@@ -137,7 +147,7 @@ pub struct SkillsProvider {
     catalog: Arc<SkillCatalog>,
     executor: Arc<Executor>,
     options: ProviderOptions,
-    tools: BTreeMap<String, (Arc<Skill>, ToolDefinition)>,
+    tools: ToolOwnership,
     defined: std::sync::RwLock<BTreeMap<String, DefinedTool>>,
     warnings: Vec<String>,
 }
@@ -158,32 +168,12 @@ impl SkillsProvider {
         executor: Arc<Executor>,
         options: ProviderOptions,
     ) -> Self {
-        let mut skills: Vec<&Arc<Skill>> = catalog.latest().collect();
-        skills.sort_by_key(|skill| skill.root_index);
-        let mut tools = BTreeMap::new();
-        let mut warnings = Vec::new();
-        for skill in skills {
-            for tool in &skill.tools {
-                if builtin_tools::SKILLS_TOOL_NAMES.contains(&tool.name.as_str()) {
-                    warnings.push(format!(
-                        "skill `{}` declares tool `{}`, which is a built-in name; it is ignored",
-                        skill.name(),
-                        tool.name
-                    ));
-                    continue;
-                }
-                if let Some((previous, _)) =
-                    tools.insert(tool.name.clone(), (Arc::clone(skill), tool.clone()))
-                {
-                    warnings.push(format!(
-                        "tool `{}` of skill `{}` is replaced by the one of skill `{}` (later roots win)",
-                        tool.name,
-                        previous.name(),
-                        skill.name()
-                    ));
-                }
-            }
-        }
+        let tools = ToolOwnership::for_model(&catalog);
+        let warnings: Vec<String> = tools
+            .refusals()
+            .iter()
+            .map(|refusal| refusal.message())
+            .collect();
         for warning in &warnings {
             tracing::warn!("{warning}");
         }
@@ -232,20 +222,66 @@ impl SkillsProvider {
         &self.catalog
     }
 
-    /// Warnings found while building the provider (tool name conflicts).
+    /// Warnings found while building the provider: `tools.json` tools that are not offered
+    /// because a built-in or another skill owns their name ([`ToolOwnership`]).
     #[must_use]
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
 
-    /// The latest version of every skill the model may invoke, sorted by name.
+    /// The copy in effect of every skill a model may see ([`Skill::visible_to_model`]), sorted
+    /// by name.
     #[must_use]
     pub fn model_skills(&self) -> Vec<Arc<Skill>> {
         self.catalog
             .latest()
-            .filter(|skill| skill.model_invocable())
+            .filter(|skill| skill.visible_to_model())
             .cloned()
             .collect()
+    }
+
+    /// Look up a skill a model may see, by name and optional version text. A skill hidden
+    /// from models ([`Skill::visible_to_model`]) is not found, with the same error as a name
+    /// the catalog does not hold, so that no answer tells the two apart.
+    ///
+    /// # Errors
+    /// [`CatalogError::SkillNotFound`] when no visible skill has that name and version.
+    pub fn find_model_skill(
+        &self,
+        name: &str,
+        version: Option<&str>,
+    ) -> Result<Arc<Skill>, CatalogError> {
+        match self.catalog.find(name, version) {
+            Ok(skill) if skill.visible_to_model() => Ok(Arc::clone(skill)),
+            _ => Err(CatalogError::SkillNotFound {
+                name: name.to_owned(),
+                version: version.map(str::to_owned),
+            }),
+        }
+    }
+
+    /// The name of a skill a model may see closest to `wanted`, when close enough to be a typo
+    /// (hidden skills are never suggested).
+    #[must_use]
+    pub fn closest_model_skill_name(&self, wanted: &str) -> Option<&str> {
+        self.catalog
+            .closest_name_among(wanted, self.visible_latest().map(|skill| skill.name()))
+    }
+
+    /// Every version a model may see of the skill `name`, newest first.
+    pub fn model_skill_versions<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<Skill>> {
+        self.catalog
+            .versions(name)
+            .filter(|skill| skill.visible_to_model())
+    }
+
+    fn visible_latest(&self) -> impl Iterator<Item = &Arc<Skill>> {
+        self.catalog
+            .latest()
+            .filter(|skill| skill.visible_to_model())
     }
 
     /// Names of every skill (latest versions).
@@ -280,9 +316,9 @@ impl SkillsProvider {
                     .unwrap_or_default();
                 specs.extend(
                     self.tools
-                        .iter()
-                        .filter(|(name, _)| !defined.contains_key(*name))
-                        .map(|(_, (_, tool))| tool)
+                        .owned()
+                        .filter(|(_, tool)| !defined.contains_key(&tool.name))
+                        .map(|(_, tool)| tool)
                         .chain(defined.values().map(|defined| &defined.tool))
                         .map(|tool| ToolSpec {
                             name: tool.name.clone(),
@@ -322,7 +358,7 @@ impl SkillsProvider {
             }
             _ => match self
                 .defined_tool(name)
-                .or_else(|| self.tools.get(name).cloned())
+                .or_else(|| self.tools.owner(name).cloned())
             {
                 Some((skill, tool)) => {
                     let result = self
@@ -344,12 +380,12 @@ impl SkillsProvider {
                         .iter()
                         .map(|n| (*n).to_owned())
                         .collect();
-                    known.extend(self.tools.keys().cloned());
+                    known.extend(self.tools.owned().map(|(_, tool)| tool.name.clone()));
                     if let Ok(defined) = self.defined.read() {
                         known.extend(
                             defined
                                 .keys()
-                                .filter(|name| !self.tools.contains_key(*name))
+                                .filter(|name| self.tools.owner(name).is_none())
                                 .cloned(),
                         );
                     }
@@ -389,15 +425,15 @@ impl SkillsProvider {
                 "parameter `name`: `{name}` must match ^[a-z][a-z0-9_]*$"
             ));
         }
-        if builtin_tools::SKILLS_TOOL_NAMES.contains(&name) || PROTOCOL_TOOL_NAMES.contains(&name) {
+        if is_reserved_tool_name(name) {
             return ToolOutcome::error(format!(
                 "`{name}` is a built-in tool and cannot be redefined"
             ));
         }
-        if let Some((skill, _)) = self.tools.get(name) {
+        let skill_name = name.replace('_', "-");
+        if self.name_exists_in_catalog(name, &skill_name) {
             return ToolOutcome::error(format!(
-                "tool `{name}` already comes from skill `{}`; choose another name",
-                skill.name()
+                "`{name}` already exists in the skill catalog (as a skill or a skill's tool), and a defined tool never replaces one; choose another name"
             ));
         }
         let Some(description) = text("description") else {
@@ -432,7 +468,6 @@ impl SkillsProvider {
         };
         let persistent = matches!(arguments.get("persistent"), Some(Value::String(flag)) if flag == "true")
             || arguments.get("persistent") == Some(&Value::Bool(true));
-        let skill_name = name.replace('_', "-");
         let folder = if persistent {
             let Some(root) = &self.options.persistent_tools_root else {
                 return ToolOutcome::error(
@@ -501,7 +536,7 @@ impl SkillsProvider {
         let Some(name) = arguments.get("name").and_then(Value::as_str) else {
             return ToolOutcome::error("`remove_tool` needs the parameter `name`");
         };
-        if builtin_tools::SKILLS_TOOL_NAMES.contains(&name) || PROTOCOL_TOOL_NAMES.contains(&name) {
+        if is_reserved_tool_name(name) {
             return ToolOutcome::error(format!(
                 "`{name}` is a built-in tool and cannot be removed"
             ));
@@ -511,7 +546,7 @@ impl SkillsProvider {
             .write()
             .ok()
             .and_then(|mut defined| defined.remove(name));
-        match (removed, self.tools.get(name)) {
+        match (removed, self.tools.owner(name)) {
             (Some(removed), _) => {
                 let _ = std::fs::remove_dir_all(&removed.folder);
                 ToolOutcome::ok(json!({ "removed": name, "persistent": removed.persistent }))
@@ -529,7 +564,19 @@ impl SkillsProvider {
     pub fn loaded_skill(&self, arguments: &Value) -> Option<Arc<Skill>> {
         let arguments = parse_arguments("load_skill", arguments).ok()?;
         let name = skill_argument(&arguments)?;
-        self.catalog.get(&name).cloned()
+        self.find_model_skill(&name, None).ok()
+    }
+
+    /// Whether `define_tool` would replace something of the catalog: a skill named `name` or
+    /// `skill_name` (hidden or not: a persistent tool's folder would shadow it on the next
+    /// load), or a tool any skill declares.
+    fn name_exists_in_catalog(&self, name: &str, skill_name: &str) -> bool {
+        let skills = self.catalog.skills().iter().chain(self.catalog.shadowed());
+        self.catalog.get(name).is_some()
+            || self.catalog.get(skill_name).is_some()
+            || skills
+                .into_iter()
+                .any(|skill| skill.tools.iter().any(|tool| tool.name == name))
     }
 
     fn find_skill(
@@ -543,8 +590,8 @@ impl SkillsProvider {
             ))
         })?;
         let version = arguments.get("version").and_then(Value::as_str);
-        self.catalog.find(&name, version).cloned().map_err(|_| {
-            let close = self.catalog.closest_name(&name);
+        self.find_model_skill(&name, version).map_err(|_| {
+            let close = self.closest_model_skill_name(&name);
             ToolOutcome::error(match close {
                 Some(close) => format!("no skill named `{name}`; did you mean `{close}`?"),
                 None => format!("no skill named `{name}`; call load_skill with {{\"list_skills\": true}} to see the skills"),
@@ -574,12 +621,6 @@ impl SkillsProvider {
             Ok(skill) => skill,
             Err(outcome) => return outcome,
         };
-        if !skill.model_invocable() {
-            return ToolOutcome::error(format!(
-                "skill `{}` can only be invoked by a person (disable-model-invocation); ask the user to run it",
-                skill.name()
-            ));
-        }
         let body = match skill.body() {
             Ok(body) => body,
             Err(error) => {
@@ -608,7 +649,7 @@ impl SkillsProvider {
         let directory =
             std::fs::canonicalize(&skill.directory).unwrap_or_else(|_| skill.directory.clone());
         let directory_text = directory.display().to_string();
-        let mut text = if self.options.preprocess_commands {
+        let (mut text, cut) = if self.options.preprocess_commands {
             self.preprocess(
                 &skill,
                 &body.text,
@@ -618,23 +659,33 @@ impl SkillsProvider {
             )
             .await
         } else {
-            substitute(
+            let substituted = substitute(
                 &body.text,
                 raw_arguments.as_deref(),
                 &names,
                 &directory_text,
-            )
+                MAX_LOADED_SKILL_BYTES,
+            );
+            (substituted.text, substituted.cut)
         };
         if body.truncated {
             text.push_str(
                 "\n\n[The skill's instructions are longer than the size limit and were cut here.]",
             );
         }
+        if cut {
+            text.push_str(&format!(
+                "\n\n[The instructions with their arguments substituted are longer than {MAX_LOADED_SKILL_BYTES} bytes and were cut here; load the skill again with shorter arguments.]"
+            ));
+        }
         text.push_str(&self.resource_listing(&skill, &directory));
         ToolOutcome::ok(Value::String(text))
     }
 
-    /// Run the body's commands and substitute arguments in its text pieces only.
+    /// Run the body's commands and substitute arguments in its text pieces only. At most
+    /// [`MAX_PREPROCESS_COMMANDS`] commands run and they add at most
+    /// [`MAX_PREPROCESS_OUTPUT_BYTES`] of output; the text stops at [`MAX_LOADED_SKILL_BYTES`]
+    /// (the flag says it was cut there). Notes at the end say what was left out and why.
     async fn preprocess(
         &self,
         skill: &Skill,
@@ -642,24 +693,36 @@ impl SkillsProvider {
         raw: Option<&str>,
         names: &[String],
         directory: &str,
-    ) -> String {
-        let mut text = String::with_capacity(body.len());
+    ) -> (String, bool) {
+        let mut text = String::with_capacity(body.len().min(MAX_LOADED_SKILL_BYTES));
         let mut used = false;
+        let mut commands_run = 0_usize;
+        let mut commands_not_run = 0_usize;
+        let mut output_left = MAX_PREPROCESS_OUTPUT_BYTES;
+        let mut output_cut = false;
+        let mut cut = false;
         for piece in crate::preprocess::pieces(body) {
+            let room = MAX_LOADED_SKILL_BYTES.saturating_sub(text.len());
             match piece {
                 crate::preprocess::Piece::Text(part) => {
-                    let (substituted, used_here) =
-                        crate::substitution::substitute_text(&part, raw, names, directory);
-                    used |= used_here;
-                    text.push_str(&substituted);
+                    let substituted =
+                        crate::substitution::substitute_text(&part, raw, names, directory, room);
+                    used |= substituted.used_arguments;
+                    text.push_str(&substituted.text);
+                    cut = substituted.cut;
+                }
+                crate::preprocess::Piece::Command(_) if commands_run == MAX_PREPROCESS_COMMANDS => {
+                    commands_not_run += 1;
+                    text.push_str("[command not run]");
                 }
                 crate::preprocess::Piece::Command(command) => {
+                    commands_run += 1;
                     let result = self
                         .executor
                         .run_command(skill, &command, RunOptions::default())
                         .await;
-                    if result.success {
-                        text.push_str(result.stdout.trim_end());
+                    let mut output = if result.success {
+                        result.stdout.trim_end().to_owned()
                     } else {
                         let reason = result
                             .stderr
@@ -668,13 +731,36 @@ impl SkillsProvider {
                             .map(str::to_owned)
                             .or(result.error)
                             .unwrap_or_default();
-                        text.push_str(&format!("[error: {}]", reason.trim()));
+                        format!("[error: {}]", reason.trim())
+                    };
+                    if crate::substitution::cut_at(&mut output, output_left) {
+                        output_cut = true;
+                        output.push_str("[output cut]");
                     }
+                    output_left -= output.len().min(output_left);
+                    text.push_str(&output);
+                    cut = crate::substitution::cut_at(&mut text, MAX_LOADED_SKILL_BYTES);
                 }
             }
+            if cut {
+                break;
+            }
         }
-        crate::substitution::append_unused_arguments(&mut text, raw, used);
-        text
+        if !cut {
+            crate::substitution::append_unused_arguments(&mut text, raw, used);
+            cut = crate::substitution::cut_at(&mut text, MAX_LOADED_SKILL_BYTES);
+        }
+        if commands_not_run > 0 {
+            text.push_str(&format!(
+                "\n\n[{commands_not_run} command(s) marked `[command not run]` were not run: a skill runs at most {MAX_PREPROCESS_COMMANDS} commands when it is loaded.]"
+            ));
+        }
+        if output_cut {
+            text.push_str(&format!(
+                "\n\n[The command output was cut where marked `[output cut]`: the commands of a skill add at most {MAX_PREPROCESS_OUTPUT_BYTES} bytes when it is loaded.]"
+            ));
+        }
+        (text, cut)
     }
 
     /// What the model can read or run next: `files:` entries, scripts, references, tools.
@@ -733,9 +819,14 @@ impl SkillsProvider {
         if more {
             text.push_str("\n(more files exist than are listed)\n");
         }
-        if !skill.tools.is_empty() {
+        let owned: Vec<&ToolDefinition> = skill
+            .tools
+            .iter()
+            .filter(|tool| self.tools.owns(skill, &tool.name))
+            .collect();
+        if !owned.is_empty() {
             text.push_str("\nTools this skill provides (call them directly):\n");
-            for tool in &skill.tools {
+            for tool in owned {
                 text.push_str(&format!("- {}: {}\n", tool.name, tool.description));
             }
         }
@@ -774,12 +865,10 @@ impl SkillsProvider {
             Some(Value::String(single)) => vec![single.clone()],
             Some(_) => return ToolOutcome::error("parameter `args` must be an array of strings"),
         };
-        if let Some(found) = self.catalog.get(&skill)
-            && !found.model_invocable()
-        {
-            return ToolOutcome::error(format!(
-                "skill `{skill}` can only be invoked by a person (disable-model-invocation)"
-            ));
+        let mut lookup = serde_json::Map::new();
+        lookup.insert("skill".to_owned(), Value::String(skill.clone()));
+        if let Err(outcome) = self.find_skill(&lookup, "use_skill") {
+            return outcome;
         }
         let result = self
             .executor
@@ -868,7 +957,7 @@ impl SkillsProvider {
         };
         let mut page = Vec::new();
         let mut next_cursor = Value::Null;
-        for skill in self.catalog.latest() {
+        for skill in self.visible_latest() {
             let skill_namespace = namespace_of(skill);
             if namespace.is_some_and(|wanted| wanted != skill_namespace) {
                 continue;

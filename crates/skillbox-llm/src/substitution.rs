@@ -48,19 +48,48 @@ pub fn split_arguments(text: &str) -> Vec<String> {
     words
 }
 
+/// What substitution produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Substituted {
+    /// The text, at most the `max_bytes` asked for.
+    pub text: String,
+    /// Whether any argument placeholder was used.
+    pub used_arguments: bool,
+    /// Whether the text reached `max_bytes` and was cut there (the rest was never built).
+    pub cut: bool,
+}
+
 /// Substitute arguments into a body. `raw` is the argument string as given (`None` when the
 /// skill was loaded without arguments); `names` are the frontmatter's declared argument names.
-/// When the body has no placeholder, `ARGUMENTS: <raw>` is appended.
+/// When the body has no placeholder, `ARGUMENTS: <raw>` is appended. The text stops at
+/// `max_bytes` (a body of many `$0` with long arguments would otherwise multiply them).
 #[must_use]
 pub fn substitute(
     body: &str,
     raw: Option<&str>,
     names: &[String],
     skill_directory: &str,
-) -> String {
-    let (mut output, used) = substitute_text(body, raw, names, skill_directory);
-    append_unused_arguments(&mut output, raw, used);
-    output
+    max_bytes: usize,
+) -> Substituted {
+    let mut substituted = substitute_text(body, raw, names, skill_directory, max_bytes);
+    if !substituted.cut {
+        append_unused_arguments(&mut substituted.text, raw, substituted.used_arguments);
+        substituted.cut = cut_at(&mut substituted.text, max_bytes);
+    }
+    substituted
+}
+
+/// Cut `text` to at most `max_bytes` at a character boundary; whether anything was cut.
+pub fn cut_at(text: &mut String, max_bytes: usize) -> bool {
+    if text.len() <= max_bytes {
+        return false;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    true
 }
 
 /// Append `ARGUMENTS: <raw>` when arguments were given and no placeholder used them.
@@ -72,22 +101,30 @@ pub fn append_unused_arguments(output: &mut String, raw: Option<&str>, used: boo
     }
 }
 
-/// Substitute placeholders in one piece of text; the flag says whether any argument
-/// placeholder was used (callers combining pieces decide about `ARGUMENTS:` themselves).
+/// Substitute placeholders in one piece of text, stopping at `max_bytes` of output (callers
+/// combining pieces decide about `ARGUMENTS:` themselves).
 #[must_use]
 pub fn substitute_text(
     body: &str,
     raw: Option<&str>,
     names: &[String],
     skill_directory: &str,
-) -> (String, bool) {
+    max_bytes: usize,
+) -> Substituted {
     let raw_text = raw.unwrap_or("");
     let words = split_arguments(raw_text);
     let word = |index: usize| words.get(index).cloned().unwrap_or_default();
-    let mut output = String::with_capacity(body.len() + raw_text.len());
+    let mut output = String::with_capacity((body.len() + raw_text.len()).min(max_bytes));
     let mut used_arguments = false;
     let mut rest = body;
     while let Some(position) = rest.find('$') {
+        if cut_at(&mut output, max_bytes) {
+            return Substituted {
+                text: output,
+                used_arguments,
+                cut: true,
+            };
+        }
         output.push_str(&rest[..position]);
         let after = &rest[position + 1..];
         if let Some(tail) = after.strip_prefix("ARGUMENTS[") {
@@ -138,7 +175,12 @@ pub fn substitute_text(
         rest = after;
     }
     output.push_str(rest);
-    (output, used_arguments)
+    let cut = cut_at(&mut output, max_bytes);
+    Substituted {
+        text: output,
+        used_arguments,
+        cut,
+    }
 }
 
 #[cfg(test)]
@@ -182,11 +224,27 @@ mod tests {
         ];
         for (body, raw, expected) in cases {
             assert_eq!(
-                substitute(body, raw, &names, "/skills/demo"),
+                substitute(body, raw, &names, "/skills/demo", usize::MAX).text,
                 expected,
                 "{body}"
             );
         }
+    }
+
+    #[test]
+    fn output_stops_at_the_cap_on_a_character_boundary() {
+        let body = "é$0".repeat(1000);
+        let capped = substitute(&body, Some("ab"), &[], "/d", 101);
+        assert!(capped.cut && capped.used_arguments);
+        assert_eq!(capped.text.len(), 100, "never half a character");
+        let whole = substitute(&body, Some("ab"), &[], "/d", usize::MAX);
+        assert!(!whole.cut);
+        assert!(whole.text.starts_with(&capped.text));
+        let appended = substitute("plain", Some("long arguments"), &[], "/d", 10);
+        assert_eq!(
+            (appended.text.as_str(), appended.cut),
+            ("plain\n\nARG", true)
+        );
     }
 
     #[test]

@@ -139,7 +139,6 @@ pub async fn execute_skill(
     let blob_ids = string_list(&params, "input_blobs", MAX_INPUT_BLOBS)?;
     let timeout = timeout_param(params.get("timeout_ms"), "timeout_ms")?;
     let skill = find_skill(state, name, version)?;
-    refuse_person_only(&skill, "executed")?;
     let label = match skill.id.version.as_ref() {
         Some(version) => format!("`{name}` {version}"),
         None => format!("`{name}`"),
@@ -213,7 +212,6 @@ pub async fn run_code(state: &AppState, params: Map<String, Value>) -> Result<Va
     let mut skills = Vec::with_capacity(skill_names.len());
     for name in &skill_names {
         let skill = find_skill(state, name, None)?;
-        refuse_person_only(&skill, "mounted")?;
         skills.push(skill);
     }
     let target = PythonTarget::Code {
@@ -529,13 +527,19 @@ fn kind_for(name: &str) -> &'static str {
     }
 }
 
+/// A skill a protocol client may use: one a model may see ([`Skill::visible_to_model`]). A
+/// hidden skill is answered exactly as a name the catalog does not hold, hints included.
 fn find_skill(state: &AppState, name: &str, version: Option<&str>) -> Result<Arc<Skill>, RpcError> {
-    let catalog = state.provider.catalog();
-    catalog.find(name, version).cloned().map_err(|error| {
-        let hint = match (version, catalog.get(name), catalog.closest_name(name)) {
+    let provider = &state.provider;
+    provider.find_model_skill(name, version).map_err(|error| {
+        let mut versions = provider.model_skill_versions(name).peekable();
+        let hint = match (
+            version,
+            versions.peek(),
+            provider.closest_model_skill_name(name),
+        ) {
             (Some(_), Some(_), _) => {
-                let versions: Vec<String> = catalog
-                    .versions(name)
+                let versions: Vec<String> = versions
                     .filter_map(|skill| skill.id.version.as_ref().map(ToString::to_string))
                     .collect();
                 format!("; its versions are: {}", versions.join(", "))
@@ -545,19 +549,6 @@ fn find_skill(state: &AppState, name: &str, version: Option<&str>) -> Result<Arc
         };
         RpcError::invalid_params(format!("{error}{hint}"))
     })
-}
-
-/// Refuse a skill its author marked `disable-model-invocation: true`: such skills (a deploy, a
-/// commit) are started by a person, and protocol clients are agents, so running or mounting
-/// them is refused as `use_skill` and `load_skill` refuse them.
-fn refuse_person_only(skill: &Skill, use_word: &str) -> Result<(), RpcError> {
-    if skill.model_invocable() {
-        return Ok(());
-    }
-    Err(RpcError::invalid_params(format!(
-        "skill `{}` can only be invoked by a person (its SKILL.md sets disable-model-invocation: true), so it is not {use_word} for protocol clients; ask the user to run it",
-        skill.name()
-    )))
 }
 
 /// The input blobs of one run: its own copies, in a folder of its own under

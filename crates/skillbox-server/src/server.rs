@@ -289,7 +289,7 @@ fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
 }
 
 async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
-    Json(json!({ "status": "ok", "skills": state.provider.skill_names().len() }))
+    Json(json!({ "status": "ok", "skills": state.provider.model_skills().len() }))
 }
 
 /// Answer a body. Each answer is serialized as soon as it is made; a batch stops running its

@@ -337,8 +337,8 @@ fn skills_only_a_person_may_invoke_are_neither_executed_nor_mounted() {
         assert_eq!(error["code"], -32602, "{params}: {error}");
         let message = error["message"].as_str().unwrap();
         assert!(
-            message.contains("can only be invoked by a person"),
-            "{params}: {message}"
+            message.starts_with("no skill named `"),
+            "answered as a skill that does not exist: {params}: {message}"
         );
     }
 }

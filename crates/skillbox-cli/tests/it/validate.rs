@@ -289,3 +289,76 @@ fn the_reserved_guide_name_is_refused_by_validate_and_list() {
         "{stderr}"
     );
 }
+
+#[test]
+fn tool_name_clashes_are_warned_about_as_the_provider_decides_them() {
+    let earlier = tempfile::tempdir().unwrap();
+    let later = tempfile::tempdir().unwrap();
+    let tool = |name: &str| {
+        format!(
+            r#"[{{"name": "{name}", "description": "A tool.", "script": "scripts/run.py", "parameters": {{}}}}]"#
+        )
+    };
+    write_tree(
+        earlier.path(),
+        &[
+            ("alpha/SKILL.md", &skill_md("alpha", "Alpha.")),
+            ("alpha/tools.json", &tool("shared")),
+            ("alpha/scripts/run.py", "print('{}')\n"),
+        ],
+    );
+    write_tree(
+        later.path(),
+        &[
+            ("beta/SKILL.md", &skill_md("beta", "Beta.")),
+            ("beta/tools.json", &tool("shared")),
+            ("beta/scripts/run.py", "print('{}')\n"),
+            (
+                "grabby/SKILL.md",
+                &skill_md("grabby", "Grabs a built-in name."),
+            ),
+            ("grabby/tools.json", &tool("list_skills")),
+            ("grabby/scripts/run.py", "print('{}')\n"),
+        ],
+    );
+    let output = skillbox()
+        .arg("validate")
+        .arg("--json")
+        .arg(earlier.path())
+        .arg(later.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "warnings only");
+    let report = json_stdout(&output);
+    let diagnostics_of = |name: &str| {
+        report["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|skill| skill["name"] == name)
+            .unwrap()["diagnostics"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(diagnostics_of("beta"), Vec::<serde_json::Value>::new());
+    let alpha = diagnostics_of("alpha");
+    assert_eq!(alpha.len(), 1, "{alpha:?}");
+    assert_eq!(alpha[0]["code"], "tool-name-taken");
+    assert_eq!(alpha[0]["line"], 1);
+    let message = alpha[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`alpha`") && message.contains("`beta`") && message.contains("later root"),
+        "{message}"
+    );
+    assert!(
+        alpha[0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("alpha/tools.json")
+    );
+    let grabby = diagnostics_of("grabby");
+    assert_eq!(grabby.len(), 1, "{grabby:?}");
+    assert_eq!(grabby[0]["code"], "tool-name-reserved");
+    assert_eq!(report["warnings"], 2);
+}

@@ -1,13 +1,9 @@
 //! `handle_tool_call`: every tool, the aliases models use, and every error a model can cause.
 
 use serde_json::{Value, json};
-use skillbox_llm::{ProviderOptions, SkillsProvider, ToolOutcome};
+use skillbox_llm::{ProviderOptions, SkillsProvider};
 
-use super::support::{examples_provider, portable, runtime};
-
-fn call(provider: &SkillsProvider, tool: &str, arguments: Value) -> ToolOutcome {
-    runtime().block_on(provider.handle_tool_call(tool, &arguments))
-}
+use super::support::{call, examples_provider, portable, runtime, temp_root};
 
 #[test]
 fn load_skill_substitutes_arguments_and_lists_resources() {
@@ -86,7 +82,13 @@ fn list_skills_through_load_skill_hides_person_only_skills() {
         json!({"skill": "release-checklist"}),
     );
     assert!(refused.is_error);
-    assert!(refused.text().contains("only be invoked by a person"));
+    assert!(
+        refused.content["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("no skill named `release-checklist`;"),
+        "{refused:?}"
+    );
 }
 
 #[test]
@@ -272,7 +274,11 @@ fn protocol_catalog_tools() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(rest, vec!["release-checklist", "text-tools", "text.stats"]);
+    assert_eq!(
+        rest,
+        vec!["text-tools", "text.stats"],
+        "person-only skills are not listed"
+    );
     assert_eq!(second.content["next_cursor"], Value::Null);
     let text_stats = second.content["skills"]
         .as_array()
@@ -299,16 +305,6 @@ fn protocol_catalog_tools() {
             .unwrap()
             .starts_with("# Skills Protocol Overview")
     );
-}
-
-fn temp_root() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        root.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    root
 }
 
 #[test]

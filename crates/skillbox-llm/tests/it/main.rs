@@ -3,5 +3,6 @@
 
 mod dispatch;
 mod formats;
+mod hostile;
 mod skills_ref_prompt;
 mod support;

@@ -1,9 +1,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use serde_json::Value;
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
-use skillbox_llm::{ProviderOptions, SkillsProvider};
+use skillbox_llm::{ProviderOptions, SkillsProvider, ToolOutcome};
 pub use skillbox_testkit::{repo_root, runtime};
 
 pub fn catalog(root: &Path) -> Arc<SkillCatalog> {
@@ -46,4 +47,20 @@ pub fn examples_provider(options: ProviderOptions) -> SkillsProvider {
 /// Replace the machine-specific repository path in rendered text.
 pub fn portable(text: &str) -> String {
     text.replace(&repo_root().display().to_string(), "[REPO]")
+}
+
+/// Answer one tool call through the provider's real dispatcher.
+pub fn call(provider: &SkillsProvider, tool: &str, arguments: Value) -> ToolOutcome {
+    runtime().block_on(provider.handle_tool_call(tool, &arguments))
+}
+
+/// A temporary skill root the sandbox user can read.
+pub fn temp_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        root.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    root
 }

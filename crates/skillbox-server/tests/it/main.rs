@@ -273,6 +273,53 @@ fn invalid_params_are_minus_32602_with_a_message_naming_the_problem() {
 }
 
 #[test]
+fn skills_hidden_from_models_are_hidden_from_protocol_clients_alike() {
+    // `release-checklist` sets `disable-model-invocation: true`.
+    let server = Server::start(None);
+    let listed = server.call("list_skills", json!({"limit": 100}));
+    let names: Vec<&str> = listed["result"]["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skill| skill["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"csv-insights") && !names.contains(&"release-checklist"),
+        "{names:?}"
+    );
+    let requests = [
+        ("describe_skill", json!({"name": "NAME", "detail": "full"})),
+        (
+            "read_skill_file",
+            json!({"name": "NAME", "path": "SKILL.md"}),
+        ),
+        ("execute_skill", json!({"name": "NAME"})),
+        (
+            "run_code",
+            json!({"language": "python", "code": "def main(args):\n    return 1\n", "mount_skills": ["NAME"]}),
+        ),
+    ];
+    for (method, params) in requests {
+        let answer = |name: &str| {
+            let params: Value =
+                serde_json::from_str(&params.to_string().replace("NAME", name)).unwrap();
+            let response = server.call(method, params);
+            assert_eq!(error_code(&response), -32602, "{method} {name}: {response}");
+            response["error"]["message"]
+                .as_str()
+                .unwrap()
+                .replace(name, "NAME")
+        };
+        let hidden = answer("release-checklist");
+        assert_eq!(hidden, answer("nothing-here-at-all"), "{method}");
+        assert!(
+            hidden.starts_with("no skill named `NAME`"),
+            "{method}: {hidden}"
+        );
+    }
+}
+
+#[test]
 fn catalog_methods_versions_and_pagination() {
     let server = Server::start(None);
     let first = server.call("list_skills", json!({"limit": 4, "detail": "summary"}));
@@ -288,8 +335,9 @@ fn catalog_methods_versions_and_pagination() {
             "api-design-review",
             "commit-message",
             "csv-insights",
-            "release-checklist"
-        ]
+            "text-tools"
+        ],
+        "`release-checklist` is hidden from protocol clients (disable-model-invocation)"
     );
     let cursor = first["result"]["next_cursor"].as_str().unwrap();
     let rest = server.call("list_skills", json!({"cursor": cursor}));
@@ -299,7 +347,7 @@ fn catalog_methods_versions_and_pagination() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, vec!["text-tools", "text.stats"]);
+    assert_eq!(names, vec!["text.stats"]);
     let latest = server.call("describe_skill", json!({"name": "text.stats"}));
     assert_eq!(latest["result"]["skill"]["manifest"]["version"], "0.10.0");
     let older = server.call(
@@ -400,7 +448,7 @@ fn health_and_the_listening_rule() {
             .unwrap()
     });
     assert_eq!(health["status"], "ok");
-    assert_eq!(health["skills"], 6);
+    assert_eq!(health["skills"], 5, "the skills a client may see");
     assert!(skillbox_server::check_listen("0.0.0.0:7878".parse().unwrap(), None).is_err());
     assert!(skillbox_server::check_listen("0.0.0.0:7878".parse().unwrap(), Some("t")).is_ok());
     assert!(skillbox_server::check_listen("127.0.0.1:7878".parse().unwrap(), None).is_ok());

@@ -1,0 +1,240 @@
+//! Tool-name ownership: which skill's `tools.json` tool answers when a model calls a name. A
+//! model sees one flat list of tool names, so each name has exactly one owner, decided here once
+//! for every caller (the LLM provider that offers and answers tools, and `skillbox validate`
+//! that warns about clashes):
+//!
+//! 1. The built-in and protocol tool names ([`RESERVED_TOOL_NAMES`]) belong to the runtime. A
+//!    `tools.json` tool with one of them is never offered: the built-in would answer it anyway.
+//! 2. Only the skills a model sees take part ([`Skill::visible_to_model`], copies in effect).
+//! 3. Between skills, the one from the later root owns the name, as for skills themselves;
+//!    within one root, the skill whose folder comes first in path order owns it, as for two
+//!    copies of one skill name.
+//!
+//! Every tool that loses its name is reported as a [`ToolRefusal`] naming both parties.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::catalog::SkillCatalog;
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::report::ValidationReport;
+use crate::skill::Skill;
+use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition};
+
+/// The built-in tools of the skills profile (seed 002 and seed 000 section 8).
+pub const SKILLS_PROFILE_TOOL_NAMES: &[&str] = &[
+    "load_skill",
+    "use_skill",
+    "read_skill_file",
+    "define_tool",
+    "remove_tool",
+];
+
+/// The Skills Protocol's 8 tools, in the seed's order.
+pub const PROTOCOL_TOOL_NAMES: &[&str] = &[
+    "list_skills",
+    "describe_skill",
+    "read_skill_file",
+    "execute_skill",
+    "run_code",
+    "create_blob",
+    "read_blob",
+    "load_skills_protocol_guide",
+];
+
+/// Every name the runtime answers itself, in either profile (a name may be in both lists).
+pub const RESERVED_TOOL_NAMES: &[&[&str]] = &[SKILLS_PROFILE_TOOL_NAMES, PROTOCOL_TOOL_NAMES];
+
+/// Whether `name` is a built-in or protocol tool name that no `tools.json` tool may claim.
+#[must_use]
+pub fn is_reserved_tool_name(name: &str) -> bool {
+    RESERVED_TOOL_NAMES
+        .iter()
+        .any(|names| names.contains(&name))
+}
+
+/// Why a skill's tool is not offered under its name.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RefusalReason {
+    /// The name is a built-in or protocol tool's.
+    Reserved,
+    /// Another skill owns the name.
+    Taken {
+        /// The skill whose tool answers to the name.
+        owner: Arc<Skill>,
+    },
+}
+
+/// A `tools.json` tool that is not offered because its name belongs to someone else.
+#[derive(Debug, Clone)]
+pub struct ToolRefusal {
+    /// The skill that declares the tool.
+    pub skill: Arc<Skill>,
+    /// The tool as declared.
+    pub tool: ToolDefinition,
+    /// Who owns the name instead.
+    pub reason: RefusalReason,
+}
+
+impl ToolRefusal {
+    /// One sentence naming the tool, both parties and the rule that decided.
+    #[must_use]
+    pub fn message(&self) -> String {
+        let (tool, skill) = (&self.tool.name, self.skill.name());
+        match &self.reason {
+            RefusalReason::Reserved => format!(
+                "tool `{tool}` of skill `{skill}` is not offered: `{tool}` is the name of a built-in tool, and the built-in always answers to it"
+            ),
+            RefusalReason::Taken { owner } if owner.root_index != self.skill.root_index => {
+                format!(
+                    "tool `{tool}` of skill `{skill}` (root `{}`) is not offered: skill `{}` declares a tool of that name too, and its root `{}` comes later (a later root wins)",
+                    self.skill.root.display(),
+                    owner.name(),
+                    owner.root.display()
+                )
+            }
+            RefusalReason::Taken { owner } => format!(
+                "tool `{tool}` of skill `{skill}` is not offered: skill `{}` in the same root declares a tool of that name too, and its folder `{}` comes before `{}` in path order",
+                owner.name(),
+                owner.directory.display(),
+                self.skill.directory.display()
+            ),
+        }
+    }
+
+    /// The refusal as a warning on the skill's `tools.json`, at the tool's declaration.
+    #[must_use]
+    pub fn diagnostic(&self) -> Diagnostic {
+        let (code, hint) = match self.reason {
+            RefusalReason::Reserved => (
+                DiagnosticCode::ToolNameReserved,
+                "rename the tool; built-in and Skills Protocol tool names cannot be declared",
+            ),
+            RefusalReason::Taken { .. } => (
+                DiagnosticCode::ToolNameTaken,
+                "rename one of the tools; a tool name must be unique among the skills a model sees",
+            ),
+        };
+        Diagnostic::warning(code, self.message())
+            .in_file(self.skill.directory.join(TOOLS_MANIFEST_FILE))
+            .at(self.tool.position)
+            .with_hint(hint)
+    }
+}
+
+/// Who owns each tool name, and which tools lost theirs.
+#[derive(Debug, Clone, Default)]
+pub struct ToolOwnership {
+    owners: BTreeMap<String, (Arc<Skill>, ToolDefinition)>,
+    refusals: Vec<ToolRefusal>,
+}
+
+impl ToolOwnership {
+    /// Decide the owners among `skills` by the rules of this module (the caller chooses which
+    /// skills take part; see [`ToolOwnership::for_model`]).
+    #[must_use]
+    pub fn resolve<'a>(skills: impl IntoIterator<Item = &'a Arc<Skill>>) -> Self {
+        let mut skills: Vec<&Arc<Skill>> = skills
+            .into_iter()
+            .filter(|skill| !skill.tools.is_empty())
+            .collect();
+        skills.sort_by(|a, b| {
+            (Reverse(a.root_index), &a.directory, a.name()).cmp(&(
+                Reverse(b.root_index),
+                &b.directory,
+                b.name(),
+            ))
+        });
+        let mut ownership = ToolOwnership::default();
+        for skill in skills {
+            for tool in &skill.tools {
+                let reason = if is_reserved_tool_name(&tool.name) {
+                    RefusalReason::Reserved
+                } else if let Some((owner, _)) = ownership.owners.get(&tool.name) {
+                    RefusalReason::Taken {
+                        owner: Arc::clone(owner),
+                    }
+                } else {
+                    ownership
+                        .owners
+                        .insert(tool.name.clone(), (Arc::clone(skill), tool.clone()));
+                    continue;
+                };
+                ownership.refusals.push(ToolRefusal {
+                    skill: Arc::clone(skill),
+                    tool: tool.clone(),
+                    reason,
+                });
+            }
+        }
+        ownership
+    }
+
+    /// The owners among the skills a model sees: the copy in effect of each name, when
+    /// [`Skill::visible_to_model`].
+    #[must_use]
+    pub fn for_model(catalog: &SkillCatalog) -> Self {
+        Self::resolve(catalog.latest().filter(|skill| skill.visible_to_model()))
+    }
+
+    /// The skill and tool that answer to `name`.
+    #[must_use]
+    pub fn owner(&self, name: &str) -> Option<&(Arc<Skill>, ToolDefinition)> {
+        self.owners.get(name)
+    }
+
+    /// Every owned tool, by name.
+    pub fn owned(&self) -> impl Iterator<Item = &(Arc<Skill>, ToolDefinition)> {
+        self.owners.values()
+    }
+
+    /// Whether `skill`'s tool `name` is the one that answers to its name.
+    #[must_use]
+    pub fn owns(&self, skill: &Skill, name: &str) -> bool {
+        self.owners
+            .get(name)
+            .is_some_and(|(owner, _)| std::ptr::eq(owner.as_ref(), skill))
+    }
+
+    /// The tools that lost their names, in the order they were decided.
+    #[must_use]
+    pub fn refusals(&self) -> &[ToolRefusal] {
+        &self.refusals
+    }
+
+    /// Add each refusal to the report, as a warning on the skill that declares the tool.
+    pub fn add_to_report(&self, report: &mut ValidationReport) {
+        let index_by_path: HashMap<PathBuf, usize> = report
+            .skills
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| (entry.path.clone(), index))
+            .collect();
+        for refusal in &self.refusals {
+            let diagnostic = refusal.diagnostic();
+            if diagnostic.severity == Severity::Warning {
+                report.warnings += 1;
+            }
+            match index_by_path.get(&refusal.skill.directory) {
+                Some(index) => report.skills[*index].diagnostics.push(diagnostic),
+                None => report.diagnostics.push(diagnostic),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_names_cover_both_profiles() {
+        for name in ["load_skill", "define_tool", "list_skills", "run_code"] {
+            assert!(is_reserved_tool_name(name), "{name}");
+        }
+        assert!(!is_reserved_tool_name("count_words"));
+    }
+}
