@@ -3,6 +3,7 @@
 
 mod discovery;
 mod execute;
+mod hostile_catalog;
 mod list_and_show;
 mod serve;
 mod serve_hostile;
