@@ -293,6 +293,10 @@ impl SkillCatalog {
                 }
             }
         }
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "merge by name and version done"
+        );
         let mut skills = apply_root_precedence(kept, &mut shadowed, &mut diagnostics);
         skills.par_sort_by(|a, b| {
             a.id.name
@@ -300,7 +304,15 @@ impl SkillCatalog {
                 .then_with(|| b.root_index.cmp(&a.root_index))
                 .then_with(|| b.id.version.cmp(&a.id.version))
         });
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "root precedence done"
+        );
         warn_about_confusable_names(&mut skills);
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "look-alike names done"
+        );
         let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (index, skill) in skills.iter().enumerate() {
             by_name
@@ -535,6 +547,13 @@ fn apply_root_precedence(
     shadowed: &mut Vec<Arc<Skill>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Arc<Skill>> {
+    // With one root nothing is overridden across roots.
+    if kept.first().is_none_or(|first| {
+        kept.iter()
+            .all(|skill| skill.root_index == first.root_index)
+    }) {
+        return kept;
+    }
     // The copy in effect for each name: the latest root's, highest version.
     let mut in_effect: HashMap<&str, usize> = HashMap::with_capacity(kept.len());
     for (index, skill) in kept.iter().enumerate() {
@@ -605,7 +624,7 @@ fn warn_about_confusable_names(skills: &mut [Arc<Skill>]) {
             names.push(skill.name());
         }
     }
-    let groups = crate::names::confusable_groups(names);
+    let groups = crate::names::confusable_groups(&names);
     if groups.is_empty() {
         return;
     }
