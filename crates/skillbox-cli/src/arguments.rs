@@ -289,7 +289,7 @@ pub struct ValidateArguments {
 pub struct ShowArguments {
     /// The skill's name (or dotted id).
     pub name: String,
-    /// A specific version (default: the latest by semver).
+    /// A specific version (default: the copy in effect: the latest root holding the name, its highest version).
     #[arg(long = "version", id = "skill_version", value_name = "VERSION")]
     pub version: Option<String>,
     /// Print everything as JSON.

@@ -18,6 +18,7 @@ use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
 use crate::loader::{FolderListing, LoadOutcome, LoadRequest, load_skill};
 use crate::manifest::SKILL_MANIFEST_FILE;
+use crate::printable::printable;
 use crate::properties::ValidationMode;
 use crate::skill::{Skill, SkillFormat, SkillId};
 use crate::source::SkillSource;
@@ -42,7 +43,7 @@ pub const PROTOCOL_GUIDE_SKILL_NAME: &str = "skills.protocol.guide";
 
 /// Skill names only a [`RootOrigin::Builtin`] root may use. A skill from any other root with one
 /// of these names is refused: otherwise a root could replace what the runtime itself answers
-/// (a higher version wins "latest", whatever root it comes from).
+/// (a later root wins for a name, and any version can be asked for).
 pub const RESERVED_SKILL_NAMES: &[&str] = &[PROTOCOL_GUIDE_SKILL_NAME];
 
 /// Where a root came from; default roots that do not exist are passed over quietly.
@@ -242,11 +243,12 @@ impl SkillCatalog {
             "loading done"
         );
         let mut kept: Vec<Arc<Skill>> = Vec::with_capacity(outcomes.len());
-        let mut index_by_id: HashMap<SkillId, usize> = HashMap::with_capacity(outcomes.len());
+        let mut index_by_key: HashMap<PrecedenceKey, usize> =
+            HashMap::with_capacity(outcomes.len());
         let mut shadowed = Vec::new();
         let mut skipped = Vec::new();
         for (path, outcome) in outcomes {
-            let mut skill = match outcome {
+            let skill = match outcome {
                 LoadOutcome::Loaded(skill) => skill,
                 LoadOutcome::Skipped(skip_diagnostics) => {
                     skipped.push(SkippedSkill {
@@ -269,53 +271,49 @@ impl SkillCatalog {
             if !included || excluded {
                 continue;
             }
-            match index_by_id.get(&skill.id).copied() {
+            match index_by_key.get(&precedence_key(&skill.id)).copied() {
                 None => {
-                    index_by_id.insert(skill.id.clone(), kept.len());
+                    index_by_key.insert(precedence_key(&skill.id), kept.len());
                     kept.push(skill);
                 }
-                Some(existing) if kept[existing].root_index == skill.root_index => {
-                    // Two skills with one id in the same root: the first in path order stays.
-                    let winner = &kept[existing];
-                    let message = format!(
-                        "skill `{}` at `{}` has the same name as `{}` in the same root and is ignored",
-                        skill.id,
-                        skill.directory.display(),
-                        winner.directory.display()
-                    );
-                    let diagnostic = Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
-                        .in_file(&skill.skill_md_path)
-                        .with_hint("rename one of them; skill names must be unique within a root");
-                    add_diagnostic(&mut skill, diagnostic.clone());
-                    diagnostics.push(diagnostic);
-                    shadowed.push(skill);
-                }
                 Some(existing) => {
-                    // A later root overrides an earlier one (seed 000), loudly.
-                    let loser = std::mem::replace(&mut kept[existing], skill);
-                    let winner = &mut kept[existing];
-                    let message = format!(
-                        "skill `{}` from `{}` is shadowed by the one in `{}` (later roots win)",
-                        winner.id,
-                        loser.directory.display(),
-                        winner.directory.display()
-                    );
-                    let diagnostic = Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
-                        .in_file(&winner.skill_md_path)
-                        .with_hint("remove one copy, or rename it if both are wanted");
-                    add_diagnostic(winner, diagnostic.clone());
-                    diagnostics.push(diagnostic);
+                    // One version twice: in one root the first in path order stays, across
+                    // roots the later root's copy replaces the earlier one.
+                    let same_root = kept[existing].root_index == skill.root_index;
+                    let mut loser = std::mem::replace(&mut kept[existing], skill);
+                    if same_root {
+                        std::mem::swap(&mut kept[existing], &mut loser);
+                    }
+                    let message = same_version_message(&kept[existing], &loser, same_root);
+                    let on_winner = shadowing_warning(&message, &kept[existing]);
+                    add_diagnostic(&mut kept[existing], on_winner);
+                    let on_loser = shadowing_warning(&message, &loser);
+                    add_diagnostic(&mut loser, on_loser.clone());
+                    diagnostics.push(on_loser);
                     shadowed.push(loser);
                 }
             }
         }
-
-        let mut skills = kept;
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "merge by name and version done"
+        );
+        let mut skills = apply_root_precedence(kept, &mut shadowed, &mut diagnostics);
         skills.par_sort_by(|a, b| {
             a.id.name
                 .cmp(&b.id.name)
+                .then_with(|| b.root_index.cmp(&a.root_index))
                 .then_with(|| b.id.version.cmp(&a.id.version))
         });
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "root precedence done"
+        );
+        warn_about_confusable_names(&mut skills);
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "look-alike names done"
+        );
         let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (index, skill) in skills.iter().enumerate() {
             by_name
@@ -339,13 +337,15 @@ impl SkillCatalog {
         &self.roots
     }
 
-    /// Every skill version in effect, sorted by name, newest version first.
+    /// Every skill version that can be used, sorted by name, the copy in effect first (the
+    /// latest root holding the name, then newest version first).
     #[must_use]
     pub fn skills(&self) -> &[Arc<Skill>] {
         &self.skills
     }
 
-    /// The newest version of each skill, sorted by name.
+    /// The copy in effect of each skill, sorted by name: from the latest root holding its name,
+    /// the highest version there.
     pub fn latest(&self) -> impl Iterator<Item = &Arc<Skill>> {
         self.by_name
             .values()
@@ -357,7 +357,9 @@ impl SkillCatalog {
         self.by_name.keys().map(String::as_str)
     }
 
-    /// The newest version of a skill ("latest" by semver; an unversioned copy counts lowest).
+    /// The copy of a skill in effect when no version is asked for: a later root wins for a name,
+    /// whatever the versions; within that root the highest version (an unversioned copy counts
+    /// lowest).
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
         self.by_name
@@ -366,14 +368,20 @@ impl SkillCatalog {
             .map(|index| &self.skills[*index])
     }
 
-    /// One exact version of a skill.
+    /// One version of a skill, from whichever root holds it. Build metadata does not count
+    /// (`1.0.0+a` finds `1.0.0`): the catalog holds one copy per name and version.
     #[must_use]
     pub fn get_version(&self, name: &str, version: &semver::Version) -> Option<&Arc<Skill>> {
-        self.versions(name)
-            .find(|skill| skill.id.version.as_ref() == Some(version))
+        self.versions(name).find(|skill| {
+            skill
+                .id
+                .version
+                .as_ref()
+                .is_some_and(|held| held.cmp_precedence(version).is_eq())
+        })
     }
 
-    /// Every version of a skill, newest first.
+    /// Every version of a skill that can be asked for, the one in effect first.
     pub fn versions(&self, name: &str) -> impl Iterator<Item = &Arc<Skill>> {
         self.by_name
             .get(name)
@@ -401,7 +409,7 @@ impl SkillCatalog {
         }
     }
 
-    /// Whether `skill` is the newest version of its name in this catalog.
+    /// Whether `skill` is the copy of its name in effect ([`SkillCatalog::get`]).
     #[must_use]
     pub fn is_latest(&self, skill: &Arc<Skill>) -> bool {
         self.get(skill.name())
@@ -429,7 +437,8 @@ impl SkillCatalog {
             .map(|(_, name)| name)
     }
 
-    /// Skills replaced by a skill of the same id in a later root (or a duplicate in one root).
+    /// Skills that can never be used: the same name and version in a later root (or earlier in
+    /// the same root), or an unversioned copy in a root before the one in effect.
     #[must_use]
     pub fn shadowed(&self) -> &[Arc<Skill>] {
         &self.shadowed
@@ -479,6 +488,196 @@ impl SkillCatalog {
 fn add_diagnostic(skill: &mut Arc<Skill>, diagnostic: Diagnostic) {
     if let Some(skill) = Arc::get_mut(skill) {
         skill.diagnostics.push(diagnostic);
+    }
+}
+
+/// What copies of a skill are merged by: the name, and the version without build metadata
+/// (semver: build metadata has no precedence, so `1.0.0+a` and `1.0.0` are one version).
+type PrecedenceKey = (String, Option<semver::Version>);
+
+fn precedence_key(id: &SkillId) -> PrecedenceKey {
+    let version = id.version.as_ref().map(|version| semver::Version {
+        build: semver::BuildMetadata::EMPTY,
+        ..version.clone()
+    });
+    (id.name.clone(), version)
+}
+
+/// The `skill-shadowed` warning on one side of an override, in that side's own file.
+fn shadowing_warning(message: &str, skill: &Skill) -> Diagnostic {
+    Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
+        .in_file(&skill.skill_md_path)
+        .with_hint(
+            "remove or rename one copy; to use another version, ask for it (`show NAME --version V`)",
+        )
+}
+
+/// Why `winner` is used instead of `loser`, which is the same name and version (build metadata
+/// aside).
+fn same_version_message(winner: &Skill, loser: &Skill, same_root: bool) -> String {
+    let build = if winner.id == loser.id {
+        ""
+    } else {
+        " (build metadata does not count)"
+    };
+    if same_root {
+        let same = if loser.id.version.is_some() {
+            "is the same version as"
+        } else {
+            "has the same name, and no version, as"
+        };
+        format!(
+            "skill `{}` at `{}` {same} `{}` at `{}` in the same root{build}; the first in path order is used and the other ignored",
+            loser.id,
+            loser.directory.display(),
+            winner.id,
+            winner.directory.display()
+        )
+    } else {
+        let why = if build.is_empty() {
+            "the same version in a later root wins"
+        } else {
+            "build metadata does not count, so they are one version, and a later root wins"
+        };
+        format!(
+            "skill `{}` from root `{}` is in effect over `{}` from the earlier root `{}`: {why}; asking for either spelling of the version finds the one in effect",
+            winner.id,
+            winner.root.display(),
+            loser.id,
+            loser.root.display()
+        )
+    }
+}
+
+/// A later root wins for a name, whatever the versions: every copy of a name from a root
+/// before the latest root holding it gets a warning, as does the copy in effect. A versioned
+/// copy stays (reachable by asking for its version); an unversioned one cannot be asked for
+/// and goes to `shadowed`.
+fn apply_root_precedence(
+    mut kept: Vec<Arc<Skill>>,
+    shadowed: &mut Vec<Arc<Skill>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Arc<Skill>> {
+    // With one root nothing is overridden across roots.
+    if kept.first().is_none_or(|first| {
+        kept.iter()
+            .all(|skill| skill.root_index == first.root_index)
+    }) {
+        return kept;
+    }
+    // The copy in effect for each name: the latest root's, highest version.
+    let mut in_effect: HashMap<&str, usize> = HashMap::with_capacity(kept.len());
+    for (index, skill) in kept.iter().enumerate() {
+        in_effect
+            .entry(skill.name())
+            .and_modify(|best| {
+                let current = &kept[*best];
+                if (skill.root_index, &skill.id.version) > (current.root_index, &current.id.version)
+                {
+                    *best = index;
+                }
+            })
+            .or_insert(index);
+    }
+    let overridden: Vec<(usize, usize)> = kept
+        .iter()
+        .enumerate()
+        .filter_map(|(index, skill)| {
+            let winner = in_effect[skill.name()];
+            (kept[winner].root_index > skill.root_index).then_some((index, winner))
+        })
+        .collect();
+    if overridden.is_empty() {
+        return kept;
+    }
+    let mut unreachable = vec![false; kept.len()];
+    for (loser, winner) in overridden {
+        let tail = match &kept[loser].id.version {
+            Some(version) => format!("it is used only when version `{version}` is asked for"),
+            None => {
+                unreachable[loser] = true;
+                "it has no version to ask for, so it is never used".to_owned()
+            }
+        };
+        let message = format!(
+            "skill `{}` from root `{}` is in effect over `{}` from the earlier root `{}`: a later root wins for a name, whatever the versions; {tail}",
+            kept[winner].id,
+            kept[winner].root.display(),
+            kept[loser].id,
+            kept[loser].root.display()
+        );
+        let on_winner = shadowing_warning(&message, &kept[winner]);
+        add_diagnostic(&mut kept[winner], on_winner);
+        let on_loser = shadowing_warning(&message, &kept[loser]);
+        add_diagnostic(&mut kept[loser], on_loser.clone());
+        diagnostics.push(on_loser);
+    }
+    let mut in_force = Vec::with_capacity(kept.len());
+    for (skill, unreachable) in kept.into_iter().zip(unreachable) {
+        if unreachable {
+            shadowed.push(skill);
+        } else {
+            in_force.push(skill);
+        }
+    }
+    in_force
+}
+
+/// A `name-confusable` warning on every skill whose name looks like another's (the same TR39
+/// skeleton, [`crate::names::confusable_groups`]), naming the others and where they are.
+fn warn_about_confusable_names(skills: &mut [Arc<Skill>]) {
+    // Skills are sorted by name: the first of each name is the copy in effect.
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    let mut names: Vec<&str> = Vec::new();
+    for (index, skill) in skills.iter().enumerate() {
+        if !first_of.contains_key(skill.name()) {
+            first_of.insert(skill.name(), index);
+            names.push(skill.name());
+        }
+    }
+    let groups = crate::names::confusable_groups(&names);
+    if groups.is_empty() {
+        return;
+    }
+    let mut warnings: Vec<(String, Diagnostic)> = Vec::new();
+    for group in &groups {
+        for name in group {
+            let others: Vec<String> = group
+                .iter()
+                .filter(|other| *other != name)
+                .map(|other| {
+                    format!(
+                        "`{}` (at `{}`)",
+                        printable(other),
+                        skills[first_of[other]].directory.display()
+                    )
+                })
+                .collect();
+            let foreign = crate::names::foreign_letters(name);
+            let holds = if foreign.is_empty() {
+                String::new()
+            } else {
+                format!("; it holds {foreign}")
+            };
+            let message = format!(
+                "skill name `{}` looks like {} (the same Unicode TR39 confusable skeleton): a person or a model may take one for the other{holds}",
+                printable(name),
+                others.join(" and ")
+            );
+            warnings.push((
+                (*name).to_owned(),
+                Diagnostic::warning(DiagnosticCode::NameConfusable, message).with_hint(
+                    "rename one of them so the names differ visibly; both skills still load",
+                ),
+            ));
+        }
+    }
+    let by_name: HashMap<String, Diagnostic> = warnings.into_iter().collect();
+    for skill in skills.iter_mut() {
+        if let Some(warning) = by_name.get(skill.name()) {
+            let warning = warning.clone().in_file(&skill.skill_md_path);
+            add_diagnostic(skill, warning);
+        }
     }
 }
 

@@ -93,6 +93,8 @@ diagnostic_codes! {
     NameInvalidCharacters => "name-invalid-characters",
     /// The skill name differs from its folder's name.
     NameDirectoryMismatch => "name-directory-mismatch",
+    /// The skill name looks like another skill's (the same Unicode TR39 confusable skeleton).
+    NameConfusable => "name-confusable",
     /// A description longer than 1024 characters.
     DescriptionTooLong => "description-too-long",
     /// A compatibility note longer than 500 characters.
@@ -117,7 +119,8 @@ diagnostic_codes! {
     ManifestField => "manifest-field",
     /// The skill uses a name reserved for the runtime's built-in skills and is not loaded.
     NameReserved => "name-reserved",
-    /// A skill of the same id (and version) in a later root replaces this one.
+    /// Another copy of the skill's name is in effect over this one, or this one over another
+    /// (a later root wins for a name; build metadata does not make a version).
     SkillShadowed => "skill-shadowed",
     /// Discovery stopped descending because of a depth or directory limit.
     DiscoveryLimit => "discovery-limit",

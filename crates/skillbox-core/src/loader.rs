@@ -255,6 +255,14 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
             )
         }
     };
+    let name_file = if format == SkillFormat::SkillsProtocol {
+        request.directory.join(SKILL_MANIFEST_FILE)
+    } else {
+        skill_md_path.clone()
+    };
+    // The name rules of `SKILL.md` already looked at a frontmatter name.
+    let checked = format == SkillFormat::AgentSkill && properties.name.is_some();
+    check_name_is_safe(&id.name, &name_file, checked, &mut diagnostics);
     LoadOutcome::Loaded(Arc::new(Skill::from_parts(SkillParts {
         id,
         format,
@@ -273,6 +281,37 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
         max_body_bytes: request.limits.max_body_bytes,
         max_resources: request.limits.max_resources_per_skill,
     })))
+}
+
+/// An error for a name no model may see ([`crate::skill::unsafe_name_reason`]), wherever it
+/// came from (`name`, the folder, `skill.toml`), unless the name rules already reported it
+/// (`checked`: the name is the frontmatter's, which they looked at).
+fn check_name_is_safe(name: &str, file: &Path, checked: bool, diagnostics: &mut Vec<Diagnostic>) {
+    let Some(reason) = crate::skill::unsafe_name_reason(name) else {
+        return;
+    };
+    let reported = checked
+        && diagnostics.iter().any(|diagnostic| {
+            matches!(
+                diagnostic.code,
+                DiagnosticCode::NameInvalidCharacters | DiagnosticCode::NameTooLong
+            )
+        });
+    if reported {
+        return;
+    }
+    diagnostics.push(
+        Diagnostic::error(
+            DiagnosticCode::NameInvalidCharacters,
+            format!(
+                "skill name `{}` is never offered to a model or run: {reason}",
+                crate::printable::printable(name)
+            ),
+        )
+        .in_file(file)
+        .for_field("name")
+        .with_hint("name the skill with letters, digits, `-`, `_` and `.` only"),
+    );
 }
 
 /// Why a path named by the skill is unusable, or `None` when it is a file inside the skill.

@@ -11,6 +11,8 @@ use serde::Serialize;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::names::describe_characters;
+use crate::printable::printable;
 use crate::yaml::{YamlNode, YamlValue};
 
 /// Longest skill name the agentskills spec allows, in characters.
@@ -531,18 +533,24 @@ pub fn name_problems(name: &str, directory_name: Option<&str>) -> Vec<Diagnostic
             .with_hint("use single hyphens between words"),
         );
     }
-    if let Some(bad) = normalized
-        .chars()
-        .find(|c| !(c.is_alphanumeric() || *c == '-'))
-    {
+    let allowed = |c: char| c.is_alphanumeric() || c == '-';
+    if !normalized.chars().all(allowed) {
+        // Characters no one can see are named by code point; the name is quoted escaped.
+        let hint = if crate::skill::is_safe_skill_name(&normalized) {
+            "replace spaces, underscores and dots with hyphens"
+        } else {
+            "remove the characters named: such a skill is never offered to a model or run"
+        };
         problems.push(
             Diagnostic::error(
                 DiagnosticCode::NameInvalidCharacters,
                 format!(
-                    "skill name `{normalized}` contains `{bad}`; only letters, digits and hyphens are allowed"
+                    "skill name `{}` contains {}; only letters, digits and hyphens are allowed",
+                    printable(&normalized),
+                    describe_characters(&normalized, |c| !allowed(c))
                 ),
             )
-            .with_hint("replace spaces, underscores and dots with hyphens"),
+            .with_hint(hint),
         );
     }
     if let Some(directory) = directory_name {

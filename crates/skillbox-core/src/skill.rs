@@ -505,16 +505,21 @@ pub fn unsafe_name_reason(name: &str) -> Option<String> {
         Some(format!(
             "it is longer than {MAX_SAFE_NAME_CHARS} characters"
         ))
-    } else if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
-    {
-        Some(format!("it contains {bad:?}"))
+    } else if !name.chars().all(is_safe_name_character) {
+        Some(format!(
+            "it contains {}",
+            crate::names::describe_characters(name, |c| !is_safe_name_character(c))
+        ))
     } else if name.starts_with(['.', '-']) || name.contains("..") {
         Some("it starts with `.` or `-`, or holds `..`".to_owned())
     } else {
         None
     }
+}
+
+/// Whether a character may appear in a safe skill name: a letter, a digit, `-`, `_` or `.`.
+fn is_safe_name_character(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '-' | '_' | '.')
 }
 
 /// Whether [`unsafe_name_reason`] finds nothing.

@@ -6,7 +6,12 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode, TextPosition};
+use jsonschema::paths::LocationSegment;
+
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity, TextPosition};
+use crate::json_locate::{JsonStep, locate};
+use crate::names::describe_characters;
+use crate::printable::printable;
 
 /// File name of the Skill Tools manifest at a skill's root.
 pub const TOOLS_MANIFEST_FILE: &str = "tools.json";
@@ -14,6 +19,42 @@ pub const TOOLS_MANIFEST_FILE: &str = "tools.json";
 /// The parameter types the Skill Tools spec allows (`integer` is accepted as well, being the
 /// JSON Schema refinement of `number` that models handle well).
 pub const PARAMETER_TYPES: &[&str] = &["string", "number", "integer", "boolean", "object", "array"];
+
+/// Most tools loaded from one `tools.json`: OpenAI accepts at most 128 tools in one request.
+pub const MAX_TOOLS_PER_MANIFEST: usize = 128;
+
+/// Longest tool name every target accepts (OpenAI, Anthropic and Gemini: 64; MCP: 128).
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+
+/// Longest parameter or nested property name (Anthropic's rule for property keys,
+/// `^[a-zA-Z0-9_.-]{1,64}$`, the strictest of the targets).
+pub const MAX_PARAMETER_NAME_CHARS: usize = 64;
+
+/// JSON Schema keywords whose value is one subschema, checked for nested property names and
+/// types.
+const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+
+/// JSON Schema keywords whose value is an array of subschemas.
+const SUBSCHEMA_LIST_KEYWORDS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+
+/// JSON Schema keywords whose value maps names to subschemas.
+const SUBSCHEMA_MAP_KEYWORDS: &[&str] = &[
+    "$defs",
+    "definitions",
+    "patternProperties",
+    "dependentSchemas",
+];
 
 /// One tool declared in `tools.json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,11 +128,30 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
         );
         return (Vec::new(), diagnostics);
     };
-    let mut tools: Vec<ToolDefinition> = Vec::with_capacity(entries.len());
     let element_offsets = top_level_element_offsets(text);
-    for (index, entry) in entries.iter().enumerate() {
+    if entries.len() > MAX_TOOLS_PER_MANIFEST {
+        let position = element_offsets
+            .get(MAX_TOOLS_PER_MANIFEST)
+            .map(|offset| crate::manifest::position_of(text, *offset));
+        diagnostics.push(
+            Diagnostic::error(
+                DiagnosticCode::ToolsManifestInvalid,
+                format!(
+                    "`tools.json` declares {} tools; only the first {MAX_TOOLS_PER_MANIFEST} are loaded (OpenAI accepts at most {MAX_TOOLS_PER_MANIFEST} in one request)",
+                    entries.len()
+                ),
+            )
+            .at(position)
+            .for_field(format!("tools[{MAX_TOOLS_PER_MANIFEST}]"))
+            .with_hint("split the tools among several skills, or drop the ones a model does not need"),
+        );
+    }
+    let mut tools: Vec<ToolDefinition> =
+        Vec::with_capacity(entries.len().min(MAX_TOOLS_PER_MANIFEST));
+    for (index, entry) in entries.iter().enumerate().take(MAX_TOOLS_PER_MANIFEST) {
         let first_new = diagnostics.len();
-        let mut outcome = parse_tool(index, entry, &mut diagnostics);
+        let place = ToolPlace { text, index };
+        let mut outcome = parse_tool(&place, entry, &mut diagnostics);
         if let Some(offset) = element_offsets.get(index) {
             let position = crate::manifest::position_of(text, *offset);
             if let Some(tool) = &mut outcome {
@@ -165,41 +225,98 @@ fn top_level_element_offsets(text: &str) -> Vec<usize> {
     offsets
 }
 
-fn tool_error(index: usize, field: &str, message: String, hint: &str) -> Diagnostic {
-    Diagnostic::error(DiagnosticCode::ToolInvalid, message)
-        .for_field(format!("tools[{index}]{field}"))
-        .with_hint(hint)
+/// Which tool of which `tools.json` text is being read, for diagnostics that point at a field.
+struct ToolPlace<'t> {
+    text: &'t str,
+    index: usize,
+}
+
+impl ToolPlace<'_> {
+    /// An error about the value at `path` inside this tool: its field (`tools[3].parameters.n`)
+    /// and its line and column.
+    fn error(&self, path: &[JsonStep<'_>], message: String, hint: &str) -> Diagnostic {
+        let mut field = format!("tools[{}]", self.index);
+        for step in path {
+            match step {
+                JsonStep::Key(key) => {
+                    field.push('.');
+                    field.push_str(key);
+                }
+                JsonStep::Index(index) => field.push_str(&format!("[{index}]")),
+            }
+        }
+        let mut full_path = Vec::with_capacity(path.len() + 1);
+        full_path.push(JsonStep::Index(self.index));
+        full_path.extend_from_slice(path);
+        let position = locate(self.text, &full_path)
+            .map(|offset| crate::manifest::position_of(self.text, offset));
+        Diagnostic::error(DiagnosticCode::ToolInvalid, message)
+            .for_field(field)
+            .at(position)
+            .with_hint(hint)
+    }
+}
+
+/// Why a parameter or property name is refused by some target, or `None` when every target
+/// accepts it (`^[a-zA-Z0-9_.-]{1,64}$`).
+fn parameter_name_problem(name: &str) -> Option<String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    let count = name.chars().count();
+    if name.is_empty() {
+        Some("is empty".to_owned())
+    } else if !name.chars().all(allowed) {
+        Some(format!(
+            "contains {}",
+            describe_characters(name, |c| !allowed(c))
+        ))
+    } else if count > MAX_PARAMETER_NAME_CHARS {
+        Some(format!(
+            "is {count} characters; providers accept at most {MAX_PARAMETER_NAME_CHARS}"
+        ))
+    } else {
+        None
+    }
 }
 
 fn parse_tool(
-    index: usize,
+    place: &ToolPlace<'_>,
     entry: &Value,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<ToolDefinition> {
+    let index = place.index;
     let Value::Object(entry) = entry else {
-        diagnostics.push(tool_error(
-            index,
-            "",
+        diagnostics.push(place.error(
+            &[],
             format!("tools[{index}] must be an object with `name` and `description`; it was skipped"),
             "write each tool as `{\"name\": …, \"description\": …, \"script\": …, \"parameters\": {…}}`",
         ));
         return None;
     };
+    let name_path = [JsonStep::Key("name")];
     let name = match entry.get("name") {
-        Some(Value::String(name)) if is_valid_tool_name(name) => name.clone(),
-        Some(Value::String(name)) => {
-            diagnostics.push(tool_error(
-                index,
-                ".name",
-                format!("tool name `{name}` (tools[{index}]) must match `^[a-z][a-z0-9_]*$`; the tool was skipped"),
+        Some(Value::String(name)) if !is_valid_tool_name(name) => {
+            diagnostics.push(place.error(
+                &name_path,
+                format!("tool name `{}` (tools[{index}]) must match `^[a-z][a-z0-9_]*$`; the tool was skipped", printable(name)),
                 "use lowercase letters, digits and underscores, starting with a letter (e.g. `count_words`)",
             ));
             return None;
         }
+        Some(Value::String(name)) if name.chars().count() > MAX_TOOL_NAME_CHARS => {
+            diagnostics.push(place.error(
+                &name_path,
+                format!(
+                    "tool name `{name}` (tools[{index}]) is {} characters; providers accept at most {MAX_TOOL_NAME_CHARS}; the tool was skipped",
+                    name.chars().count()
+                ),
+                "shorten the name",
+            ));
+            return None;
+        }
+        Some(Value::String(name)) => name.clone(),
         _ => {
-            diagnostics.push(tool_error(
-                index,
-                ".name",
+            diagnostics.push(place.error(
+                &name_path,
                 format!("tools[{index}] has no string `name`; the tool was skipped"),
                 "add `\"name\": \"tool_name\"`",
             ));
@@ -209,9 +326,8 @@ fn parse_tool(
     let description = match entry.get("description") {
         Some(Value::String(description)) if !description.trim().is_empty() => description.clone(),
         _ => {
-            diagnostics.push(tool_error(
-                index,
-                ".description",
+            diagnostics.push(place.error(
+                &[JsonStep::Key("description")],
                 format!("tool `{name}` has no `description`; the tool was skipped"),
                 "add a `description` saying what the tool does; the model sees it",
             ));
@@ -222,9 +338,8 @@ fn parse_tool(
         None | Some(Value::Null) => None,
         Some(Value::String(script)) if !script.trim().is_empty() => Some(script.trim().to_owned()),
         Some(_) => {
-            diagnostics.push(tool_error(
-                index,
-                ".script",
+            diagnostics.push(place.error(
+                &[JsonStep::Key("script")],
                 format!("tool `{name}`: `script` must be a path relative to the skill folder; the tool was skipped"),
                 "write `\"script\": \"scripts/<tool_name>.js\"`",
             ));
@@ -236,19 +351,19 @@ fn parse_tool(
             key.as_str(),
             "name" | "description" | "script" | "parameters"
         ) {
-            diagnostics.push(
-                Diagnostic::warning(
-                    DiagnosticCode::ToolInvalid,
-                    format!("tool `{name}` has unknown key `{key}`, which is ignored"),
-                )
-                .for_field(format!("tools[{index}].{key}"))
-                .with_hint(
-                    "tool declarations have `name`, `description`, `script` and `parameters`",
+            let mut warning = place.error(
+                &[JsonStep::Key(key)],
+                format!(
+                    "tool `{name}` has unknown key `{}`, which is ignored",
+                    printable(key)
                 ),
+                "tool declarations have `name`, `description`, `script` and `parameters`",
             );
+            warning.severity = Severity::Warning;
+            diagnostics.push(warning);
         }
     }
-    let input_schema = parameters_schema(index, &name, entry.get("parameters"), diagnostics)?;
+    let input_schema = parameters_schema(place, &name, entry.get("parameters"), diagnostics)?;
     Some(ToolDefinition {
         name,
         description,
@@ -259,7 +374,7 @@ fn parse_tool(
 }
 
 fn parameters_schema(
-    index: usize,
+    place: &ToolPlace<'_>,
     tool: &str,
     parameters: Option<&Value>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -268,9 +383,8 @@ fn parameters_schema(
         None | Some(Value::Null) => &Map::new(),
         Some(Value::Object(parameters)) => parameters,
         Some(_) => {
-            diagnostics.push(tool_error(
-                index,
-                ".parameters",
+            diagnostics.push(place.error(
+                &[JsonStep::Key("parameters")],
                 format!("tool `{tool}`: `parameters` must be an object mapping names to definitions; the tool was skipped"),
                 "write `\"parameters\": {\"text\": {\"type\": \"string\", \"description\": \"…\"}}`",
             ));
@@ -281,12 +395,22 @@ fn parameters_schema(
     let mut required = Vec::new();
     let mut usable = true;
     for (parameter, definition) in parameters {
-        let field = format!(".parameters.{parameter}");
+        let path = [JsonStep::Key("parameters"), JsonStep::Key(parameter)];
+        let at = |key: &'static str| [path[0], path[1], JsonStep::Key(key)];
+        let shown = printable(parameter);
+        if let Some(problem) = parameter_name_problem(parameter) {
+            diagnostics.push(place.error(
+                &path,
+                format!("tool `{tool}`: parameter name `{shown}` {problem}"),
+                "name parameters with ASCII letters, digits, `_`, `.` and `-` (at most 64): every provider accepts those",
+            ));
+            usable = false;
+            continue;
+        }
         let Value::Object(definition) = definition else {
-            diagnostics.push(tool_error(
-                index,
-                &field,
-                format!("tool `{tool}`: parameter `{parameter}` must be an object with `type` and `description`"),
+            diagnostics.push(place.error(
+                &path,
+                format!("tool `{tool}`: parameter `{shown}` must be an object with `type` and `description`"),
                 "write `{\"type\": \"string\", \"description\": \"…\"}`",
             ));
             usable = false;
@@ -296,11 +420,10 @@ fn parameters_schema(
         match kind {
             Some(kind) if PARAMETER_TYPES.contains(&kind) => {}
             _ => {
-                diagnostics.push(tool_error(
-                    index,
-                    &format!("{field}.type"),
+                diagnostics.push(place.error(
+                    &at("type"),
                     format!(
-                        "tool `{tool}`: parameter `{parameter}` needs a `type` of {}",
+                        "tool `{tool}`: parameter `{shown}` needs a `type` of {}",
                         PARAMETER_TYPES.join(", ")
                     ),
                     "set `type` to one of the JSON Schema types listed",
@@ -311,22 +434,18 @@ fn parameters_schema(
         }
         if !matches!(definition.get("description"), Some(Value::String(text)) if !text.trim().is_empty())
         {
-            diagnostics.push(tool_error(
-                index,
-                &format!("{field}.description"),
-                format!("tool `{tool}`: parameter `{parameter}` has no `description`"),
+            diagnostics.push(place.error(
+                &at("description"),
+                format!("tool `{tool}`: parameter `{shown}` has no `description`"),
                 "describe the parameter; the model fills it from this text",
             ));
         }
         if let Some(allowed) = definition.get("enum")
             && !matches!(allowed, Value::Array(values) if !values.is_empty())
         {
-            diagnostics.push(tool_error(
-                index,
-                &format!("{field}.enum"),
-                format!(
-                    "tool `{tool}`: `enum` of parameter `{parameter}` must be a non-empty array"
-                ),
+            diagnostics.push(place.error(
+                &at("enum"),
+                format!("tool `{tool}`: `enum` of parameter `{shown}` must be a non-empty array"),
                 "list the allowed values, e.g. `\"enum\": [\"a\", \"b\"]`",
             ));
             usable = false;
@@ -336,31 +455,51 @@ fn parameters_schema(
             None => false,
             Some(Value::Bool(optional)) => *optional,
             Some(_) => {
-                diagnostics.push(tool_error(
-                    index,
-                    &format!("{field}.optional"),
-                    format!("tool `{tool}`: `optional` of parameter `{parameter}` must be `true` or `false`"),
+                diagnostics.push(place.error(
+                    &at("optional"),
+                    format!(
+                        "tool `{tool}`: `optional` of parameter `{shown}` must be `true` or `false`"
+                    ),
                     "write `\"optional\": true`",
                 ));
                 usable = false;
                 continue;
             }
         };
-        if !optional {
-            required.push(Value::String(parameter.clone()));
-        }
-        // Everything but our own `optional` flag is JSON Schema and passes through.
+        // Everything but our own `optional` flag is JSON Schema and passes through, once every
+        // target would accept it.
         let schema: Map<String, Value> = definition
             .iter()
             .filter(|(key, _)| key.as_str() != "optional")
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
-        properties.insert(parameter.clone(), Value::Object(schema));
+        let schema = Value::Object(schema);
+        let first_problem = diagnostics.len();
+        // A definition of only the keywords checked above needs no meta-schema (most of them;
+        // the meta-schema costs microseconds per parameter).
+        let only_checked_keywords = definition.iter().all(|(key, value)| match key.as_str() {
+            "type" | "enum" | "optional" => true,
+            "description" => value.is_string(),
+            _ => false,
+        });
+        if !only_checked_keywords {
+            check_against_meta_schema(place, tool, &path, &schema, diagnostics);
+        }
+        if diagnostics.len() == first_problem {
+            check_nested_schema(place, tool, &mut path.to_vec(), &schema, diagnostics);
+        }
+        if diagnostics.len() > first_problem {
+            usable = false;
+            continue;
+        }
+        if !optional {
+            required.push(Value::String(parameter.clone()));
+        }
+        properties.insert(parameter.clone(), schema);
     }
     if !usable {
-        diagnostics.push(tool_error(
-            index,
-            ".parameters",
+        diagnostics.push(place.error(
+            &[JsonStep::Key("parameters")],
             format!("tool `{tool}` was skipped because some parameters are malformed"),
             "fix the parameter definitions named above",
         ));
@@ -372,6 +511,123 @@ fn parameters_schema(
         "required": required,
         "additionalProperties": false,
     }))
+}
+
+/// Errors for a parameter's schema that is not valid JSON Schema (draft 2020-12 meta-schema):
+/// `"minimum": "abc"`, `"items": 5`. Each points at the keyword.
+fn check_against_meta_schema(
+    place: &ToolPlace<'_>,
+    tool: &str,
+    path: &[JsonStep<'_>],
+    schema: &Value,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let validator = jsonschema::draft202012::meta::validator();
+    for error in validator.iter_errors(schema) {
+        let segments: Vec<String> = error
+            .instance_path()
+            .iter()
+            .map(|segment| match segment {
+                LocationSegment::Property(key) => key.into_owned(),
+                LocationSegment::Index(index) => index.to_string(),
+            })
+            .collect();
+        let mut full_path = path.to_vec();
+        let mut keyword_path = String::new();
+        for (segment, text) in error.instance_path().iter().zip(&segments) {
+            full_path.push(match segment {
+                LocationSegment::Property(_) => JsonStep::Key(text),
+                LocationSegment::Index(index) => JsonStep::Index(index),
+            });
+            if !keyword_path.is_empty() {
+                keyword_path.push('.');
+            }
+            keyword_path.push_str(text);
+        }
+        let parameter = match path.last() {
+            Some(JsonStep::Key(key)) => printable(key).into_owned(),
+            _ => String::new(),
+        };
+        diagnostics.push(place.error(
+            &full_path,
+            format!(
+                "tool `{tool}`: parameter `{parameter}`: `{}` is not valid JSON Schema: {}",
+                printable(&keyword_path),
+                printable(&error.masked().to_string())
+            ),
+            "fix the keyword's value (JSON Schema draft 2020-12); providers refuse such a schema",
+        ));
+    }
+}
+
+/// Errors for nested property names and `type`s that some target refuses: property names as
+/// for parameters ([`parameter_name_problem`]), and `type` as one string of
+/// [`PARAMETER_TYPES`] (Gemini takes no type lists). `path` leads to `schema`.
+fn check_nested_schema<'a>(
+    place: &ToolPlace<'_>,
+    tool: &str,
+    path: &mut Vec<JsonStep<'a>>,
+    schema: &'a Value,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let Value::Object(schema) = schema else {
+        return;
+    };
+    if let Some(kind) = schema.get("type")
+        && !matches!(kind, Value::String(kind) if PARAMETER_TYPES.contains(&kind.as_str()))
+    {
+        path.push(JsonStep::Key("type"));
+        diagnostics.push(place.error(
+            path,
+            format!(
+                "tool `{tool}`: `type` must be a single string, one of {} (Gemini takes no type lists)",
+                PARAMETER_TYPES.join(", ")
+            ),
+            "write one type; for a value that may be missing, leave it out of `required` instead of adding `null`",
+        ));
+        path.pop();
+    }
+    for (keyword, value) in schema {
+        path.push(JsonStep::Key(keyword));
+        match value {
+            Value::Object(members) if keyword == "properties" => {
+                for (property, subschema) in members {
+                    path.push(JsonStep::Key(property));
+                    if let Some(problem) = parameter_name_problem(property) {
+                        diagnostics.push(place.error(
+                            path,
+                            format!(
+                                "tool `{tool}`: property name `{}` {problem}",
+                                printable(property)
+                            ),
+                            "name properties with ASCII letters, digits, `_`, `.` and `-` (at most 64): every provider accepts those",
+                        ));
+                    }
+                    check_nested_schema(place, tool, path, subschema, diagnostics);
+                    path.pop();
+                }
+            }
+            Value::Object(members) if SUBSCHEMA_MAP_KEYWORDS.contains(&keyword.as_str()) => {
+                for (member, subschema) in members {
+                    path.push(JsonStep::Key(member));
+                    check_nested_schema(place, tool, path, subschema, diagnostics);
+                    path.pop();
+                }
+            }
+            Value::Array(items) if SUBSCHEMA_LIST_KEYWORDS.contains(&keyword.as_str()) => {
+                for (index, subschema) in items.iter().enumerate() {
+                    path.push(JsonStep::Index(index));
+                    check_nested_schema(place, tool, path, subschema, diagnostics);
+                    path.pop();
+                }
+            }
+            _ if SUBSCHEMA_KEYWORDS.contains(&keyword.as_str()) => {
+                check_nested_schema(place, tool, path, value, diagnostics);
+            }
+            _ => {}
+        }
+        path.pop();
+    }
 }
 
 #[cfg(test)]
@@ -451,14 +707,15 @@ mod tests {
     }
 
     #[test]
-    fn diagnostics_point_at_the_tool() {
+    fn diagnostics_point_at_the_field() {
         let (_, diagnostics) = parse_tools_manifest(
             "[\n  {\"name\": \"ok\", \"description\": \"a, [b] {c} \\\"d\"},\n  {\"name\": \"Bad\", \"description\": \"x\"}\n]",
         );
         assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+        // At the `name` key of the second tool.
         assert_eq!(
             (diagnostics[0].line, diagnostics[0].column),
-            (Some(3), Some(3))
+            (Some(3), Some(4))
         );
     }
 

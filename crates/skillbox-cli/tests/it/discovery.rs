@@ -75,7 +75,7 @@ fn default_roots_later_project_roots_override_earlier_and_user_roots_loudly() {
         2,
         "{stderr}"
     );
-    assert!(stderr.contains("later roots win"), "{stderr}");
+    assert!(stderr.contains("a later root wins"), "{stderr}");
 }
 
 #[test]

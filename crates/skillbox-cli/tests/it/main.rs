@@ -5,6 +5,7 @@ mod archives;
 mod attacks_catalog;
 mod discovery;
 mod execute;
+mod hostile_catalog;
 mod list_and_show;
 mod serve;
 mod serve_hostile;

@@ -1,0 +1,168 @@
+//! Skill names as a model and a person see them: which characters make a name unsafe, said
+//! precisely (an invisible character cannot be shown, so it is named by code point and kind),
+//! and which names look alike.
+//!
+//! Look-alike names are found with the confusable *skeleton* of Unicode Technical Standard #39
+//! (`unicode-security`, the unicode-rs implementation rustc's `confusable_idents` lint uses):
+//! two names whose skeletons are equal can be mistaken for each other, such as `pdf` and `рdf`
+//! with a Cyrillic `р`, or `pdf` and `pdf` with a zero-width space.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use rayon::prelude::*;
+use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_script::UnicodeScript;
+use unicode_security::skeleton;
+
+use crate::printable::needs_escaping;
+
+/// A character for a message: as itself in backquotes when it can be seen (`` `_` ``), else by
+/// code point and kind, since it cannot be shown: `U+202E (a bidirectional-text override or
+/// isolate)`.
+#[must_use]
+pub fn describe_character(c: char) -> String {
+    if !needs_escaping(c)
+        && !c.is_whitespace()
+        && get_general_category(c) != GeneralCategory::Format
+    {
+        return format!("`{c}`");
+    }
+    let kind = match c {
+        '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' => "a zero-width character",
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => {
+            "a bidirectional-text override or isolate"
+        }
+        '\u{200E}' | '\u{200F}' | '\u{061C}' => "a bidirectional-text mark",
+        _ if c.is_control() => "a control character",
+        _ if c.is_whitespace() => "a space",
+        _ => "an invisible formatting character",
+    };
+    format!("U+{:04X} ({kind})", u32::from(c))
+}
+
+/// Every distinct character of `text` that `is_bad` refuses, described
+/// ([`describe_character`]) and joined for a message: `` U+200B (a zero-width character) and `_` ``.
+#[must_use]
+pub fn describe_characters(text: &str, is_bad: impl Fn(char) -> bool) -> String {
+    let mut seen: Vec<char> = Vec::new();
+    for c in text.chars().filter(|c| is_bad(*c)) {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    let described: Vec<String> = seen.into_iter().map(describe_character).collect();
+    match described.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The non-ASCII letters of a name with their script (`U+0440, a Cyrillic letter`), for saying
+/// why two names look alike; empty for an ASCII name.
+#[must_use]
+pub fn foreign_letters(name: &str) -> String {
+    let mut text = String::new();
+    let mut seen: Vec<char> = Vec::new();
+    for c in name
+        .chars()
+        .filter(|c| !c.is_ascii() && c.is_alphanumeric())
+    {
+        if seen.contains(&c) {
+            continue;
+        }
+        seen.push(c);
+        if !text.is_empty() {
+            text.push_str(", ");
+        }
+        let _ = write!(
+            text,
+            "U+{:04X} `{c}`, a {} letter",
+            u32::from(c),
+            c.script().full_name()
+        );
+    }
+    text
+}
+
+/// The TR39 confusable skeleton of a name.
+#[must_use]
+pub fn name_skeleton(name: &str) -> String {
+    skeleton(name).collect()
+}
+
+/// Groups of two or more distinct names that share a skeleton (look alike), each group in the
+/// order the names were given, groups in the order of their first name. Skeletons are computed
+/// on all cores (most of the cost, for thousands of names).
+#[must_use]
+pub fn confusable_groups<'a>(names: &[&'a str]) -> Vec<Vec<&'a str>> {
+    let skeletons: Vec<String> = names.par_iter().map(|name| name_skeleton(name)).collect();
+    let mut groups: Vec<Vec<&'a str>> = Vec::new();
+    let mut group_of: HashMap<&str, usize> = HashMap::with_capacity(names.len());
+    for (name, skeleton) in names.iter().zip(&skeletons) {
+        let group = *group_of.entry(skeleton).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        if !groups[group].contains(name) {
+            groups[group].push(name);
+        }
+    }
+    groups.retain(|group| group.len() > 1);
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn characters_are_named_by_code_point_and_kind() {
+        assert_eq!(
+            describe_character('\u{200B}'),
+            "U+200B (a zero-width character)"
+        );
+        assert_eq!(
+            describe_character('\u{202E}'),
+            "U+202E (a bidirectional-text override or isolate)"
+        );
+        assert_eq!(
+            describe_character('\u{00AD}'),
+            "U+00AD (an invisible formatting character)"
+        );
+        assert_eq!(describe_character('\n'), "U+000A (a control character)");
+        assert_eq!(describe_character(' '), "U+0020 (a space)");
+        assert_eq!(describe_character('\u{3000}'), "U+3000 (a space)");
+        assert_eq!(describe_character('_'), "`_`");
+        assert_eq!(
+            describe_characters("a\u{200B}b\u{200B}_c", |c| !c.is_alphanumeric()),
+            "U+200B (a zero-width character) and `_`"
+        );
+    }
+
+    #[test]
+    fn look_alike_names_group_by_skeleton() {
+        let groups = confusable_groups(&[
+            "pdf",
+            "\u{0440}df",
+            "docx",
+            "pdf\u{200B}",
+            "paypal",
+            "p\u{0430}yp\u{0430}l",
+            "unrelated",
+        ]);
+        assert_eq!(
+            groups,
+            vec![
+                vec!["pdf", "\u{0440}df", "pdf\u{200B}"],
+                vec!["paypal", "p\u{0430}yp\u{0430}l"]
+            ]
+        );
+        assert_eq!(
+            foreign_letters("\u{0440}df"),
+            "U+0440 `\u{0440}`, a Cyrillic letter"
+        );
+        assert!(confusable_groups(&["pdf", "pdf", "docx"]).is_empty());
+    }
+}

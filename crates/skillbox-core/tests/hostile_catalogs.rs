@@ -1,0 +1,164 @@
+//! Hostile catalogs (issue 15) through the catalog itself: which copy of a name is in effect
+//! across roots and versions, and names no model may see.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::Path;
+
+use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn skill_md(name: &str, version: Option<&str>, description: &str) -> String {
+    let version = version
+        .map(|v| format!("version: {v}\n"))
+        .unwrap_or_default();
+    format!("---\nname: {name}\ndescription: {description}\n{version}---\nBody of {description}\n")
+}
+
+fn load(roots: &[&Path]) -> SkillCatalog {
+    SkillCatalog::load(&CatalogOptions {
+        roots: roots
+            .iter()
+            .map(|root| SkillRoot::explicit(*root))
+            .collect(),
+        ..CatalogOptions::default()
+    })
+    .unwrap()
+}
+
+/// The codes of a skill's diagnostics, as text.
+fn codes(skill: &skillbox_core::Skill) -> Vec<&'static str> {
+    skill
+        .diagnostics
+        .iter()
+        .map(|diagnostic| diagnostic.code.as_str())
+        .collect()
+}
+
+#[test]
+fn versions_from_earlier_roots_stay_reachable_by_version_only() {
+    let temp = tempfile::tempdir().unwrap();
+    let (early, late) = (temp.path().join("early"), temp.path().join("late"));
+    write(
+        &early.join("conv/SKILL.md"),
+        &skill_md("conv", Some("2.0.0"), "early two"),
+    );
+    write(
+        &late.join("conv/SKILL.md"),
+        &skill_md("conv", Some("1.0.0"), "late one"),
+    );
+    write(
+        &early.join("plain/SKILL.md"),
+        &skill_md("plain", None, "early plain"),
+    );
+    write(
+        &late.join("plain/SKILL.md"),
+        &skill_md("plain", Some("0.1.0"), "late plain"),
+    );
+    let catalog = load(&[&early, &late]);
+
+    // A later root wins for a name, even with a lower version.
+    let conv = catalog.get("conv").unwrap();
+    assert_eq!(conv.description, "late one");
+    assert!(catalog.is_latest(conv));
+    let versions: Vec<&str> = catalog
+        .versions("conv")
+        .map(|skill| skill.description.as_str())
+        .collect();
+    assert_eq!(versions, vec!["late one", "early two"]);
+    let two = catalog.find("conv", Some("2.0.0")).unwrap();
+    assert_eq!(two.description, "early two");
+    assert!(!catalog.is_latest(two));
+    assert!(
+        codes(two).contains(&"skill-shadowed"),
+        "{:?}",
+        two.diagnostics
+    );
+    assert!(
+        codes(conv).contains(&"skill-shadowed"),
+        "{:?}",
+        conv.diagnostics
+    );
+
+    // An unversioned copy in an earlier root can never be asked for: it is shadowed, loudly.
+    assert_eq!(catalog.get("plain").unwrap().description, "late plain");
+    assert_eq!(catalog.versions("plain").count(), 1);
+    let shadowed: Vec<&str> = catalog
+        .shadowed()
+        .iter()
+        .map(|skill| skill.description.as_str())
+        .collect();
+    assert_eq!(shadowed, vec!["early plain"]);
+    let message = &catalog.shadowed()[0].diagnostics[0].message;
+    assert!(
+        message.contains("it has no version to ask for"),
+        "{message}"
+    );
+}
+
+#[test]
+fn build_metadata_finds_the_same_version() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("root");
+    write(
+        &root.join("tag/SKILL.md"),
+        &skill_md("tag", Some("1.2.3+build.7"), "tagged"),
+    );
+    let catalog = load(&[&root]);
+    for asked in ["1.2.3", "1.2.3+build.7", "1.2.3+other"] {
+        assert_eq!(
+            catalog.find("tag", Some(asked)).unwrap().description,
+            "tagged",
+            "{asked}"
+        );
+    }
+    assert!(catalog.find("tag", Some("1.2.4")).is_err());
+}
+
+#[test]
+fn a_name_no_model_may_see_is_an_error_wherever_it_comes_from() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("root");
+    // No `name`: the folder's name stands in, and it holds a zero-width space.
+    write(
+        &root.join("pdf\u{200B}/SKILL.md"),
+        "---\ndescription: Nameless.\n---\nBody.\n",
+    );
+    // A `skill.toml` too broken to use still names the skill.
+    write(
+        &root.join("bidi/skill.toml"),
+        "name = \"demo.\u{202E}txt\"\nversion = \"1.0.0\"\n",
+    );
+    write(&root.join("bidi/SKILL.md"), "---\nname: Bidi\n---\nBody.\n");
+    let catalog = load(&[&root]);
+    let unsafe_name = |name: &str| {
+        let skill = catalog
+            .skills()
+            .iter()
+            .chain(catalog.shadowed())
+            .find(|skill| skill.name() == name)
+            .unwrap_or_else(|| panic!("no skill named {name:?}"));
+        assert!(!skill.visible_to_model());
+        skill
+            .diagnostics
+            .iter()
+            .find(|diagnostic| {
+                diagnostic.code.as_str() == "name-invalid-characters"
+                    && diagnostic.severity == skillbox_core::Severity::Error
+            })
+            .unwrap_or_else(|| panic!("{name:?}: {:#?}", skill.diagnostics))
+            .message
+            .clone()
+    };
+    assert_eq!(
+        unsafe_name("pdf\u{200B}"),
+        "skill name `pdf\\u{200b}` is never offered to a model or run: it contains U+200B (a zero-width character)"
+    );
+    assert_eq!(
+        unsafe_name("demo.\u{202E}txt"),
+        "skill name `demo.\\u{202e}txt` is never offered to a model or run: it contains U+202E (a bidirectional-text override or isolate)"
+    );
+}
