@@ -385,3 +385,199 @@ fn a_runtime_folder_another_user_made_is_refused_with_a_clear_message() {
     assert!(stderr.contains("SKILLBOX_RUNTIME_DIR"), "{stderr}");
     assert_eq!(fs_err::read_dir(&planted).unwrap().count(), 0);
 }
+
+/// The unprivileged user the metadata test runs `skillbox` as.
+const UNPRIVILEGED_USER: u32 = 65534;
+
+/// What a hostile script tries on every path it is given: mode, times (by path and through a
+/// descriptor it may open), an extended attribute; then what ordinary scripts do in their
+/// workspace.
+const METADATA_SCRIPT: &str = r#"import os, shutil, sys
+for path in sys.argv[1:]:
+    for name, change in [
+        ("chmod", lambda: os.chmod(path, 0o777)),
+        ("utime", lambda: os.utime(path, (0, 0))),
+        ("setxattr", lambda: os.setxattr(path, "user.planted", b"1")),
+    ]:
+        try:
+            change()
+        except OSError as error:
+            print(name, "refused:", error)
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+        os.fchmod(descriptor, 0o777)
+        os.utime(descriptor, (0, 0))
+        os.close(descriptor)
+    except OSError as error:
+        print("through a descriptor refused:", error)
+shutil.copy(__file__, "copy.py")
+shutil.copy2(__file__, "copy2.py")
+same = open("copy.py").read() == open("copy2.py").read() == open(__file__).read()
+print("copied" if same else "copies differ")
+"#;
+
+/// Mode bits, modification time and extended attribute names of a path.
+fn metadata_of(path: &std::path::Path) -> (u32, i64, String) {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::symlink_metadata(path).unwrap();
+    let names = std::process::Command::new("python3")
+        .args(["-c", "import os, sys\nprint(os.listxattr(sys.argv[1]))"])
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        metadata.mode() & 0o7777,
+        metadata.mtime(),
+        String::from_utf8_lossy(&names.stdout).trim().to_owned(),
+    )
+}
+
+#[test]
+fn a_run_seeing_host_paths_cannot_change_metadata_outside_its_workspace() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!(
+            "SKIPPED a_run_seeing_host_paths_cannot_change_metadata_outside_its_workspace: needs root (to run skillbox as an unprivileged user)"
+        );
+        return;
+    }
+    // An unprivileged user's runtime: no namespaces, the run has the user's own uid, so only
+    // Landlock and seccomp stand between it and the user's files.
+    let site = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(site.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let owned = |relative: &str| {
+        let path = site.path().join(relative);
+        std::fs::create_dir_all(&path).unwrap();
+        path
+    };
+    let (home, runtime, secrets) = (owned("home"), owned("runtime"), owned("secrets"));
+    let skills = owned("skills/meta/scripts");
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = secrets.join("id_rsa");
+    std::fs::write(&victim, "private key\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let script = skills.join("change.py");
+    std::fs::write(&script, METADATA_SCRIPT).unwrap();
+    std::fs::write(
+        site.path().join("skills/meta/SKILL.md"),
+        super::support::skill_md("meta", "Changes metadata."),
+    )
+    .unwrap();
+    // An archived skill too: its shared copy in the runtime folder is the user's as well.
+    let archive = site.path().join("packed.zip");
+    let zipped = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as archive:\n    archive.writestr('packed/SKILL.md', sys.argv[2])\n    archive.writestr('packed/scripts/change.py', sys.argv[3])\n",
+        ])
+        .arg(&archive)
+        .arg(super::support::skill_md("packed", "Changes its own copy."))
+        .arg(METADATA_SCRIPT)
+        .status()
+        .unwrap();
+    assert!(zipped.success());
+    for entry in walkdir::WalkDir::new(site.path()).min_depth(1) {
+        let entry = entry.unwrap();
+        nix::unistd::chown(
+            entry.path(),
+            Some(nix::unistd::Uid::from_raw(UNPRIVILEGED_USER)),
+            Some(nix::unistd::Gid::from_raw(UNPRIVILEGED_USER)),
+        )
+        .unwrap();
+    }
+    let as_user = |arguments: &[&std::ffi::OsStr]| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("skillbox"))
+            .uid(UNPRIVILEGED_USER)
+            .gid(UNPRIVILEGED_USER)
+            .current_dir(site.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &home)
+            .env("SKILLBOX_RUNTIME_DIR", &runtime)
+            .args(arguments)
+            .output()
+            .unwrap()
+    };
+    let doctor = json_stdout(&as_user(&["doctor".as_ref(), "--json".as_ref()]));
+    let layer_on = |name: &str| {
+        doctor["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|layer| layer["layer"] == name && layer["used"] == true)
+    };
+    if !layer_on("seccomp") || layer_on("namespaces") {
+        eprintln!(
+            "SKIPPED a_run_seeing_host_paths_cannot_change_metadata_outside_its_workspace: wants seccomp without namespaces for an unprivileged user: {doctor}"
+        );
+        return;
+    }
+    let before = [metadata_of(&victim), metadata_of(&script)];
+    let output = as_user(&[
+        "--root".as_ref(),
+        site.path().join("skills").as_os_str(),
+        "run".as_ref(),
+        "--json".as_ref(),
+        "meta".as_ref(),
+        "change.py".as_ref(),
+        "--".as_ref(),
+        victim.as_os_str(),
+        script.as_os_str(),
+    ]);
+    let result = json_stdout(&output);
+    assert_eq!(result["sandbox"], "partial", "{result}");
+    assert_eq!(result["exitCode"], 0, "{result}");
+    assert!(
+        result["stdout"].as_str().unwrap().ends_with("copied\n"),
+        "{result}"
+    );
+    assert_eq!(
+        [metadata_of(&victim), metadata_of(&script)],
+        before,
+        "{result}"
+    );
+    // The archived skill changes its own shared copy, which later runs start from (the runtime
+    // touches the copy at every use, so only modes and attributes are compared).
+    let run_packed = |arguments: &[&std::ffi::OsStr]| {
+        let mut all: Vec<&std::ffi::OsStr> = vec![
+            "--root".as_ref(),
+            archive.as_os_str(),
+            "run".as_ref(),
+            "--json".as_ref(),
+            "packed".as_ref(),
+            "change.py".as_ref(),
+            "--".as_ref(),
+        ];
+        all.extend_from_slice(arguments);
+        let result = json_stdout(&as_user(&all));
+        assert_eq!(result["exitCode"], 0, "{result}");
+        result
+    };
+    run_packed(&[]);
+    let copies: Vec<std::path::PathBuf> = fs_err::read_dir(runtime.join("archives"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    let [copy] = copies.as_slice() else {
+        panic!("one archive left {copies:?}");
+    };
+    let copied_script = copy.join("scripts/change.py");
+    let mode_and_attributes = |path: &std::path::Path| {
+        let (mode, _, attributes) = metadata_of(path);
+        (mode, attributes)
+    };
+    let unpacked = [
+        mode_and_attributes(copy),
+        mode_and_attributes(&copied_script),
+    ];
+    let result = run_packed(&[copy.as_os_str(), copied_script.as_os_str()]);
+    assert_eq!(
+        [
+            mode_and_attributes(copy),
+            mode_and_attributes(&copied_script)
+        ],
+        unpacked,
+        "{result}"
+    );
+}

@@ -795,7 +795,9 @@ fn bind(source: &Path, target: &Path, kind: BindKind) -> Result<(), String> {
     match kind {
         BindKind::ReadOnly => flags |= MsFlags::MS_RDONLY | MsFlags::MS_NODEV,
         BindKind::Writable => flags |= MsFlags::MS_NODEV,
-        BindKind::Device => {}
+        // Reading and writing a device does not need a writable mount; changing its times,
+        // mode or owner on the host does.
+        BindKind::Device => flags |= MsFlags::MS_RDONLY,
     }
     mount(None::<&str>, target, None::<&str>, flags, None::<&str>).map_err(|error| {
         format!(
@@ -850,7 +852,7 @@ fn confine(plan: &SandboxPlan, lifeline: &Lifeline) -> Result<(), String> {
         apply_landlock(plan)?;
     }
     if plan.layers.seccomp {
-        apply_seccomp(plan.network)?;
+        apply_seccomp(plan.network, plan.root.is_none())?;
     }
     Ok(())
 }
@@ -1078,6 +1080,81 @@ fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
     filter_program(rules, libc::EPERM)
 }
 
+/// System calls from Linux 5.1 on have one number on every architecture; the `libc` crate does
+/// not name these yet (or not on every architecture).
+const SYS_FCHMODAT2: i64 = 452;
+/// See [`SYS_FCHMODAT2`].
+const SYS_SETXATTRAT: i64 = 463;
+/// See [`SYS_FCHMODAT2`].
+const SYS_REMOVEXATTRAT: i64 = 466;
+/// See [`SYS_FCHMODAT2`].
+const SYS_FILE_SETATTR: i64 = 469;
+
+/// System calls that change a file's mode, owner, times or extended attributes, by path or by
+/// descriptor. Landlock has no access right for any of them, and seccomp cannot see which file a
+/// call names, so a run that sees host paths gets [`metadata_program`].
+const METADATA_SYSCALLS: &[i64] = &[
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    SYS_FCHMODAT2,
+    libc::SYS_fchown,
+    libc::SYS_fchownat,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    SYS_SETXATTRAT,
+    SYS_REMOVEXATTRAT,
+    SYS_FILE_SETATTR,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_chmod,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_chown,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_lchown,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_utime,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_utimes,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_futimesat,
+];
+
+/// `ioctl` requests that set a file's attribute flags (`chattr`) or its `fsxattr` (the same
+/// numbers on x86_64 and aarch64): `FS_IOC_SETFLAGS` (`_IOW('f', 2, long)`), `FS_IOC32_SETFLAGS`
+/// (`_IOW('f', 2, int)`) and `FS_IOC_FSSETXATTR` (`_IOW('X', 32, struct fsxattr)`, 28 bytes).
+const METADATA_IOCTLS: &[u64] = &[0x4008_6602, 0x4004_6602, 0x401c_5820];
+
+/// Where a run sees host paths (no minimal root), the files it may read include some its uid
+/// owns (its skill folder, an archive's shared copy, an interpreter under the user's home) and,
+/// on a host where the runtime is not root, every file of that user. Every call that would
+/// change their metadata instead succeeds without doing anything: `EPERM` would break ordinary
+/// programs that set the mode of what they copy (Python's `shutil.copy`, `cp -p`, `tar`), and
+/// the only cost is that such changes do nothing in the workspace either.
+fn metadata_program() -> Result<BpfProgram, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = METADATA_SYSCALLS
+        .iter()
+        .map(|syscall| (*syscall, Vec::new()))
+        .collect();
+    let ioctl_rules = METADATA_IOCTLS
+        .iter()
+        .map(|request| {
+            let condition =
+                SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, *request)
+                    .map_err(|error| format!("seccomp: {error}"))?;
+            SeccompRule::new(vec![condition]).map_err(|error| format!("seccomp: {error}"))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    rules.insert(libc::SYS_ioctl, ioctl_rules);
+    filter_program(rules, SUCCEED_WITHOUT_EFFECT)
+}
+
+/// An "error number" of 0: the system call is skipped and returns 0.
+const SUCCEED_WITHOUT_EFFECT: i32 = 0;
+
 /// `clone3` passes its flags in memory, where seccomp cannot look: it fails with `ENOSYS`, so
 /// C libraries fall back to `clone`, whose flags the main filter checks.
 fn clone3_program() -> Result<BpfProgram, String> {
@@ -1145,9 +1222,15 @@ fn x32_program() -> BpfProgram {
     ]
 }
 
-fn apply_seccomp(network: bool) -> Result<(), String> {
+/// The filters for a run; `host_tree` when it sees host paths (no minimal root), whose metadata
+/// it must not change.
+fn apply_seccomp(network: bool, host_tree: bool) -> Result<(), String> {
     let program = seccomp_program(network)?;
     seccompiler::apply_filter(&program).map_err(|error| format!("seccomp: {error}"))?;
+    if host_tree {
+        let metadata = metadata_program()?;
+        seccompiler::apply_filter(&metadata).map_err(|error| format!("seccomp: {error}"))?;
+    }
     let clone3 = clone3_program()?;
     seccompiler::apply_filter(&clone3).map_err(|error| format!("seccomp: {error}"))?;
     if cfg!(target_arch = "x86_64") {
@@ -1208,7 +1291,7 @@ fn probe() -> HostSupport {
         if nix::sys::prctl::set_no_new_privs().is_err() {
             return 1;
         }
-        i32::from(apply_seccomp(false).is_err())
+        i32::from(apply_seccomp(false, true).is_err())
     })
     .is_some();
     let cgroups =

@@ -1333,3 +1333,31 @@ fn a_runs_processes_together_stay_within_its_memory() {
     let result = runtime().block_on(executor.run(&catalog, "hog", "hog.py", &[], quick()));
     assert_eq!(result.stdout, "4\n", "{result:?}");
 }
+
+#[test]
+fn the_hosts_devices_are_usable_but_their_times_cannot_be_changed() {
+    if !full_sandbox_or_skip("the_hosts_devices_are_usable_but_their_times_cannot_be_changed") {
+        return;
+    }
+    // The minimal root shows the host's own device nodes; the run may write to `/dev/null`
+    // (mode 0666), which without a read-only mount would also let it set the host node's times.
+    let fixture = Fixture::new();
+    fixture.skill("devices");
+    fixture.file(
+        "devices/scripts/devices.py",
+        "import os\nwith open('/dev/null', 'w') as sink:\n    print('written', sink.write('x'))\ntry:\n    os.utime('/dev/null', None)\n    print('times changed')\nexcept OSError as error:\n    print('times refused', error.errno)\n",
+    );
+    let before = std::fs::metadata("/dev/null").unwrap().modified().unwrap();
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    let result = runtime().block_on(executor.run(&catalog, "devices", "devices.py", &[], quick()));
+    assert_eq!(
+        result.stdout,
+        format!("written 1\ntimes refused {}\n", libc::EROFS),
+        "{result:?}"
+    );
+    assert_eq!(
+        std::fs::metadata("/dev/null").unwrap().modified().unwrap(),
+        before
+    );
+}
