@@ -345,7 +345,7 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
                 "seccomp",
                 available.seccomp,
                 used.seccomp,
-                "no non-Unix sockets, ptrace, io_uring, bpf, mount, keyrings".to_owned(),
+                "no non-Unix sockets, ptrace, io_uring, bpf, mount, keyrings; without namespaces, metadata changes (chmod, chown, times, xattrs) do nothing".to_owned(),
             ),
             layer(
                 "cgroups",

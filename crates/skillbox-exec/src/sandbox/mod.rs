@@ -11,7 +11,8 @@
 //!    `no_new_privs`;
 //! 3. Landlock: read-only system folders and skill folder, a writable workspace, nothing else;
 //!    no TCP bind/connect; no signals or abstract sockets outside the sandbox;
-//! 4. seccomp: no sockets other than `AF_UNIX`, no ptrace, io_uring, bpf, mount, keyrings…;
+//! 4. seccomp: no sockets other than `AF_UNIX`, no ptrace, io_uring, bpf, mount, keyrings…, and,
+//!    when runs see host paths, no metadata changes (chmod, chown, times, xattrs succeed as no-ops);
 //! 5. resource limits: processes, CPU time, address space, file size, open files, no core dumps.
 
 pub mod cgroups;
