@@ -114,7 +114,7 @@ impl ArchivedFiles {
     pub fn content_digest(&self) -> &str {
         self.content_digest.get_or_init(|| {
             use sha2::{Digest, Sha256};
-            hex_digits(&Sha256::digest(&self.bytes))
+            crate::skill::hex(&Sha256::digest(&self.bytes))
         })
     }
 
@@ -213,15 +213,6 @@ impl<R: Read> Read for DeclaredSize<R> {
         self.remaining -= read as u64;
         Ok(read)
     }
-}
-
-fn hex_digits(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        let _ = write!(text, "{byte:02x}");
-    }
-    text
 }
 
 /// A packaged skill as read from its archive: the skill's files and the folder name they came

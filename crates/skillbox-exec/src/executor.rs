@@ -1429,11 +1429,7 @@ const STAGING_PREFIX: &str = ".unpacking-";
 
 /// Remove run folders older than `age` that a killed runtime left behind.
 fn sweep_stale_runs(root: &Path, age: Duration) {
-    let Ok(entries) = fs_err::read_dir(root) else {
-        return;
-    };
-    let now = std::time::SystemTime::now();
-    for entry in entries.flatten() {
+    for entry in entries_untouched_for(root, age) {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if !layout::RUN_FOLDER_PREFIXES
@@ -1442,24 +1438,35 @@ fn sweep_stale_runs(root: &Path, age: Duration) {
         {
             continue;
         }
-        let old = entry
-            .metadata()
-            .and_then(|metadata| metadata.modified())
-            .is_ok_and(|modified| {
-                now.duration_since(modified)
-                    .is_ok_and(|elapsed| elapsed > age)
-            });
-        if old {
-            match std::fs::remove_dir_all(entry.path()) {
-                Ok(()) => {
-                    tracing::info!(folder = %entry.path().display(), "removed a stale run folder")
-                }
-                Err(error) => {
-                    tracing::warn!(folder = %entry.path().display(), %error, "cannot remove a stale run folder")
-                }
+        match std::fs::remove_dir_all(entry.path()) {
+            Ok(()) => {
+                tracing::info!(folder = %entry.path().display(), "removed a stale run folder")
+            }
+            Err(error) => {
+                tracing::warn!(folder = %entry.path().display(), %error, "cannot remove a stale run folder")
             }
         }
     }
+}
+
+/// The entries of `folder` last modified more than `age` ago (none when it cannot be read).
+fn entries_untouched_for(folder: &Path, age: Duration) -> Vec<fs_err::DirEntry> {
+    let Ok(entries) = fs_err::read_dir(folder) else {
+        return Vec::new();
+    };
+    let now = std::time::SystemTime::now();
+    entries
+        .flatten()
+        .filter(|entry| {
+            entry
+                .metadata()
+                .and_then(|metadata| metadata.modified())
+                .is_ok_and(|modified| {
+                    now.duration_since(modified)
+                        .is_ok_and(|elapsed| elapsed > age)
+                })
+        })
+        .collect()
 }
 
 /// Write the handler bootstraps where the sandbox user can read them; returns their folder.
@@ -1564,21 +1571,8 @@ fn remove_read_only_tree(directory: &Path) -> bool {
 /// Remove unpacked archives no run has used for `age`, and staging folders a process left
 /// behind when it stopped mid-unpack.
 fn sweep_unused_archives(root: &Path, age: Duration) {
-    let Ok(entries) = fs_err::read_dir(root.join(ARCHIVES_FOLDER)) else {
-        return;
-    };
-    let now = std::time::SystemTime::now();
-    for entry in entries.flatten() {
-        let unused = entry
-            .metadata()
-            .and_then(|metadata| metadata.modified())
-            .is_ok_and(|modified| {
-                now.duration_since(modified)
-                    .is_ok_and(|elapsed| elapsed > age)
-            });
-        if unused
-            && entry.file_type().is_ok_and(|kind| kind.is_dir())
-            && remove_read_only_tree(&entry.path())
+    for entry in entries_untouched_for(&root.join(ARCHIVES_FOLDER), age) {
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) && remove_read_only_tree(&entry.path())
         {
             tracing::info!(folder = %entry.path().display(), "removed an unused unpacked archive");
         }
