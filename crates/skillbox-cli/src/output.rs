@@ -16,8 +16,13 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
 
 /// Write text to stdout, returning (not panicking on) errors such as a closed pipe.
 pub fn print_text(text: &str) -> anyhow::Result<()> {
+    print_bytes(text.as_bytes())
+}
+
+/// Write bytes (text already encoded, such as a JSON report) to stdout, as [`print_text`].
+pub fn print_bytes(bytes: &[u8]) -> anyhow::Result<()> {
     let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    stdout.write_all(text.as_bytes())?;
+    stdout.write_all(bytes)?;
     stdout.flush()?;
     Ok(())
 }
@@ -31,14 +36,13 @@ pub fn terminal_width() -> usize {
         .unwrap_or(100)
 }
 
-/// Cut text to `width` characters, ending with `…` when cut; newlines become spaces and
-/// control, bidi and zero-width characters are escaped (cells quote what skills wrote).
-pub fn fit(text: &str, width: usize) -> String {
-    let flat = skillbox_core::printable::printable_line(text);
-    if flat.chars().count() <= width {
-        return flat;
+/// Cut text to `width` characters, ending with `…` when cut. The text must already be printable
+/// (one line, escaped): [`table`] escapes every cell first.
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
     }
-    let mut cut: String = flat.chars().take(width.saturating_sub(1)).collect();
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
     cut.push('…');
     cut
 }

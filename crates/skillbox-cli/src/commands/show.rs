@@ -24,8 +24,6 @@ struct SkillView<'a> {
     /// The listing row without its `tools` (names): the full definitions below take that key.
     #[serde(flatten)]
     summary_fields: serde_json::Map<String, serde_json::Value>,
-    #[serde(skip)]
-    summary: skillbox_core::SkillSummary,
     frontmatter: &'a indexmap_json::Map,
     #[serde(skip_serializing_if = "Option::is_none")]
     manifest: Option<&'a serde_json::Value>,
@@ -88,7 +86,6 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
     summary_fields.shift_remove("tools");
     let view = SkillView {
         summary_fields,
-        summary,
         frontmatter: skill.properties.raw(),
         manifest: skill.manifest.as_ref().map(|manifest| &manifest.raw),
         allowed_tools: &skill.properties.allowed_tools,
@@ -119,13 +116,12 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
     if arguments.json {
         print_json(&view)?;
     } else {
-        print_text(&render(skill, &view))?;
+        print_text(&render(skill, &summary, &view))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(skill: &Skill, view: &SkillView<'_>) -> String {
-    let summary = &view.summary;
+fn render(skill: &Skill, summary: &skillbox_core::SkillSummary, view: &SkillView<'_>) -> String {
     let mut text = String::new();
     // Every value quotes what the skill wrote: one line each, escaped for the terminal.
     let mut line = |label: &str, value: String| {

@@ -5,8 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
+use skillbox_core::catalog::PROJECT_DEFAULT_ROOTS;
+use skillbox_core::printable::printable_path;
 use skillbox_core::trust::{TrustEntry, TrustError, TrustedRoot};
-use skillbox_core::{RootOrigin, SkillRoot, TrustPolicy, TrustStore};
+use skillbox_core::{TrustPolicy, TrustStore};
 
 use crate::arguments::{GlobalOptions, TrustArguments, TrustPolicyArgument, UntrustArguments};
 use crate::output::{print_json, print_text};
@@ -48,15 +50,18 @@ pub fn trust(global: &GlobalOptions, arguments: &TrustArguments) -> anyhow::Resu
     if named.is_empty() {
         let working_directory =
             std::env::current_dir().context("cannot read the working directory")?;
-        for root in SkillRoot::defaults(&working_directory, None) {
-            if root.origin != RootOrigin::Project || !root.path.exists() {
+        for relative in PROJECT_DEFAULT_ROOTS {
+            let root = working_directory.join(relative);
+            if !root.exists() {
                 continue;
             }
-            match store.trust_root(&root.path, policy) {
-                Ok(done) if trusted.iter().any(|earlier| earlier.root == done.root) => {}
-                Ok(done) => trusted.push(done),
+            match store.trust_root(&root, policy) {
+                Ok(done) => add_once(&mut trusted, done),
                 Err(TrustError::NoSkills { path }) => {
-                    eprintln!("note: `{}` holds no skills; left out", path.display());
+                    eprintln!(
+                        "note: `{}` holds no skills; left out",
+                        printable_path(&path)
+                    );
                 }
                 Err(error) => return Err(error.into()),
             }
@@ -64,8 +69,8 @@ pub fn trust(global: &GlobalOptions, arguments: &TrustArguments) -> anyhow::Resu
         if trusted.is_empty() {
             anyhow::bail!(
                 "no project skill folder with skills under `{}` (looked for {}); name the folder to trust",
-                working_directory.display(),
-                skillbox_core::catalog::PROJECT_DEFAULT_ROOTS
+                printable_path(&working_directory),
+                PROJECT_DEFAULT_ROOTS
                     .iter()
                     .map(|relative| format!("`{relative}/`"))
                     .collect::<Vec<_>>()
@@ -74,10 +79,7 @@ pub fn trust(global: &GlobalOptions, arguments: &TrustArguments) -> anyhow::Resu
         }
     } else {
         for root in &named {
-            let done = store.trust_root(root, policy)?;
-            if !trusted.iter().any(|earlier| earlier.root == done.root) {
-                trusted.push(done);
-            }
+            add_once(&mut trusted, store.trust_root(root, policy)?);
         }
     }
     store.save()?;
@@ -89,13 +91,20 @@ pub fn trust(global: &GlobalOptions, arguments: &TrustArguments) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
+/// Keep the first trust of each root (two names can resolve to one folder).
+fn add_once(trusted: &mut Vec<TrustedRoot>, done: TrustedRoot) {
+    if !trusted.iter().any(|earlier| earlier.root == done.root) {
+        trusted.push(done);
+    }
+}
+
 /// `skillbox untrust`.
 pub fn untrust(arguments: &UntrustArguments) -> anyhow::Result<ExitCode> {
     let mut store = TrustStore::load(&TrustStore::default_path()?)?;
     let mut text = String::new();
     for root in &arguments.roots {
         let forgotten = store.untrust_root(root)?;
-        text.push_str(&format!("untrusted {}\n", forgotten.root.display()));
+        text.push_str(&format!("untrusted {}\n", printable_path(&forgotten.root)));
     }
     store.save()?;
     print_text(&text)?;
@@ -118,7 +127,7 @@ fn print_roots(heading: &str, roots: &[(&Path, &TrustEntry)], json: bool) -> any
             "{:<6}  {:<6}  {}\n",
             entry.skills.len(),
             entry.policy.as_str(),
-            root.display()
+            printable_path(root)
         ));
     }
     print_text(&text)

@@ -7,7 +7,7 @@ use skillbox_core::{Severity, ValidationMode, ValidationReport};
 use skillbox_core::printable::{printable_line, printable_path};
 
 use crate::arguments::{GlobalOptions, ValidateArguments};
-use crate::output::{indent, print_text};
+use crate::output::{indent, print_bytes, print_text};
 use crate::{EXIT_PROBLEMS, EXIT_USAGE};
 
 /// Run the command.
@@ -50,7 +50,7 @@ pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Res
     if arguments.json {
         let mut json = report.to_json_pretty()?;
         json.push(b'\n');
-        print_text(std::str::from_utf8(&json)?)?;
+        print_bytes(&json)?;
     } else {
         print_text(&render(&report))?;
     }
