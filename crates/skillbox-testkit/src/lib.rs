@@ -60,6 +60,16 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
+/// Whether the tests run as root; when not, says on stderr that `test` is skipped and why
+/// (`needs` says what root is needed for).
+pub fn running_as_root(test: &str, needs: &str) -> bool {
+    if rustix::process::geteuid().is_root() {
+        return true;
+    }
+    eprintln!("SKIPPED {test}: needs root ({needs})");
+    false
+}
+
 /// Make a FIFO (named pipe) at `path` with the system's `mkfifo`, for tests of readers that must
 /// refuse special files instead of blocking on them.
 pub fn make_fifo(path: &Path) {

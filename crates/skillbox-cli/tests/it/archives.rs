@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::support::{skill_md, skillbox};
+use super::support::{memory_kib, private_runtime_folder, skill_md, skillbox};
 
 /// Bytes each entry of [`expanding_archives`] expands to.
 const ENTRY_BYTES: usize = 4 * 1024 * 1024;
@@ -110,15 +110,10 @@ fn archives_are_read_only_as_far_as_asked_by_prompt_and_serve() {
     let data = tempfile::tempdir().unwrap();
     let (mut child, _url) =
         super::serve::start_server_with(data.path(), &archives, &["--sandbox", "off"]);
-    let status = fs_err::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let (peak_kib, _) = memory_kib(child.id());
     let _ = child.kill();
     let _ = child.wait();
-    let peak_kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|number| number.parse().ok())
-        .unwrap();
+    assert!(peak_kib > 0, "no VmHWM for the server");
     assert!(
         peak_kib * 1024 < PEAK_MEMORY_LIMIT_BYTES,
         "`skillbox serve` peaked at {} MiB while loading three archives",
@@ -151,9 +146,7 @@ fn archived_skills_run_from_one_shared_read_only_copy() {
     use std::os::unix::fs::PermissionsExt;
     let temp = tempfile::tempdir().unwrap();
     let archive = greeter_archive(temp.path());
-    let runtime = temp.path().join("runtime");
-    std::fs::create_dir(&runtime).unwrap();
-    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let runtime = private_runtime_folder(temp.path());
     for round in 0..3 {
         let output = skillbox()
             .env("SKILLBOX_RUNTIME_DIR", &runtime)

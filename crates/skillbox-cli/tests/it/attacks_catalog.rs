@@ -2,9 +2,8 @@
 //! wrote reaches a terminal escaped wherever skillbox prints it. Each runs the real binary.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
-use super::support::{skill_md, skillbox, write_tree};
+use super::support::{private_runtime_folder, skill_md, skillbox, write_tree};
 
 /// A terminal title change and a screen clear, as a skill author might hide them in text.
 const ESCAPES: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
@@ -16,15 +15,6 @@ fn assert_no_raw_escapes(what: &str, bytes: &[u8]) {
         !text.contains('\u{1b}') && !text.contains('\u{7}'),
         "{what} holds raw escapes: {text:?}"
     );
-}
-
-/// A private runtime folder under `folder`.
-fn runtime_folder(folder: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let runtime = folder.join("runtime");
-    std::fs::create_dir(&runtime).unwrap();
-    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
-    runtime
 }
 
 #[test]
@@ -54,7 +44,7 @@ fn a_run_that_cannot_unpack_an_entry_names_it_escaped() {
     bytes[at] = b'B';
     fs_err::write(&path, bytes).unwrap();
     let output = skillbox()
-        .env("SKILLBOX_RUNTIME_DIR", runtime_folder(temp.path()))
+        .env("SKILLBOX_RUNTIME_DIR", private_runtime_folder(temp.path()))
         .arg("--root")
         .arg(&path)
         .args(["run", "esc", "go.py"])
@@ -100,7 +90,7 @@ fn call_prints_a_hostile_body_escaped() {
     );
     write_tree(temp.path(), &[("body/SKILL.md", &body)]);
     let output = skillbox()
-        .env("SKILLBOX_RUNTIME_DIR", runtime_folder(temp.path()))
+        .env("SKILLBOX_RUNTIME_DIR", private_runtime_folder(temp.path()))
         .arg("--root")
         .arg(temp.path().join("body"))
         .args(["call", "load_skill", "--args", r#"{"name": "body"}"#])

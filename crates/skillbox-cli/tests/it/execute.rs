@@ -291,18 +291,9 @@ fn prompt_and_tools_commands() {
 
 /// A world-readable temporary skill tree (the sandbox user reads it when the tests run as root).
 fn open_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
     let root = tempfile::tempdir().unwrap();
     super::support::write_tree(root.path(), files);
-    for entry in walkdir::WalkDir::new(root.path()) {
-        let entry = entry.unwrap();
-        let mode = if entry.file_type().is_dir() {
-            0o755
-        } else {
-            0o644
-        };
-        std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode)).unwrap();
-    }
+    super::support::make_world_readable(root.path());
     root
 }
 
@@ -356,10 +347,10 @@ fn secrets_can_be_granted_to_named_skills_only() {
 
 #[test]
 fn a_runtime_folder_another_user_made_is_refused_with_a_clear_message() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!(
-            "SKIPPED a_runtime_folder_another_user_made_is_refused_with_a_clear_message: needs root"
-        );
+    if !skillbox_testkit::running_as_root(
+        "a_runtime_folder_another_user_made_is_refused_with_a_clear_message",
+        "it changes file owners",
+    ) {
         return;
     }
     let base = tempfile::tempdir().unwrap();
@@ -436,10 +427,10 @@ fn metadata_of(path: &std::path::Path) -> (u32, i64, String) {
 fn a_run_seeing_host_paths_cannot_change_metadata_outside_its_workspace() {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!(
-            "SKIPPED a_run_seeing_host_paths_cannot_change_metadata_outside_its_workspace: needs root (to run skillbox as an unprivileged user)"
-        );
+    if !skillbox_testkit::running_as_root(
+        "a_run_seeing_host_paths_cannot_change_metadata_outside_its_workspace",
+        "to run skillbox as an unprivileged user",
+    ) {
         return;
     }
     // An unprivileged user's runtime: no namespaces, the run has the user's own uid, so only

@@ -79,7 +79,7 @@ pub fn start_server_command(mut command: Command) -> (Child, String) {
     }
 }
 
-pub fn rpc(
+fn rpc(
     client: &reqwest::Client,
     runtime: &tokio::runtime::Runtime,
     url: &str,
@@ -102,11 +102,7 @@ pub fn rpc(
 #[test]
 fn acknowledged_blobs_survive_a_kill_9_and_no_partial_blob_is_visible() {
     let data = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = skillbox_testkit::runtime();
     let client = reqwest::Client::new();
     let (mut server, url) = start_server(data.path());
     let acknowledged: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
@@ -156,7 +152,7 @@ fn acknowledged_blobs_survive_a_kill_9_and_no_partial_blob_is_visible() {
     for (blob_id, content) in &acknowledged {
         let read = rpc(
             &client,
-            &runtime,
+            runtime,
             &url,
             "read_blob",
             json!({"blob_id": blob_id, "mode": "full"}),
@@ -185,7 +181,7 @@ fn acknowledged_blobs_survive_a_kill_9_and_no_partial_blob_is_visible() {
         };
         let read = rpc(
             &client,
-            &runtime,
+            runtime,
             &url,
             "read_blob",
             json!({"blob_id": format!("blob:{id}"), "mode": "full"}),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::serve::{start_server_command, start_server_env, start_server_with};
 use super::serve_runs::Server;
-use super::support::{repo_root, skill_md, write_tree};
+use super::support::{memory_kib, repo_root, skill_md, write_tree};
 
 impl Server {
     fn examples(data: &Path, extra: &[&str]) -> Self {
@@ -167,20 +167,6 @@ fn requests_a_web_page_could_forge_are_refused() {
     assert_eq!(other_origin.0, 403, "{other_origin:?}");
 }
 
-/// The peak and current resident memory of a process, in KiB, from /proc.
-fn memory_kib(pid: u32) -> (u64, u64) {
-    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|kib| kib.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmHWM:"), field("VmRSS:"))
-}
-
 /// Kills the server if it grows past `limit_kib`, so a regression cannot take the machine down;
 /// remembers the largest size seen.
 struct MemoryWatch {
@@ -322,11 +308,7 @@ fn a_skill_file_that_never_finishes_reading_does_not_stall_the_server() {
     // In a subfolder: core opens top-level files without blocking already, but not these.
     std::fs::create_dir_all(skills.path().join("fifo-notes/references")).unwrap();
     let fifo = skills.path().join("fifo-notes/references/notes.txt");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    skillbox_testkit::make_fifo(&fifo);
     let data = tempfile::tempdir().unwrap();
     let server = Server::new(start_server_with(
         data.path(),

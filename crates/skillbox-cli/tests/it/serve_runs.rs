@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::serve::start_server_with;
-use super::support::{repo_root, write_tree};
+use super::support::{make_world_readable, repo_root, write_tree};
 
 /// A world-readable copy of the examples plus skills made for these tests.
 struct Site {
@@ -74,7 +74,7 @@ pub struct Server {
     /// `http://127.0.0.1:PORT/rpc`.
     pub url: String,
     pub client: reqwest::Client,
-    pub runtime: tokio::runtime::Runtime,
+    pub runtime: &'static tokio::runtime::Runtime,
 }
 
 impl Drop for Server {
@@ -91,11 +91,7 @@ impl Server {
             child,
             url,
             client: reqwest::Client::new(),
-            runtime: tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap(),
+            runtime: skillbox_testkit::runtime(),
         }
     }
 
@@ -108,7 +104,7 @@ impl Server {
     }
 
     /// The result, failing the test on a JSON-RPC error.
-    fn result(&self, method: &str, params: Value) -> Value {
+    pub fn result(&self, method: &str, params: Value) -> Value {
         let response = self.call(method, params);
         response
             .get("result")
@@ -147,17 +143,6 @@ fn copy_tree(from: &Path, to: &Path) {
             copy_tree(&entry.path(), &target);
         } else {
             std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-pub fn make_world_readable(path: &Path) {
-    let metadata = std::fs::metadata(path).unwrap();
-    let mode = if metadata.is_dir() { 0o755 } else { 0o644 };
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-    if metadata.is_dir() {
-        for entry in fs_err::read_dir(path).unwrap() {
-            make_world_readable(&entry.unwrap().path());
         }
     }
 }
@@ -608,10 +593,10 @@ fn the_builtin_guide_skill_cannot_be_shadowed_by_a_root() {
 
 #[test]
 fn without_namespaces_a_link_at_out_never_returns_host_files_as_output_blobs() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!(
-            "SKIPPED without_namespaces_a_link_at_out_never_returns_host_files_as_output_blobs: needs root (runs then drop to their own uid)"
-        );
+    if !skillbox_testkit::running_as_root(
+        "without_namespaces_a_link_at_out_never_returns_host_files_as_output_blobs",
+        "runs then drop to their own uid",
+    ) {
         return;
     }
     let site = Site::new();
@@ -652,17 +637,7 @@ fn without_namespaces_a_link_at_out_never_returns_host_files_as_output_blobs() {
         .arg(site.skills.path())
         .args(["--listen", "127.0.0.1:0", "--data-dir"])
         .arg(site.data.path());
-    let (child, url) = super::serve::start_server_command(command);
-    let server = Server {
-        child,
-        url,
-        client: reqwest::Client::new(),
-        runtime: tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap(),
-    };
+    let server = Server::new(super::serve::start_server_command(command));
     let code = format!(
         "import os\ndef main(args):\n    os.rmdir('out')\n    os.symlink({secret:?}, 'out')\n    return os.getuid()\n",
         secret = secret.path().display().to_string()

@@ -39,3 +39,40 @@ pub fn json_stdout(output: &std::process::Output) -> serde_json::Value {
         )
     })
 }
+
+/// Open a tree to every user (folders 0755, files 0644): the sandbox user reads skills when the
+/// tests run as root.
+pub fn make_world_readable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let metadata = std::fs::metadata(path).unwrap();
+    let mode = if metadata.is_dir() { 0o755 } else { 0o644 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    if metadata.is_dir() {
+        for entry in fs_err::read_dir(path).unwrap() {
+            make_world_readable(&entry.unwrap().path());
+        }
+    }
+}
+
+/// A private (0700) runtime folder `runtime` under `folder`, for `SKILLBOX_RUNTIME_DIR`.
+pub fn private_runtime_folder(folder: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let runtime = folder.join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    runtime
+}
+
+/// The peak and current resident memory of a process, in KiB, from /proc (0 when unknown).
+pub fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}

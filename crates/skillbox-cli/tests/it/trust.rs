@@ -7,9 +7,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::serve::{rpc, start_server_command};
-use super::serve_runs::make_world_readable;
-use super::support::{json_stdout, skillbox, write_tree};
+use super::serve::start_server_command;
+use super::serve_runs::Server;
+use super::support::{json_stdout, make_world_readable, skillbox, write_tree};
 
 /// A project folder (the working directory) with one skill under `.claude/skills`, a private
 /// home and a private config folder.
@@ -340,24 +340,14 @@ fn the_server_refuses_runs_from_an_untrusted_project_folder() {
         }
         start_server_command(command)
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let client = reqwest::Client::new();
-    let execute = |url: &str| {
-        rpc(
-            &client,
-            &runtime,
-            url,
+    let server = Server::new(start());
+    let execute = || {
+        server.result(
             "execute_skill",
             json!({"name": "calc.add", "args": {"a": 2, "b": 3}}),
         )
-        .unwrap()
     };
-    let (mut server, url) = start();
-    let refused = execute(&url);
+    let refused = execute();
     assert_eq!(refused["status"], "failed", "{refused}");
     assert_eq!(refused["error"]["type"], "Untrusted", "{refused}");
     assert!(
@@ -370,8 +360,6 @@ fn the_server_refuses_runs_from_an_untrusted_project_folder() {
     // The trust file is read at each run: trusting takes effect without a restart.
     let (code, _, stderr) = project.output(&["trust"]);
     assert_eq!(code, Some(0), "{stderr}");
-    let ran = execute(&url);
+    let ran = execute();
     assert_eq!(ran["output"], json!({"sum": 5}), "{ran}");
-    let _ = server.kill();
-    let _ = server.wait();
 }
