@@ -59,6 +59,12 @@ impl Site {
         Site { skills, data }
     }
 
+    /// Add skills (files by path relative to the skills folder), readable by the sandbox user.
+    fn add(&self, files: &[(&str, &str)]) {
+        write_tree(self.skills.path(), files);
+        make_world_readable(self.skills.path());
+    }
+
     fn start(&self, extra: &[&str]) -> Server {
         Server::new(start_server_with(
             self.data.path(),
@@ -275,8 +281,7 @@ fn execute_skill_protocol_errors_are_json_rpc_errors_that_say_what_to_do() {
 #[test]
 fn skills_only_a_person_may_invoke_are_neither_executed_nor_mounted() {
     let site = Site::new();
-    write_tree(
-        site.skills.path(),
+    site.add(
         &[
             (
                 "acme.ops.deploy/skill.toml",
@@ -304,7 +309,6 @@ fn skills_only_a_person_may_invoke_are_neither_executed_nor_mounted() {
             ),
         ],
     );
-    make_world_readable(site.skills.path());
     let server = site.start(&[]);
     let code = "def main(args):\n    from skills.acme.ops.deploy import main as deploy\n    return deploy({})\n";
     for (method, params) in [
@@ -555,8 +559,7 @@ fn send_sigterm(pid: u32) {
 #[test]
 fn the_builtin_guide_skill_cannot_be_shadowed_by_a_root() {
     let site = Site::new();
-    write_tree(
-        site.skills.path(),
+    site.add(
         &[
             (
                 "skills.protocol.guide/skill.toml",
@@ -577,7 +580,6 @@ fn the_builtin_guide_skill_cannot_be_shadowed_by_a_root() {
             ),
         ],
     );
-    make_world_readable(site.skills.path());
     let server = site.start(&[]);
     let described = server.result(
         "describe_skill",
