@@ -16,7 +16,9 @@ Environment: SKILLBOX_BIN, the binary to measure (default: target/debug/skillbox
 here). Results: a markdown table on stdout and the raw numbers in bench/out/answers-results.json.
 All traffic goes to 127.0.0.1.
 """
-import base64, json, os, socket, subprocess, sys, tempfile, threading, time, urllib.request
+import base64, json, os, socket, tempfile, time, urllib.request
+
+from serve_process import start_serve, status_number
 
 repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(repo)
@@ -26,11 +28,6 @@ if not os.access(binary, os.X_OK):
 os.makedirs("bench/out", exist_ok=True)
 
 
-def kib(pid, field):
-    with open(f"/proc/{pid}/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith(field))
-
-
 def call(url, body):
     request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=600) as response:
@@ -38,11 +35,8 @@ def call(url, body):
 
 
 data = tempfile.mkdtemp(prefix="skillbox-answers-")
-server = subprocess.Popen(
-    [binary, "serve", "examples/skills", "--listen", "127.0.0.1:0", "--data-dir", data, "--sandbox", "off"],
-    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-url = next(line.split()[6] for line in server.stderr if line.startswith("skillbox: serving"))
-threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+server, url = start_serve(binary, ["examples/skills", "--listen", "127.0.0.1:0", "--data-dir", data,
+                                   "--sandbox", "off"])
 port = int(url.split(":")[2].split("/")[0])
 try:
     content = base64.b64encode(os.urandom(16 * 1024 * 1024)).decode()
@@ -50,7 +44,7 @@ try:
         "content": content, "kind": "application/octet-stream", "encoding": "base64"}}))
     blob_id = created["result"]["blob_id"]
     read = {"jsonrpc": "2.0", "method": "read_blob", "params": {"blob_id": blob_id, "mode": "full"}}
-    idle_kib = kib(server.pid, "VmRSS:")
+    idle_kib = status_number(server.pid, "VmRSS")
     # Forget the peak of creating the blob: VmHWM is reset to the current RSS.
     with open(f"/proc/{server.pid}/clear_refs", "w") as clear:
         clear.write("5")
@@ -61,7 +55,7 @@ try:
         "request_bytes": len(json.dumps(batch)),
         "answered": sum("result" in answer for answer in answers),
         "refused": sum("error" in answer for answer in answers),
-        "peak_rss_kib": kib(server.pid, "VmHWM:")}}
+        "peak_rss_kib": status_number(server.pid, "VmHWM")}}
 
     body = json.dumps(dict(read, id=1)).encode()
     request = (b"POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
@@ -74,7 +68,7 @@ try:
         reader.sendall(request)
         readers.append(reader)
     time.sleep(10)
-    rss_kib = kib(server.pid, "VmRSS:")
+    rss_kib = status_number(server.pid, "VmRSS")
     time.sleep(35)
     with open("/proc/net/tcp") as table:
         open_now = sum(1 for line in table.readlines()[1:]

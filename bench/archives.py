@@ -2,7 +2,7 @@
 """Memory of `skillbox prompt` and `skillbox serve` over archives that expand to far more than
 they weigh (issue 15): three `.skill` archives of about 2 MB each, each expanding to about
 240 MB in 60 entries compressed about 124 to 1 (under the zip-bomb ratio of 200). And what
-runs of an archived skill cost: three `skillbox run`s of a script in a fourth archive
+runs of an archived skill cost: five `skillbox run`s of a script in a fourth archive
 (20 such entries, 80 MiB unpacked), their wall times and the disk left in the runtime folder.
 
     python3 bench/archives.py OUT_DIR BIN [BIN ...]
@@ -19,15 +19,20 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 import zipfile
 
+from serve_process import start_serve, status_number
+
 ENTRY_BYTES = 4 * 1024 * 1024
 ENTRIES_PER_ARCHIVE = 60
 ARCHIVES = 3
 RUNS = 3
+# Runs of the archived skill: the first unpacks, the others reuse the copy.
+RUNNER_RUNS = 5
 RUNNER_ENTRIES = 20
 
 
@@ -87,7 +92,7 @@ def folder_bytes(folder: str) -> int:
 
 
 def measure_runs(binary: str, runner: str, runtime: str) -> tuple:
-    """Wall seconds of RUNS runs of the runner's script in a fresh runtime folder, and the bytes
+    """Wall seconds of RUNNER_RUNS runs of the runner's script in a fresh runtime folder, and the bytes
     left in that folder's `archives/` afterwards."""
     if os.path.exists(runtime):
         subprocess.run(["chmod", "-R", "u+w", runtime], check=True)
@@ -96,7 +101,7 @@ def measure_runs(binary: str, runner: str, runtime: str) -> tuple:
     environment = dict(os.environ, SKILLBOX_RUNTIME_DIR=runtime)
     environment.pop("SKILLBOX_ROOTS", None)
     seconds = []
-    for _ in range(RUNS):
+    for _ in range(RUNNER_RUNS):
         started = time.perf_counter()
         done = subprocess.run([binary, "--root", runner, "--sandbox", "off", "run", "runner",
                                "hello.py"], env=environment, capture_output=True)
@@ -104,17 +109,6 @@ def measure_runs(binary: str, runner: str, runtime: str) -> tuple:
         if done.returncode != 0 or b"hello from the archive" not in done.stdout:
             raise SystemExit(f"run failed: {done.stderr.decode()}")
     return seconds, folder_bytes(os.path.join(runtime, "archives"))
-
-
-def vm_hwm_kib(pid: int):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
 
 
 def measure_prompt(binary: str, archives: list) -> tuple:
@@ -125,7 +119,7 @@ def measure_prompt(binary: str, archives: list) -> tuple:
     process = subprocess.Popen(arguments, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
     while process.poll() is None:
-        peak = max(peak, vm_hwm_kib(process.pid) or 0)
+        peak = max(peak, status_number(process.pid, "VmHWM") or 0)
         time.sleep(0.002)
     seconds = time.perf_counter() - started
     if process.returncode != 0:
@@ -134,18 +128,10 @@ def measure_prompt(binary: str, archives: list) -> tuple:
 
 
 def measure_serve(binary: str, archives: list, data_dir: str) -> int:
-    arguments = [binary, "serve", *archives, "--listen", "127.0.0.1:0", "--data-dir", data_dir,
-                 "--sandbox", "off"]
-    process = subprocess.Popen(arguments, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
+    process, _ = start_serve(binary, [*archives, "--listen", "127.0.0.1:0", "--data-dir",
+                                      data_dir, "--sandbox", "off"], timeout_seconds=120)
     try:
-        deadline = time.monotonic() + 120
-        for line in process.stderr:
-            if "serving the Skills Protocol at" in line:
-                return vm_hwm_kib(process.pid) or 0
-            if time.monotonic() > deadline:
-                break
-        raise SystemExit("serve did not announce its address")
+        return status_number(process.pid, "VmHWM") or 0
     finally:
         process.kill()
         process.wait()
@@ -169,13 +155,13 @@ def main() -> None:
             "prompt_median_seconds": sorted(seconds for _, seconds in prompt)[RUNS // 2],
             "serve_peak_mib": max(serve) / 1024,
             "first_run_seconds": run_seconds[0],
-            "later_runs_median_seconds": sorted(run_seconds[1:])[len(run_seconds[1:]) // 2],
+            "later_runs_median_seconds": statistics.median(run_seconds[1:]),
             "runtime_archives_mib_after_runs": left_bytes / 2**20,
         })
     print(f"three archives, {on_disk / 1e6:.1f} MB on disk in all, "
           f"{ARCHIVES * ENTRIES_PER_ARCHIVE * ENTRY_BYTES / 2**20:.0f} MiB unpacked\n")
     print("| binary | `prompt` peak RSS | `prompt` median wall | `serve` peak RSS once loaded "
-          f"| first `run` | later `run`s (median) | unpacked copies left after {RUNS} runs |")
+          f"| first `run` | later `run`s (median) | unpacked copies left after {RUNNER_RUNS} runs |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for result in results:
         print(f"| `{result['binary']}` | {result['prompt_peak_mib']:.0f} MiB | "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Archive memory benchmark (issue 15): peak RSS of `skillbox prompt` and `skillbox serve` over
-# three ~2 MB archives that expand to ~240 MB each, and the cost of three `skillbox run`s of an
+# three ~2 MB archives that expand to ~240 MB each, and the cost of five `skillbox run`s of an
 # archived skill (wall time, unpacked copies left in the runtime folder).
 #
 #   bench/archives.sh [OTHER_BINARY ...]
@@ -14,14 +14,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 log() { printf 'archives: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+. bench/common.sh
 
-if [[ -n "${SKILLBOX_BIN:-}" ]]; then
-    bin="$SKILLBOX_BIN"
-else
-    log "building: cargo build --release -p skillbox-cli"
-    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
-    bin="$repo/target/release/skillbox"
-fi
-[[ -x "$bin" ]] || die "skillbox binary not found: $bin"
+bin="$(skillbox_binary "${SKILLBOX_BIN:-}")"
 mkdir -p bench/out
 python3 bench/archives.py bench/out "$bin" "$@" | tee bench/out/archives-results.md

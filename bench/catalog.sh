@@ -45,15 +45,7 @@ mkdir -p "$out"
 command -v python3 >/dev/null 2>&1 || die "python3 not found"
 
 # 1. Build (or take the stand-in binary).
-if [[ -n "${SKILLBOX_BIN:-}" ]]; then
-    bin="$SKILLBOX_BIN"
-    log "using SKILLBOX_BIN=$bin (no build)"
-else
-    log "building: cargo build --release -p skillbox-cli"
-    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
-    bin="$repo/target/release/skillbox"
-fi
-[[ -x "$bin" ]] || die "skillbox binary not found or not executable: $bin"
+bin="$(skillbox_binary "${SKILLBOX_BIN:-}")"
 
 # 2. Generate the skills (reused when count, seed and generator are unchanged).
 ensure_generated_skills "$skills" "$count" "$seed"

@@ -23,13 +23,16 @@ test_venv_python() {
 }
 
 # Print the skillbox binary to time: the path given (a script's *_BIN variable) when not empty,
-# else a fresh release build of this tree.
+# else a fresh release build of this tree. Dies when the binary is not executable.
 skillbox_binary() {
-    if [[ -n "${1:-}" ]]; then
-        printf '%s\n' "$1"
-        return
+    local bin="${1:-}"
+    if [[ -n "$bin" ]]; then
+        log "using $bin (no build)"
+    else
+        log "building: cargo build --release -p skillbox-cli"
+        cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
+        bin="$repo/target/release/skillbox"
     fi
-    log "building: cargo build --release -p skillbox-cli"
-    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
-    printf '%s\n' "$repo/target/release/skillbox"
+    [[ -x "$bin" ]] || die "skillbox binary not found or not executable: $bin"
+    printf '%s\n' "$bin"
 }

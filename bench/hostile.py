@@ -23,6 +23,8 @@ bench/out/hostile-results.json. Progress goes to stderr. All traffic goes to 127
 """
 import json, os, shutil, subprocess, sys, tempfile, threading, time, urllib.request
 
+from serve_process import start_serve, status_number
+
 
 def log(message):
     print(f"hostile-bench: {message}", file=sys.stderr, flush=True)
@@ -75,17 +77,6 @@ def bodies():
             ("blob", "`create_blob`, 24 MiB of text (legitimate)", blob)]
 
 
-def status_kib(pid, field):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith(field):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
@@ -94,23 +85,10 @@ def cpu_seconds(pid):
 
 def measure(name, label, body):
     data = tempfile.mkdtemp(prefix="skillbox-hostile-")
-    server = subprocess.Popen(
-        [binary, "serve", "examples/skills", "--listen", "127.0.0.1:0", "--data-dir", data,
-         "--sandbox", "off"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = None
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        line = server.stderr.readline()
-        if line.startswith("skillbox: serving the Skills Protocol at "):
-            url = line.split()[6]
-            break
-    if url is None:
-        server.kill()
-        raise SystemExit("the server did not announce its address")
-    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+    server, url = start_serve(binary, ["examples/skills", "--listen", "127.0.0.1:0", "--data-dir",
+                                       data, "--sandbox", "off"], timeout_seconds=30)
     pid = server.pid
-    before_kib = status_kib(pid, "VmHWM:")
+    before_kib = (status_number(pid, "VmHWM") or 0)
     cpu_before = cpu_seconds(pid)
     killed = threading.Event()
     stop = threading.Event()
@@ -118,7 +96,7 @@ def measure(name, label, body):
 
     def watch():
         while not stop.is_set():
-            resident = status_kib(pid, "VmRSS:")
+            resident = (status_number(pid, "VmRSS") or 0)
             largest_kib[0] = max(largest_kib[0], resident)
             if resident > limit_mib * 1024:
                 killed.set()
@@ -138,7 +116,7 @@ def measure(name, label, body):
         answer = f"no answer: {error}"
     wall = time.perf_counter() - started
     time.sleep(0.2)  # let the server finish freeing, so its CPU time is complete
-    peak_kib = max(status_kib(pid, "VmHWM:"), largest_kib[0])
+    peak_kib = max((status_number(pid, "VmHWM") or 0), largest_kib[0])
     cpu = cpu_seconds(pid) - cpu_before if not killed.is_set() else None
     stop.set()
     watcher.join()

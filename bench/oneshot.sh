@@ -5,7 +5,7 @@
 #   bench/oneshot.sh
 #
 # Environment (all optional):
-#   ONESHOT_BENCH_BIN         use this skillbox binary instead of building it
+#   ONESHOT_BENCH_BIN         use this skillbox binary instead of building it (or SKILLBOX_BIN)
 #   ONESHOT_BENCH_ITERATIONS  timed iterations per case (default 40)
 #   ONESHOT_BENCH_WARMUP      warm-up iterations per case (default 5)
 #   ONESHOT_BENCH_PATH        PATH for every case (default /usr/local/bin:/usr/bin:/bin)
@@ -18,16 +18,10 @@ cd "$repo"
 
 log() { printf 'oneshot: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+. bench/common.sh
 
 mkdir -p bench/out
-if [[ -n "${ONESHOT_BENCH_BIN:-}" ]]; then
-    bin="$ONESHOT_BENCH_BIN"
-else
-    log "building: cargo build --release -p skillbox-cli"
-    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
-    bin="$repo/target/release/skillbox"
-fi
-[[ -x "$bin" ]] || die "skillbox binary not found: $bin"
+bin="$(skillbox_binary "${ONESHOT_BENCH_BIN:-${SKILLBOX_BIN:-}}")"
 
 python3 bench/oneshot.py "$bin" \
     --iterations "${ONESHOT_BENCH_ITERATIONS:-40}" \

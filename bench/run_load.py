@@ -11,7 +11,6 @@ Bounded: at most 1,000 calls, each with a 120 s client timeout, on loopback only
 import argparse
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -21,37 +20,9 @@ import time
 
 import requests
 
+from serve_process import start_serve, status_number
+
 SANDBOX_UIDS = range(3_000_000_000, 3_000_000_000 + 4_096)
-
-
-def start_server(binary, data_dir, extra):
-    process = subprocess.Popen(
-        [binary, "serve", "examples/skills", "--listen", "127.0.0.1:0", "--data-dir", data_dir, *extra],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.time() + 60
-    for line in process.stderr:
-        match = re.search(r"serving the Skills Protocol at (\S+)", line)
-        if match:
-            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
-            return process, match.group(1)
-        if time.time() > deadline:
-            break
-    process.kill()
-    sys.exit("the server did not announce its address")
-
-
-def status_field(pid, field):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
 
 
 def sandbox_processes():
@@ -59,7 +30,7 @@ def sandbox_processes():
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        uid = status_field(entry, "Uid")
+        uid = status_number(entry, "Uid")
         if uid is not None and uid in SANDBOX_UIDS:
             found.append(int(entry))
     return found
@@ -69,7 +40,7 @@ def descendants(root):
     children = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            parent = status_field(entry, "PPid")
+            parent = status_number(entry, "PPid")
             if parent is not None:
                 children.setdefault(parent, []).append(int(entry))
     found, stack = [], [root]
@@ -134,7 +105,8 @@ def main():
     if options.max_queued_runs is not None:
         extra += ["--max-queued-runs", str(options.max_queued_runs)]
     data_dir = tempfile.mkdtemp(prefix="skillbox-run-load-")
-    server, url = start_server(options.binary, data_dir, extra)
+    server, url = start_serve(options.binary, ["examples/skills", "--listen", "127.0.0.1:0",
+                                               "--data-dir", data_dir, *extra])
     text = "The quick brown fox jumps over the lazy dog. " * 40
     request = {"jsonrpc": "2.0", "id": 1, "method": "execute_skill",
                "params": {"name": "text.stats", "args": {"text": text, "top": 3}}}
@@ -144,7 +116,7 @@ def main():
         server.kill()
         sys.exit(f"warm-up run failed: {warm}")
     sequential = compare_sequential(url, request, options.sequential) if options.sequential else None
-    rss_before = status_field(server.pid, "VmRSS")
+    rss_before = status_number(server.pid, "VmRSS")
     barrier = threading.Barrier(options.calls)
     answers = [None] * options.calls
     latencies = [None] * options.calls
@@ -164,7 +136,7 @@ def main():
 
     def sample():
         while not sampling.is_set():
-            rss = status_field(server.pid, "VmRSS")
+            rss = status_number(server.pid, "VmRSS")
             if rss:
                 peak["rss_kib"] = max(peak["rss_kib"], rss)
             peak["processes"] = max(peak["processes"], len(descendants(server.pid)))
@@ -184,7 +156,7 @@ def main():
     time.sleep(0.5)
     leftover_children = descendants(server.pid)
     leftover_sandbox = sandbox_processes()
-    hwm = status_field(server.pid, "VmHWM")
+    hwm = status_number(server.pid, "VmHWM")
     server.send_signal(signal.SIGTERM)
     try:
         exit_code = server.wait(timeout=30)

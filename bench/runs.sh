@@ -26,12 +26,7 @@ sequential="${RUNS_BENCH_SEQUENTIAL:-30}"
 [[ "$calls" =~ ^[0-9]+$ ]] && ((calls >= 1 && calls <= 1000)) || die "RUNS_BENCH_CALLS must be 1..1000"
 [[ "$sequential" =~ ^[0-9]+$ ]] && ((sequential >= 1 && sequential <= 500)) || die "RUNS_BENCH_SEQUENTIAL must be 1..500"
 
-binary="${SKILLBOX_BIN:-}"
-if [[ -z "$binary" ]]; then
-    log "building target/release/skillbox"
-    cargo build --release -q -p skillbox-cli || die "build failed"
-    binary="target/release/skillbox"
-fi
+binary="$(skillbox_binary "${SKILLBOX_BIN:-}")"
 python="$(test_venv_python)"
 mkdir -p bench/out
 

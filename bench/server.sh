@@ -33,6 +33,7 @@ cd "$repo"
 
 log() { printf 'server-bench: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+. bench/common.sh
 
 number() { # number NAME VALUE MIN MAX
     [[ "$2" =~ ^[0-9]{1,6}$ ]] && ((10#$2 >= $3 && 10#$2 <= $4)) ||
@@ -67,15 +68,7 @@ command -v python3 >/dev/null || die "python3 is needed for the checks and the r
 clock_ticks=$(getconf CLK_TCK)
 
 # --- build ------------------------------------------------------------------------------
-if [[ -n "${SKILLBOX_BIN:-}" ]]; then
-    bin="$SKILLBOX_BIN"
-    log "using SKILLBOX_BIN=$bin (no build)"
-else
-    log "building: cargo build --release -p skillbox-cli"
-    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
-    bin="$repo/target/release/skillbox"
-fi
-[[ -x "$bin" ]] || die "skillbox binary not found or not executable: $bin"
+bin="$(skillbox_binary "${SKILLBOX_BIN:-}")"
 if [[ -n "${LOADGEN_BIN:-}" ]]; then
     loadgen="$LOADGEN_BIN"
     log "using LOADGEN_BIN=$loadgen (no build)"

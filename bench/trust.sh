@@ -18,17 +18,12 @@ cd "$repo"
 
 log() { printf 'trust-bench: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+. bench/common.sh
 
 runs="${TRUST_BENCH_RUNS:-40}"
 [[ "$runs" =~ ^[0-9]+$ ]] && ((runs >= 1 && runs <= 500)) || die "TRUST_BENCH_RUNS must be 1..500"
 
-binary="${SKILLBOX_BIN:-}"
-if [[ -z "$binary" ]]; then
-    log "building: cargo build --release -p skillbox-cli"
-    cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
-    binary="$repo/target/release/skillbox"
-fi
-[[ -x "$binary" ]] || die "skillbox binary not found: $binary"
+binary="$(skillbox_binary "${SKILLBOX_BIN:-}")"
 
 mkdir -p bench/out
 python3 bench/trust_measure.py --skillbox "$binary" --runs "$runs" --out bench/out \

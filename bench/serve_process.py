@@ -1,0 +1,44 @@
+"""What the bench scripts share about a `skillbox serve` process: starting it on a port-0
+address and waiting for the address it announces, and reading numbers from /proc.
+
+Imported by scripts run as `python3 bench/NAME.py` (their folder is on sys.path); stdlib only.
+"""
+
+import re
+import subprocess
+import threading
+import time
+
+ANNOUNCEMENT = re.compile(r"serving the Skills Protocol at (\S+)")
+
+
+def start_serve(binary, arguments, timeout_seconds=60):
+    """Start `BINARY serve ARGUMENTS...` (which must listen on port 0) and return the process and
+    its `/rpc` URL once announced; stderr is drained from then on so the server never blocks on
+    it. Exits the script when no address is announced in time."""
+    process = subprocess.Popen([binary, "serve", *arguments], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout_seconds
+    for line in process.stderr:
+        match = ANNOUNCEMENT.search(line)
+        if match:
+            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
+            return process, match.group(1)
+        if time.monotonic() > deadline:
+            break
+    process.kill()
+    process.wait()
+    raise SystemExit("the server did not announce its address")
+
+
+def status_number(pid, field):
+    """The first number of a /proc/PID/status field (`VmHWM`, `VmRSS` in KiB, `Uid`, `PPid`), or
+    None when the process or the field is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
