@@ -502,10 +502,13 @@ impl Executor {
     ) -> ScriptResult {
         let prepared = self.check_trusted(skill).and_then(|()| {
             let skill_directory = self.skill_directory(skill)?;
-            let program = self.interpreter(Language::Bash, Path::new("command.sh"))?;
+            let bash = self.interpreter(Language::Bash, Path::new("command.sh"))?;
             Ok(PreparedScript {
-                program,
-                args: vec![OsString::from("-c"), OsString::from(command)],
+                command: Command {
+                    program: bash.clone(),
+                    args: vec![OsString::from("-c"), OsString::from(command)],
+                    interpreter: Some(bash),
+                },
                 skill_directory,
             })
         });
@@ -530,7 +533,8 @@ impl Executor {
         prepared: PreparedScript,
         options: RunOptions,
     ) -> ScriptResult {
-        let request = self.skill_request(&prepared.skill_directory, &prepared.program);
+        let command = prepared.command;
+        let request = self.skill_request(&prepared.skill_directory, command.interpreter.as_deref());
         let layout = match self.layout(request) {
             Ok(layout) => layout,
             Err(error) => {
@@ -543,8 +547,8 @@ impl Executor {
             skill,
             &prepared.skill_directory,
             &layout,
-            prepared.program,
-            prepared.args,
+            command.program,
+            command.args,
             InvocationIo {
                 stdin: None,
                 timeout,
@@ -579,14 +583,14 @@ impl Executor {
     /// The layout request of a script, handler or command: the skill at its fixed path, and
     /// also at its own host path, read-only, because instructions give models that path
     /// (`${SKILL_DIR}`) and models pass files of the skill to its scripts by it.
-    fn skill_request(&self, skill_directory: &Path, program: &Path) -> LayoutRequest {
+    fn skill_request(&self, skill_directory: &Path, interpreter: Option<&Path>) -> LayoutRequest {
         let mut skills = vec![self.shown(skill_directory, Path::new(SANDBOX_SKILL_DIR))];
         if self.isolated() && layout::may_show_at_host_path(skill_directory) {
             skills.push(self.shown(skill_directory, skill_directory));
         }
         LayoutRequest {
             skills,
-            interpreter: Some(program.to_path_buf()),
+            interpreter: interpreter.map(Path::to_path_buf),
             ..LayoutRequest::default()
         }
     }
@@ -775,7 +779,7 @@ impl Executor {
             let prepare = || -> Result<(Invocation, RunLayout), ExecError> {
                 let request = LayoutRequest {
                     long_lived: true,
-                    ..self.skill_request(&skill_directory, &interpreter)
+                    ..self.skill_request(&skill_directory, Some(&interpreter))
                 };
                 let layout = self.layout(request)?;
                 let invocation = self.invocation(
@@ -820,18 +824,20 @@ impl Executor {
                 None,
             ));
         }
-        let (program, args, bootstrapped) = match (language, &bootstrap) {
-            (Some(language), Some(bootstrap)) => (
-                self.interpreter(language, &handler)?,
-                vec![OsString::from(bootstrap)],
-                true,
-            ),
-            _ => {
-                let (program, args) = self.command_for(&handler, &handler_seen)?;
-                (program, args, false)
+        let (command, bootstrapped) = match (language, &bootstrap) {
+            (Some(language), Some(bootstrap)) => {
+                let interpreter = self.interpreter(language, &handler)?;
+                let command = Command {
+                    program: interpreter.clone(),
+                    args: vec![OsString::from(bootstrap)],
+                    interpreter: Some(interpreter),
+                };
+                (command, true)
             }
+            _ => (self.command_for(&handler, &handler_seen)?, false),
         };
-        let layout = self.layout(self.skill_request(&skill_directory, &program))?;
+        let layout =
+            self.layout(self.skill_request(&skill_directory, command.interpreter.as_deref()))?;
         arguments.insert(
             "__workDir".to_owned(),
             Value::String(layout.workspace.display().to_string()),
@@ -845,8 +851,8 @@ impl Executor {
             skill,
             &skill_directory,
             &layout,
-            program,
-            args,
+            command.program,
+            command.args,
             InvocationIo {
                 stdin: Some(serde_json::to_vec(&stdin).unwrap_or_default()),
                 timeout,
@@ -985,11 +991,10 @@ impl Executor {
         let skill_directory = self.skill_directory(skill)?;
         let path = resolve_in_skill(&skill_directory, script, true)?;
         let seen = self.seen_in_skill(&skill_directory, &path);
-        let (program, mut program_args) = self.command_for(&path, &seen)?;
-        program_args.extend(args.iter().map(OsString::from));
+        let mut command = self.command_for(&path, &seen)?;
+        command.args.extend(args.iter().map(OsString::from));
         Ok(PreparedScript {
-            program,
-            args: program_args,
+            command,
             skill_directory,
         })
     }
@@ -997,19 +1002,29 @@ impl Executor {
     /// The program and leading arguments that run a file (`path` on the host, `seen` as the
     /// run sees it): its language's interpreter, or the file itself when it is executable and
     /// has no known extension.
-    fn command_for(&self, path: &Path, seen: &Path) -> Result<(PathBuf, Vec<OsString>), ExecError> {
+    fn command_for(&self, path: &Path, seen: &Path) -> Result<Command, ExecError> {
         if let Some(language) = Language::from_path(path) {
             let interpreter = self.interpreter(language, path)?;
             let mut args: Vec<OsString> =
                 language.leading_args().iter().map(OsString::from).collect();
             args.push(seen.as_os_str().to_owned());
-            return Ok((interpreter, args));
+            return Ok(Command {
+                program: interpreter.clone(),
+                args,
+                interpreter: Some(interpreter),
+            });
         }
         let executable = std::fs::metadata(path)
             .map(|metadata| metadata.permissions().mode() & 0o111 != 0)
             .unwrap_or(false);
         if executable {
-            return Ok((seen.to_path_buf(), Vec::new()));
+            // Run directly: the program is a file of the skill as the run sees it, not an
+            // interpreter whose folder the layout shows.
+            return Ok(Command {
+                program: seen.to_path_buf(),
+                args: Vec::new(),
+                interpreter: None,
+            });
         }
         Err(ExecError::new(
             ErrorType::ScriptNotAllowed,
@@ -1217,9 +1232,18 @@ impl Executor {
 }
 
 struct PreparedScript {
+    command: Command,
+    skill_directory: PathBuf,
+}
+
+/// The program a run starts, with its leading arguments.
+struct Command {
+    /// As the run sees it.
     program: PathBuf,
     args: Vec<OsString>,
-    skill_directory: PathBuf,
+    /// The interpreter binary on the host, whose installation folder the layout shows; `None`
+    /// when a file of the skill is executed directly.
+    interpreter: Option<PathBuf>,
 }
 
 /// The input and output settings of one process.

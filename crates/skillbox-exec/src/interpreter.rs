@@ -102,7 +102,7 @@ pub struct Interpreter {
     /// say): runs in a minimal root get this folder shown read-only.
     pub prefix: Option<PathBuf>,
     /// Whether a sandbox uid can run it in a minimal root (its own folder and files are open to
-    /// others; the folders above it need not be).
+    /// others; the folders above it need not be; its folder is one a minimal root may show).
     pub usable_in_root: bool,
     /// Whether a sandbox uid can run it from the host's tree (every folder above it is open).
     pub usable_on_host: bool,
@@ -168,7 +168,9 @@ fn resolve_all(language: Language) -> Vec<Interpreter> {
         }
         let prefix = installation_prefix(&program);
         let usable_in_root = prefix.as_deref().is_none_or(|prefix| {
-            folder_open_to_others(prefix) && readable_by_others_below(prefix, &program)
+            crate::executor::layout::may_show_at_host_path(prefix)
+                && folder_open_to_others(prefix)
+                && readable_by_others_below(prefix, &program)
         }) && executable_by_others(&program);
         found.push(Interpreter {
             language,

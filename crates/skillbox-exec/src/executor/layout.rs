@@ -182,10 +182,13 @@ impl Executor {
             source: self.bootstrap_directory.clone(),
             target: PathBuf::from(SANDBOX_RUNTIME_DIR),
         });
+        // Shown only where a skill folder could be (never `/`, a system folder or a place the
+        // root reserves): the helper binds it as root before the root is entered.
         if let Some(prefix) = request
             .interpreter
             .as_deref()
             .and_then(crate::interpreter::installation_prefix)
+            .filter(|prefix| may_show_at_host_path(prefix))
         {
             binds.push(BindMount {
                 source: prefix.clone(),

@@ -1361,3 +1361,52 @@ fn the_hosts_devices_are_usable_but_their_times_cannot_be_changed() {
         before
     );
 }
+
+#[test]
+fn extensionless_executables_never_make_the_helper_show_a_host_folder() {
+    let fixture = Fixture::new();
+    // A host file no run is shown: any view of the host's tree would reveal it.
+    let hidden = tempfile::tempdir().unwrap();
+    let marker = hidden.path().join("host-only-marker");
+    std::fs::write(&marker, "host").unwrap();
+    let probe = format!(
+        "#!/bin/sh\nif [ -e {marker:?} ]; then echo host-tree-visible; fi\necho ran\n",
+        marker = marker.display().to_string()
+    );
+    fixture.skill("bare");
+    // At the skill root (its installation prefix would be `/`) and in scripts/ (`/skill`).
+    fixture.file("bare/tool", &probe);
+    fixture.file("bare/scripts/helper", &probe);
+    fixture.file(
+        "bare/tools.json",
+        r#"[{"name": "bare", "description": "An extensionless handler", "script": "tool"}]"#,
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    // Only a minimal root hides the host's tree; a weaker sandbox shows host paths anyway.
+    let expected = if executor.layers().namespaces {
+        "ran"
+    } else {
+        ""
+    };
+    let runtime = runtime();
+    for script in ["tool", "helper", "scripts/helper"] {
+        let result = runtime.block_on(executor.run(&catalog, "bare", script, &[], quick()));
+        assert!(result.success, "{script}: {result:?}");
+        assert!(result.stdout.ends_with("ran\n"), "{script}: {result:?}");
+        assert!(result.stdout.starts_with(expected), "{script}: {result:?}");
+    }
+    let skill = catalog.get("bare").unwrap();
+    let called = runtime.block_on(executor.call_tool(
+        skill,
+        &skill.tools[0],
+        serde_json::json!({}),
+        quick(),
+    ));
+    assert!(called.error_type.is_none(), "{called:?}");
+    let answer = called.value.as_str().unwrap_or_default();
+    assert!(
+        answer.ends_with("ran") && answer.starts_with(expected),
+        "{called:?}"
+    );
+}
