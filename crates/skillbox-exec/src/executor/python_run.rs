@@ -252,31 +252,32 @@ impl Executor {
                 entrypoint,
             });
         }
+        let blobs = run
+            .input_blobs
+            .iter()
+            .map(|blob| {
+                Ok(self.shown(
+                    &blob.path,
+                    &Path::new(SANDBOX_BLOBS_DIR).join(blob_file_name(&blob.blob_id)?),
+                ))
+            })
+            .collect::<Result<Vec<_>, ExecError>>()?;
         let interpreter = self.interpreter(Language::Python, Path::new("run.py"))?;
         Ok(PreparedRun {
             skills,
+            blobs,
             interpreter,
         })
     }
 
     async fn execute_python(&self, run: PythonRun<'_>, prepared: PreparedRun) -> PythonRunOutcome {
-        let blobs: Vec<super::layout::Shown> = run
-            .input_blobs
-            .iter()
-            .map(|blob| {
-                self.shown(
-                    &blob.path,
-                    &Path::new(SANDBOX_BLOBS_DIR).join(blob_file_name(&blob.blob_id)),
-                )
-            })
-            .collect();
         let request = LayoutRequest {
             skills: prepared
                 .skills
                 .iter()
                 .map(|skill| self.shown(&skill.host_directory, &skill.path))
                 .collect(),
-            files: blobs.clone(),
+            files: prepared.blobs.clone(),
             interpreter: Some(prepared.interpreter.clone()),
             folders: vec![
                 PathBuf::from(SANDBOX_SKILLS_DIR),
@@ -313,7 +314,7 @@ impl Executor {
                 "path": skill.path,
                 "entrypoint": skill.entrypoint,
             })).collect::<Vec<_>>(),
-            "blobs": run.input_blobs.iter().zip(&blobs)
+            "blobs": run.input_blobs.iter().zip(&prepared.blobs)
                 .map(|(blob, shown)| (blob.blob_id.clone(), Value::String(shown.inside.display().to_string())))
                 .collect::<serde_json::Map<_, _>>(),
             "workspace": layout.workspace,
@@ -373,6 +374,8 @@ impl Executor {
 
 struct PreparedRun {
     skills: Vec<MountedSkill>,
+    /// The input blobs, in the order of the run's `input_blobs`.
+    blobs: Vec<super::layout::Shown>,
     interpreter: PathBuf,
 }
 
@@ -417,9 +420,23 @@ pub fn is_python_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The file name of a blob under `/blobs/`: its id without the `blob:` prefix.
-fn blob_file_name(blob_id: &str) -> String {
-    blob_id.strip_prefix("blob:").unwrap_or(blob_id).to_owned()
+/// Hex digits of a blob id after `blob:`.
+const BLOB_ID_HEX_DIGITS: usize = 32;
+
+/// The file name of a blob under `/blobs/`: its id without the `blob:` prefix. Only a
+/// `blob:` id of [`BLOB_ID_HEX_DIGITS`] hex digits is one: the name becomes a path.
+fn blob_file_name(blob_id: &str) -> Result<&str, ExecError> {
+    blob_id
+        .strip_prefix("blob:")
+        .filter(|hex| hex.len() == BLOB_ID_HEX_DIGITS && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| {
+            ExecError::new(
+                ErrorType::InvalidArgs,
+                format!(
+                    "input blob id {blob_id:?} is not `blob:` followed by {BLOB_ID_HEX_DIGITS} hex digits"
+                ),
+            )
+        })
 }
 
 /// The run's result from the runner's answer line, or why there is none.
@@ -602,6 +619,21 @@ mod tests {
         );
         assert_eq!(python_module_name("3d.render"), None);
         assert_eq!(python_module_name("a..b"), None);
+    }
+
+    #[test]
+    fn only_blob_ids_name_blob_files() {
+        let hex = "0123456789abcdef0123456789ABCDEF";
+        assert_eq!(blob_file_name(&format!("blob:{hex}")).unwrap(), hex);
+        for bad in [
+            hex.to_owned(),
+            format!("blob:{}", &hex[1..]),
+            format!("blob:{hex}0"),
+            "blob:../../../../etc/passwd".to_owned(),
+            format!("blob:{}/x", &hex[2..]),
+        ] {
+            assert!(blob_file_name(&bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

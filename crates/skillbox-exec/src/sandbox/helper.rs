@@ -352,13 +352,11 @@ fn prepare_root(layout: &RootLayout, plan: &SandboxPlan) -> Result<PreparedRoot,
         mount_scratch(&inside(Path::new(folder)), bytes, "mode=1777")?;
     }
     for extra in &layout.binds {
-        if !extra.target.is_absolute() {
-            return Err(format!(
-                "bind target `{}` must be absolute",
-                extra.target.display()
-            ));
-        }
-        bind(&extra.source, &inside(&extra.target), BindKind::ReadOnly)?;
+        bind(
+            &extra.source,
+            &under_root(new_root, &extra.target)?,
+            BindKind::ReadOnly,
+        )?;
     }
     let workspace = inside(Path::new(ROOT_WORKSPACE));
     let owner = if plan.layers.uid_drop {
@@ -378,7 +376,7 @@ fn prepare_root(layout: &RootLayout, plan: &SandboxPlan) -> Result<PreparedRoot,
         hand_workspace_folder(&workspace_descriptor, &contained(folder)?, owner)?;
     }
     for folder in &layout.folders {
-        create_folder(&inside(folder))?;
+        create_folder(&under_root(new_root, folder)?)?;
     }
     for (link, target) in &layout.symlinks {
         let link = inside(link);
@@ -436,6 +434,16 @@ fn mount_scratch(path: &Path, bytes: u64, options: &str) -> Result<(), String> {
         Some(format!("{options},size={}", bytes.max(4096)).as_str()),
     )
     .map_err(|error| format!("cannot mount `{}`: {error}", path.display()))
+}
+
+/// Where an absolute path the plan names (a bind target, a folder) lies under the new root.
+/// Every part after `/` must be a plain name: a `..` would reach the host's tree, which this
+/// root process can still write before it enters the new root.
+fn under_root(new_root: &Path, path: &Path) -> Result<PathBuf, String> {
+    let relative = path
+        .strip_prefix("/")
+        .map_err(|_| format!("`{}` must be an absolute path", path.display()))?;
+    Ok(new_root.join(contained(relative)?))
 }
 
 /// A relative path with no `..`, for folders named in a layout.
@@ -774,7 +782,12 @@ fn bind(source: &Path, target: &Path, kind: BindKind) -> Result<(), String> {
         if let Some(parent) = target.parent() {
             create_folder(parent)?;
         }
-        std::fs::File::create(target)
+        // The root is a fresh tmpfs: a file already there was put by an earlier entry of the
+        // plan, never one to truncate.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(target)
             .map_err(|error| format!("cannot create `{}`: {error}", target.display()))?;
     }
     mount(
@@ -1335,5 +1348,17 @@ mod tests {
         assert!(!lifeline.alive());
         assert!(Lifeline::Runtime(nix::unistd::getppid()).alive());
         assert!(!Lifeline::Runtime(nix::unistd::Pid::from_raw(i32::MAX)).alive());
+    }
+
+    #[test]
+    fn plan_paths_stay_under_the_new_root() {
+        let root = Path::new("/run/skillbox/root");
+        assert_eq!(
+            under_root(root, Path::new("/blobs/0123")).unwrap(),
+            root.join("blobs/0123")
+        );
+        for bad in ["/", "/skills/../../etc", "/../x", "blobs/x", ""] {
+            assert!(under_root(root, Path::new(bad)).is_err(), "{bad:?}");
+        }
     }
 }
