@@ -86,6 +86,9 @@ fn exec(args: &[OsString]) -> i32 {
         Err(message) => return fail(&message),
     };
     let _ = SETUP_TOKEN.set(plan.setup_token.clone());
+    // Read before `confine` lowers the limit: descriptors inherited above the run's own limit
+    // must be closed too.
+    let inherited_bound = inherited_descriptor_bound();
     // Die with the runtime thread that started us, and lead our own session and process group
     // so the runtime can kill the whole tree.
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
@@ -180,7 +183,7 @@ fn exec(args: &[OsString]) -> i32 {
         ));
     }
     // Nothing the runtime had open (logs, sockets, secrets) reaches the program.
-    close_inherited_descriptors();
+    close_inherited_descriptors(inherited_bound);
     let program = command[0].clone();
     let argv = command;
     let error = match nix::unistd::execvp(&program, &argv) {
@@ -742,17 +745,25 @@ fn copy_file(
     std::io::copy(&mut source, &mut target).map_err(|error| error.to_string())
 }
 
-/// Close every descriptor above stderr.
-fn close_inherited_descriptors() {
+/// Most descriptors the fallback of [`close_inherited_descriptors`] tries to close.
+const MAX_CLOSED_DESCRIPTORS: u64 = 1 << 20;
+
+/// One above the highest descriptor the helper can have inherited: its open-files limit as it
+/// started (the runtime's), before the run's own limit is applied.
+fn inherited_descriptor_bound() -> u64 {
+    rlimit::Resource::NOFILE
+        .get()
+        .map_or(1024, |(soft, _)| soft.min(MAX_CLOSED_DESCRIPTORS))
+}
+
+/// Close every descriptor above stderr; `bound` is one above the highest that can be open
+/// (only used on kernels before 5.9, which lack `close_range`).
+fn close_inherited_descriptors(bound: u64) {
     // SAFETY: close_range takes three integers and touches no memory; the helper is about to
     // exec and uses no descriptor above 2 from here on.
     let closed = unsafe { libc::syscall(libc::SYS_close_range, 3_u32, u32::MAX, 0_u32) };
     if closed != 0 {
-        // Kernels before 5.9: close each possible descriptor.
-        let highest = rlimit::Resource::NOFILE
-            .get()
-            .map_or(1024, |(soft, _)| soft.min(1 << 20));
-        for descriptor in 3..highest {
+        for descriptor in 3..bound {
             let _ = nix::unistd::close(i32::try_from(descriptor).unwrap_or(i32::MAX));
         }
     }
