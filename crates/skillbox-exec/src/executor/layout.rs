@@ -226,7 +226,6 @@ impl Executor {
                 mount_point: self.mount_point.clone(),
                 binds,
                 folders: request.folders,
-                symlinks: Vec::new(),
                 tmp_bytes: RUN_TMP_BYTES,
                 workspace,
                 workspace_folders: request

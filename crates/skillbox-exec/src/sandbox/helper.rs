@@ -102,10 +102,18 @@ fn exec(args: &[OsString]) -> i32 {
         },
         None => None,
     };
-    if plan.root.is_some() && !plan.layers.namespaces {
-        return fail("a private root needs namespaces, which this sandbox does not have");
-    }
-    if plan.layers.namespaces {
+    // A run with namespaces always enters a private root, and only such a run has one.
+    let root = match (&plan.root, plan.layers.namespaces) {
+        (Some(root), true) => Some(root),
+        (None, false) => None,
+        (Some(_), false) => {
+            return fail("a private root needs namespaces, which this sandbox does not have");
+        }
+        (None, true) => {
+            return fail("namespaces need a private root to enter, and the plan has none");
+        }
+    };
+    if let Some(layout) = root {
         let mut flags = CloneFlags::CLONE_NEWPID
             | CloneFlags::CLONE_NEWNS
             | CloneFlags::CLONE_NEWIPC
@@ -120,12 +128,9 @@ fn exec(args: &[OsString]) -> i32 {
         let _ = nix::unistd::sethostname(SANDBOX_HOSTNAME);
         // The root is built here, before the fork, so that this process keeps a descriptor of
         // the workspace and can copy outputs out of it after the program ends.
-        let prepared = match &plan.root {
-            Some(layout) => match prepare_root(layout, &plan) {
-                Ok(prepared) => Some(prepared),
-                Err(message) => return fail(&message),
-            },
-            None => None,
+        let prepared = match prepare_root(layout, &plan) {
+            Ok(prepared) => prepared,
+            Err(message) => return fail(&message),
         };
         // Open while this process lives: the namespace's first process checks it once it has
         // armed its own parent-death signal (see `Lifeline`).
@@ -142,10 +147,10 @@ fn exec(args: &[OsString]) -> i32 {
                 drop(watch);
                 let code = relay_exit(child);
                 drop(held_open);
-                if let Some(PreparedRoot {
+                if let PreparedRoot {
                     workspace,
                     output_copy: Some(copy),
-                }) = prepared
+                } = prepared
                 {
                     copy.run(&workspace);
                 }
@@ -161,11 +166,7 @@ fn exec(args: &[OsString]) -> i32 {
                 lifeline = Lifeline::Helper(watch);
                 drop(prepared);
                 drop(group);
-                let entered = match &plan.root {
-                    Some(layout) => enter_root(layout),
-                    None => mount_private_proc(),
-                };
-                if let Err(message) = entered {
+                if let Err(message) = enter_root(layout) {
                     return fail(&message);
                 }
             }
@@ -247,11 +248,6 @@ fn relay_exit(child: nix::unistd::Pid) -> i32 {
             Err(error) => return fail(&format!("lost the sandboxed process: {error}")),
         }
     }
-}
-
-fn mount_private_proc() -> Result<(), String> {
-    make_mounts_private()?;
-    mount_proc()
 }
 
 /// Stop mount events from crossing between the host and the sandbox's mount namespace.
@@ -380,14 +376,6 @@ fn prepare_root(layout: &RootLayout, plan: &SandboxPlan) -> Result<PreparedRoot,
     }
     for folder in &layout.folders {
         create_folder(&under_root(new_root, folder)?)?;
-    }
-    for (link, target) in &layout.symlinks {
-        let link = inside(link);
-        if let Some(parent) = link.parent() {
-            create_folder(parent)?;
-        }
-        std::os::unix::fs::symlink(target, &link)
-            .map_err(|error| format!("cannot link `{}`: {error}", link.display()))?;
     }
     create_folder(&inside(Path::new("/proc")))?;
     create_folder(&inside(Path::new("/.old-root")))?;

@@ -429,8 +429,6 @@ pub struct RootLayout {
     pub binds: Vec<BindMount>,
     /// Empty folders created inside the root (absolute).
     pub folders: Vec<PathBuf>,
-    /// Symlinks created inside the root: `(link, target)`.
-    pub symlinks: Vec<(PathBuf, PathBuf)>,
     /// Size of the writable `/tmp`, in bytes.
     pub tmp_bytes: u64,
     /// What the workspace is.
