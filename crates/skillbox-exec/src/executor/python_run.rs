@@ -539,31 +539,30 @@ fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
                 continue;
             }
         };
-        let name = entry
-            .path()
-            .strip_prefix(out)
-            .map(|relative| relative.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let relative = entry.path().strip_prefix(out).unwrap_or(Path::new(""));
+        let name = relative.to_string_lossy().into_owned();
+        // A file name may hold a newline or control characters: escaped in report lines.
+        let shown = skillbox_core::printable::printable_path(relative);
         let file_type = entry.file_type();
         if file_type.is_dir() {
             continue;
         }
         if !file_type.is_file() {
             skipped.push(format!(
-                "out/{name}: not a regular file (links are not followed)"
+                "out/{shown}: not a regular file (links are not followed)"
             ));
             continue;
         }
         let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
         if files.len() >= MAX_OUTPUT_FILES {
             skipped.push(format!(
-                "out/{name}: more than {MAX_OUTPUT_FILES} output files"
+                "out/{shown}: more than {MAX_OUTPUT_FILES} output files"
             ));
             continue;
         }
         if total.saturating_add(size) > MAX_OUTPUT_BYTES_TOTAL {
             skipped.push(format!(
-                "out/{name}: output files exceed {MAX_OUTPUT_BYTES_TOTAL} bytes in total"
+                "out/{shown}: output files exceed {MAX_OUTPUT_BYTES_TOTAL} bytes in total"
             ));
             continue;
         }

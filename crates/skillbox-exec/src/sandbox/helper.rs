@@ -26,6 +26,7 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
 };
+use skillbox_core::printable::printable_path;
 
 use super::{
     HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, OutputCopy, OutputNotes,
@@ -584,11 +585,14 @@ impl OutputCopyJob {
         let Ok(listing) = nix::dir::Dir::from_fd(match source.try_clone() {
             Ok(clone) => clone,
             Err(error) => {
-                notes.push(format!("out/{}: {error}", printable(relative)));
+                notes.push(format!("out/{}: {error}", printable_path(relative)));
                 return;
             }
         }) else {
-            notes.push(format!("out/{}: cannot be listed", printable(relative)));
+            notes.push(format!(
+                "out/{}: cannot be listed",
+                printable_path(relative)
+            ));
             return;
         };
         let mut names: Vec<std::ffi::OsString> = Vec::new();
@@ -617,7 +621,7 @@ impl OutputCopyJob {
                 if depth + 1 >= MAX_OUTPUT_DEPTH {
                     notes.push(format!(
                         "out/{}: deeper than {MAX_OUTPUT_DEPTH} folders",
-                        printable(&shown)
+                        printable_path(&shown)
                     ));
                     continue;
                 }
@@ -637,14 +641,16 @@ impl OutputCopyJob {
                         self.copy_folder(&inner, out.as_fd(), &shown, depth + 1, budget, notes);
                     }
                     Ok(_) => {}
-                    Err(message) => notes.push(format!("out/{}: {message}", printable(&shown))),
+                    Err(message) => {
+                        notes.push(format!("out/{}: {message}", printable_path(&shown)))
+                    }
                 }
                 continue;
             }
             if kind != SFlag::S_IFREG {
                 notes.push(format!(
                     "out/{}: not a regular file (links are not followed)",
-                    printable(&shown)
+                    printable_path(&shown)
                 ));
                 continue;
             }
@@ -652,7 +658,7 @@ impl OutputCopyJob {
             if budget.files >= self.max_files {
                 notes.push(format!(
                     "out/{}: more than {} output files",
-                    printable(&shown),
+                    printable_path(&shown),
                     self.max_files
                 ));
                 continue;
@@ -660,7 +666,7 @@ impl OutputCopyJob {
             if budget.bytes.saturating_add(size) > self.max_bytes {
                 notes.push(format!(
                     "out/{}: output files exceed {} bytes in total",
-                    printable(&shown),
+                    printable_path(&shown),
                     self.max_bytes
                 ));
                 continue;
@@ -670,26 +676,10 @@ impl OutputCopyJob {
                     budget.files += 1;
                     budget.bytes += bytes;
                 }
-                Err(message) => notes.push(format!("out/{}: {message}", printable(&shown))),
+                Err(message) => notes.push(format!("out/{}: {message}", printable_path(&shown))),
             }
         }
     }
-}
-
-/// A path as one line of the output report: control characters (a newline in a file name
-/// would split the line) are escaped.
-fn printable(path: &Path) -> String {
-    path.to_string_lossy()
-        .chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect()
 }
 
 /// What an output copy has used so far.
