@@ -1091,7 +1091,7 @@ impl Executor {
         // above it on the host) must be open to the sandbox user.
         let isolated = self.isolated();
         let readable = if isolated {
-            crate::sandbox::folder_open_to_others(&directory)
+            crate::sandbox::open_to_others(&directory)
         } else {
             crate::sandbox::readable_by_others(&directory)
         };

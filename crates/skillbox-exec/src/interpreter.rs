@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
-use crate::sandbox::{ROOT_SYSTEM_FOLDERS, folder_open_to_others, readable_by_others};
+use crate::sandbox::{ROOT_SYSTEM_FOLDERS, open_to_others, readable_by_others};
 
 /// A scripting language skillbox knows how to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -169,9 +169,9 @@ fn resolve_all(language: Language) -> Vec<Interpreter> {
         let prefix = installation_prefix(&program);
         let usable_in_root = prefix.as_deref().is_none_or(|prefix| {
             crate::executor::layout::may_show_at_host_path(prefix)
-                && folder_open_to_others(prefix)
+                && open_to_others(prefix)
                 && readable_by_others_below(prefix, &program)
-        }) && executable_by_others(&program);
+        }) && open_to_others(&program);
         found.push(Interpreter {
             language,
             usable_on_host: readable_by_others(&program),
@@ -196,18 +196,13 @@ pub fn installation_prefix(program: &Path) -> Option<PathBuf> {
     program.parent()?.parent().map(Path::to_path_buf)
 }
 
-fn executable_by_others(program: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(program).is_ok_and(|metadata| metadata.permissions().mode() & 0o005 == 0o005)
-}
-
 /// Whether every folder from `program`'s folder up to `prefix` is open to others.
 fn readable_by_others_below(prefix: &Path, program: &Path) -> bool {
     program
         .ancestors()
         .skip(1)
         .take_while(|folder| folder.starts_with(prefix))
-        .all(folder_open_to_others)
+        .all(open_to_others)
 }
 
 /// The binary behind a PATH entry: symlinks resolved, and shims resolved to the interpreter

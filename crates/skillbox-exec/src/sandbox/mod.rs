@@ -766,10 +766,11 @@ fn write_atomically(path: &Path, value: &impl Serialize) -> std::io::Result<()> 
     fs_err::rename(&staging, path)
 }
 
-/// Whether a folder itself can be listed and entered by a user other than its owner (its
-/// parents are not checked: for folders bind-mounted into a minimal root).
+/// Whether a file or folder itself can be read and executed (a folder: listed and entered) by
+/// a user other than its owner. Its parents are not checked: for paths bind-mounted into a
+/// minimal root.
 #[must_use]
-pub fn folder_open_to_others(path: &Path) -> bool {
+pub fn open_to_others(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|metadata| metadata.permissions().mode() & 0o005 == 0o005)
 }
