@@ -725,19 +725,13 @@ impl Executor {
         arguments: Value,
         options: RunOptions,
     ) -> Result<(ToolCallResult, Option<Completed>), ExecError> {
-        if !arguments.is_object() {
-            return Err(ExecError::new(
-                ErrorType::InvalidArgs,
-                format!("arguments for tool `{}` must be a JSON object", tool.name),
-            ));
-        }
-        self.validate_arguments(skill, tool, &arguments).await?;
         let Value::Object(mut arguments) = arguments else {
             return Err(ExecError::new(
                 ErrorType::InvalidArgs,
                 format!("arguments for tool `{}` must be a JSON object", tool.name),
             ));
         };
+        self.validate_arguments(skill, tool, &arguments).await?;
         let Some(script) = &tool.script else {
             let value = json!({
                 "message": format!(
@@ -886,10 +880,10 @@ impl Executor {
         &self,
         skill: &Skill,
         tool: &ToolDefinition,
-        arguments: &Value,
+        arguments: &serde_json::Map<String, Value>,
     ) -> Result<(), ExecError> {
         let validator = self.validator(skill, tool)?;
-        let checked = arguments.clone();
+        let checked = Value::Object(arguments.clone());
         let check = tokio::task::spawn_blocking(move || {
             validator
                 .iter_errors(&checked)
