@@ -34,7 +34,8 @@ pub const SANDBOX_RUNTIME_DIR: &str = "/skillbox";
 pub const RUN_TMP_BYTES: u64 = 64 * 1024 * 1024;
 /// Prefixes of the host folders runs leave under the runtime folder (swept when stale).
 /// Worker folders (hosts without namespaces) are not swept: another runtime's warm worker may
-/// still use one, however old.
+/// still use one, however old. `blob-copies-` folders are no longer made (the server copies
+/// input blobs into its data folder); the ones older versions left are still swept.
 pub(crate) const RUN_FOLDER_PREFIXES: &[&str] = &["run-", "protocol-run-", "blob-copies-"];
 
 /// Whether a skill folder may also be shown at its own host path inside a minimal root: not

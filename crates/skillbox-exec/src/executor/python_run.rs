@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use skillbox_core::Skill;
 
-use super::layout::{LayoutRequest, RunLayout, SANDBOX_BLOBS_DIR, SANDBOX_SKILLS_DIR};
+use super::layout::{LayoutRequest, RunLayout, SANDBOX_BLOBS_DIR, SANDBOX_SKILLS_DIR, Shown};
 use super::{Executor, resolve_in_skill};
 use crate::error::{ErrorType, ExecError};
 use crate::interpreter::Language;
@@ -145,9 +145,8 @@ impl PythonRunOutcome {
 /// A mounted skill as the runner sees it.
 struct MountedSkill {
     name: String,
-    host_directory: PathBuf,
-    /// Where the run sees it.
-    path: PathBuf,
+    /// Its folder on the host, and where the run sees it.
+    shown: Shown,
     entrypoint: Option<String>,
 }
 
@@ -239,16 +238,12 @@ impl Executor {
                     ),
                 ));
             }
-            let path = self
-                .shown(
-                    &host_directory,
-                    &Path::new(SANDBOX_SKILLS_DIR).join(skill.name()),
-                )
-                .inside;
             skills.push(MountedSkill {
                 name: skill.name().to_owned(),
-                host_directory,
-                path,
+                shown: self.shown(
+                    &host_directory,
+                    &Path::new(SANDBOX_SKILLS_DIR).join(skill.name()),
+                ),
                 entrypoint,
             });
         }
@@ -275,7 +270,7 @@ impl Executor {
             skills: prepared
                 .skills
                 .iter()
-                .map(|skill| self.shown(&skill.host_directory, &skill.path))
+                .map(|skill| skill.shown.clone())
                 .collect(),
             files: prepared.blobs.clone(),
             interpreter: Some(prepared.interpreter.clone()),
@@ -311,7 +306,7 @@ impl Executor {
             "skills": prepared.skills.iter().map(|skill| json!({
                 "name": skill.name,
                 "module": python_module_name(&skill.name),
-                "path": skill.path,
+                "path": skill.shown.inside,
                 "entrypoint": skill.entrypoint,
             })).collect::<Vec<_>>(),
             "blobs": run.input_blobs.iter().zip(&prepared.blobs)
@@ -375,7 +370,7 @@ impl Executor {
 struct PreparedRun {
     skills: Vec<MountedSkill>,
     /// The input blobs, in the order of the run's `input_blobs`.
-    blobs: Vec<super::layout::Shown>,
+    blobs: Vec<Shown>,
     interpreter: PathBuf,
 }
 

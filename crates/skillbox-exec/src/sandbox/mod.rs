@@ -629,11 +629,7 @@ impl HelperCommand {
         if let Some(support) = SUPPORT.get() {
             // Probed already in this process; a runtime folder without the cache gets one.
             if let Some(key) = key.filter(|_| !cache.exists()) {
-                let record = ProbeCache {
-                    key,
-                    support: support.clone(),
-                };
-                let _ = write_atomically(cache, &record);
+                store_probe(cache, key, support);
             }
             return support.clone();
         }
@@ -646,13 +642,7 @@ impl HelperCommand {
         }
         let support = SUPPORT.get_or_init(|| self.probe_uncached()).clone();
         if let Some(key) = key {
-            let record = ProbeCache {
-                key,
-                support: support.clone(),
-            };
-            if let Err(error) = write_atomically(cache, &record) {
-                tracing::debug!(%error, cache = %cache.display(), "cannot write the probe cache");
-            }
+            store_probe(cache, key, &support);
         }
         support
     }
@@ -663,11 +653,7 @@ impl HelperCommand {
         let _ = std::fs::remove_file(cache);
         let support = self.probe_uncached();
         if let Some(key) = ProbeKey::current(&self.program) {
-            let record = ProbeCache {
-                key,
-                support: support.clone(),
-            };
-            let _ = write_atomically(cache, &record);
+            store_probe(cache, key, &support);
         }
         support
     }
@@ -764,6 +750,17 @@ fn write_atomically(path: &Path, value: &impl Serialize) -> std::io::Result<()> 
         .open(&staging)?;
     file.write_all(&serde_json::to_vec(value).map_err(std::io::Error::other)?)?;
     fs_err::rename(&staging, path)
+}
+
+/// Write the probe cache (a failure only costs the next command a probe).
+fn store_probe(cache: &Path, key: ProbeKey, support: &HostSupport) {
+    let record = ProbeCache {
+        key,
+        support: support.clone(),
+    };
+    if let Err(error) = write_atomically(cache, &record) {
+        tracing::debug!(%error, cache = %cache.display(), "cannot write the probe cache");
+    }
 }
 
 /// Whether a file or folder itself can be read and executed (a folder: listed and entered) by
