@@ -5,10 +5,12 @@ use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::time::Duration;
 
+use skillbox_exec::executor::python_run::PythonRun;
 use skillbox_exec::{ErrorType, RunOptions};
 
 use super::support::{
-    Fixture, exists, full_sandbox_or_skip, marker, processes_with, running_as_root, runtime,
+    Fixture, code_run, exists, full_sandbox_or_skip, marker, processes_with, running_as_root,
+    runtime,
 };
 
 fn quick() -> RunOptions {
@@ -20,14 +22,6 @@ fn quick() -> RunOptions {
 
 #[test]
 fn argument_injection_reaches_the_script_literally() {
-    let fixture = Fixture::new();
-    fixture.skill("argv");
-    fixture.file(
-        "argv/scripts/argv.py",
-        "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let args: Vec<String> = [
         "; rm -rf /",
         "$(id)",
@@ -42,42 +36,40 @@ fn argument_injection_reaches_the_script_literally() {
     ]
     .map(String::from)
     .to_vec();
-    let result = runtime().block_on(executor.run(&catalog, "argv", "argv.py", &args, quick()));
+    let result = Fixture::new().run_script(
+        "argv",
+        "argv.py",
+        "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
+        &args,
+        quick(),
+    );
     let received: Vec<String> = serde_json::from_str(result.stdout.trim()).unwrap();
     assert_eq!(received, args, "{result:?}");
 }
 
 #[test]
 fn reading_stdin_gets_end_of_file_at_once() {
-    let fixture = Fixture::new();
-    fixture.skill("stdin");
-    fixture.file(
-        "stdin/scripts/read.py",
-        "import sys\ndata = sys.stdin.read()\nprint(len(data))\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "stdin",
         "read.py",
+        "import sys\ndata = sys.stdin.read()\nprint(len(data))\n",
         &[],
         RunOptions {
             timeout: Some(Duration::from_secs(5)),
             live_output: None,
         },
-    ));
+    );
     assert_eq!(result.stdout, "0\n", "{result:?}");
 }
 
 #[test]
 fn invalid_utf8_output_is_replaced_not_fatal() {
-    let fixture = Fixture::new();
-    fixture.skill("bytes");
-    fixture.file("bytes/scripts/bytes.py", "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end')\nsys.stderr.buffer.write(b'\\xc3')\n");
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "bytes", "bytes.py", &[], quick()));
+    let result = Fixture::new().run_script(
+        "bytes",
+        "bytes.py",
+        "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end')\nsys.stderr.buffer.write(b'\\xc3')\n",
+        &[], quick(),
+    );
     assert!(result.success, "{result:?}");
     assert_eq!(result.stdout, "ok \u{fffd}\u{fffd} end");
     assert_eq!(result.stderr, "\u{fffd}");
@@ -166,12 +158,12 @@ fn symlinks_leaving_the_skill_are_refused() {
 
 #[test]
 fn five_megabytes_of_output_are_capped() {
-    let fixture = Fixture::new();
-    fixture.skill("loud");
-    fixture.file("loud/scripts/flood.py", "import sys\nsys.stdout.write('x' * (5 * 1024 * 1024))\nsys.stderr.write('y' * (5 * 1024 * 1024))\n");
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "loud", "flood.py", &[], quick()));
+    let result = Fixture::new().run_script(
+        "loud",
+        "flood.py",
+        "import sys\nsys.stdout.write('x' * (5 * 1024 * 1024))\nsys.stderr.write('y' * (5 * 1024 * 1024))\n",
+        &[], quick(),
+    );
     assert!(result.success, "{result:?}");
     for stream in [&result.stdout, &result.stderr] {
         assert!(stream.ends_with("\n[output truncated]"));
@@ -181,22 +173,17 @@ fn five_megabytes_of_output_are_capped() {
 
 #[test]
 fn an_infinite_loop_is_killed_at_the_timeout() {
-    let fixture = Fixture::new();
-    fixture.skill("loop");
-    fixture.file("loop/scripts/spin.sh", "#!/bin/bash\nwhile :; do :; done\n");
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let started = std::time::Instant::now();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "loop",
         "spin.sh",
+        "#!/bin/bash\nwhile :; do :; done\n",
         &[],
         RunOptions {
             timeout: Some(Duration::from_millis(500)),
             live_output: None,
         },
-    ));
+    );
     assert_eq!(result.error_type, Some(ErrorType::ExecutionTimeout));
     assert!(started.elapsed() < Duration::from_secs(5));
 }
@@ -206,22 +193,14 @@ fn setsid_escapees_do_not_survive_the_call() {
     if !full_sandbox_or_skip("setsid_escapees_do_not_survive_the_call") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("escape");
     let marker = marker();
-    fixture.file(
-        "escape/scripts/flee.sh",
-        "#!/bin/bash\nsetsid sleep \"$1\" >/dev/null 2>&1 < /dev/null &\nsleep 0.2\necho started\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "escape",
         "flee.sh",
+        "#!/bin/bash\nsetsid sleep \"$1\" >/dev/null 2>&1 < /dev/null &\nsleep 0.2\necho started\n",
         std::slice::from_ref(&marker),
         quick(),
-    ));
+    );
     assert_eq!(result.stdout, "started\n", "{result:?}");
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(
@@ -236,22 +215,14 @@ fn double_forked_daemons_do_not_survive_the_call() {
     if !full_sandbox_or_skip("double_forked_daemons_do_not_survive_the_call") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("daemon");
     let marker = marker();
-    fixture.file(
-        "daemon/scripts/daemonize.py",
-        "import os, sys, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', sys.argv[1]])\n    os._exit(0)\ntime.sleep(0.2)\nprint('parent done')\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "daemon",
         "daemonize.py",
+        "import os, sys, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', sys.argv[1]])\n    os._exit(0)\ntime.sleep(0.2)\nprint('parent done')\n",
         std::slice::from_ref(&marker),
         quick(),
-    ));
+    );
     assert_eq!(result.stdout, "parent done\n", "{result:?}");
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(
@@ -266,26 +237,18 @@ fn a_fork_bomb_is_contained() {
     if !full_sandbox_or_skip("a_fork_bomb_is_contained") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("bomb");
     let marker = marker();
-    fixture.file(
-        "bomb/scripts/bomb.sh",
-        &format!("#!/bin/bash\n# {marker}\nbomb() {{ bomb | bomb & }}\nbomb\nsleep 3\n"),
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let started = std::time::Instant::now();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "bomb",
         "bomb.sh",
+        &format!("#!/bin/bash\n# {marker}\nbomb() {{ bomb | bomb & }}\nbomb\nsleep 3\n"),
         &[],
         RunOptions {
             timeout: Some(Duration::from_secs(4)),
             live_output: None,
         },
-    ));
+    );
     assert!(
         started.elapsed() < Duration::from_secs(15),
         "{:?}",
@@ -311,29 +274,21 @@ fn the_host_environment_and_other_processes_environ_are_not_readable() {
     if !full_sandbox_or_skip("the_host_environment_and_other_processes_environ_are_not_readable") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("snoop");
-    fixture.file(
-        "snoop/scripts/snoop.py",
-        "import os, sys\nprint(sorted(os.environ))\nfor pid in ['1', sys.argv[1], 'self']:\n    try:\n        print(pid, open('/proc/%s/environ' % pid, 'rb').read()[:4000])\n    except Exception as error:\n        print(pid, 'denied', type(error).__name__)\n",
-    );
     // SAFETY-free way to give the runtime process a secret: the test process's own environment.
     let secret = "skillbox-host-secret-5c1e";
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     // The runtime (this test process) holds a secret in its environment via a child we spawn.
     let mut holder = std::process::Command::new("sleep")
         .arg("30")
         .env("HOLDER_SECRET", secret)
         .spawn()
         .unwrap();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "snoop",
         "snoop.py",
+        "import os, sys\nprint(sorted(os.environ))\nfor pid in ['1', sys.argv[1], 'self']:\n    try:\n        print(pid, open('/proc/%s/environ' % pid, 'rb').read()[:4000])\n    except Exception as error:\n        print(pid, 'denied', type(error).__name__)\n",
         &[holder.id().to_string()],
         quick(),
-    ));
+    );
     let _ = holder.kill();
     let _ = holder.wait();
     assert!(result.success, "{result:?}");
@@ -351,7 +306,6 @@ fn writes_outside_the_workspace_are_denied() {
         return;
     }
     let fixture = Fixture::new();
-    fixture.skill("writer");
     let name = format!("skillbox-attack-{}", marker());
     let targets = [
         std::env::temp_dir().join(&name),
@@ -359,17 +313,11 @@ fn writes_outside_the_workspace_are_denied() {
         fixture.root.path().join("writer").join(&name),
         fixture.root.path().join("writer/SKILL.md"),
     ];
-    fixture.file(
-        "writer/scripts/write.py",
-        "import os, sys\nfor path in sys.argv[1:]:\n    try:\n        with open(path, 'a') as handle:\n            handle.write('owned')\n        print('WROTE', path)\n    except Exception as error:\n        print('denied', path, type(error).__name__)\nopen(os.path.join(os.environ['SKILLBOX_WORKSPACE'], 'ok.txt'), 'w').write('fine')\nprint('workspace ok')\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let args: Vec<String> = targets
         .iter()
         .map(|path| path.display().to_string())
         .collect();
-    let result = runtime().block_on(executor.run(&catalog, "writer", "write.py", &args, quick()));
+    let result = fixture.run_script("writer", "write.py", "import os, sys\nfor path in sys.argv[1:]:\n    try:\n        with open(path, 'a') as handle:\n            handle.write('owned')\n        print('WROTE', path)\n    except Exception as error:\n        print('denied', path, type(error).__name__)\nopen(os.path.join(os.environ['SKILLBOX_WORKSPACE'], 'ok.txt'), 'w').write('fine')\nprint('workspace ok')\n", &args, quick());
     assert!(result.stdout.contains("workspace ok"), "{result:?}");
     // The run's /tmp is a private scratch folder of its own: a write there lands nowhere on
     // the host. Every other target is refused outright.
@@ -397,16 +345,12 @@ fn tcp_to_a_loopback_listener_is_blocked() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let fixture = Fixture::new();
-    fixture.skill("net");
-    fixture.file(
-        "net/scripts/tcp.py",
+    let result = Fixture::new().run_script(
+        "net",
+        "tcp.py",
         "import socket, sys\ntry:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3).sendall(b'leak')\n    print('CONNECTED')\nexcept Exception as error:\n    print('blocked', type(error).__name__)\n",
+        &[port.to_string()], quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result =
-        runtime().block_on(executor.run(&catalog, "net", "tcp.py", &[port.to_string()], quick()));
     assert!(result.stdout.starts_with("blocked"), "{result:?}");
     assert!(
         listener.accept().is_err(),
@@ -424,16 +368,12 @@ fn udp_to_a_loopback_socket_is_blocked() {
         .set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
     let port = socket.local_addr().unwrap().port();
-    let fixture = Fixture::new();
-    fixture.skill("udp");
-    fixture.file(
-        "udp/scripts/udp.py",
+    let result = Fixture::new().run_script(
+        "udp",
+        "udp.py",
         "import socket, sys\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', int(sys.argv[1])))\n    print('SENT')\nexcept Exception as error:\n    print('blocked', type(error).__name__)\n",
+        &[port.to_string()], quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result =
-        runtime().block_on(executor.run(&catalog, "udp", "udp.py", &[port.to_string()], quick()));
     assert!(result.stdout.starts_with("blocked"), "{result:?}");
     let mut buffer = [0u8; 16];
     assert!(
@@ -447,15 +387,12 @@ fn scripts_do_not_run_as_root_and_cannot_regain_it() {
     if !full_sandbox_or_skip("scripts_do_not_run_as_root_and_cannot_regain_it") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("root");
-    fixture.file(
-        "root/scripts/whoami.py",
+    let result = Fixture::new().run_script(
+        "root",
+        "whoami.py",
         "import os\nprint(os.getuid(), os.geteuid(), os.getgroups())\ntry:\n    os.setuid(0)\n    print('BECAME ROOT')\nexcept Exception as error:\n    print('setuid denied', type(error).__name__)\nprint([line for line in open('/proc/self/status') if line.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))])\n",
+        &[], quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "root", "whoami.py", &[], quick()));
     let ids: Vec<&str> = result
         .stdout
         .lines()
@@ -489,15 +426,13 @@ fn the_sandbox_sees_only_its_own_processes() {
     if !full_sandbox_or_skip("the_sandbox_sees_only_its_own_processes") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("ps");
-    fixture.file(
-        "ps/scripts/ps.py",
+    let result = Fixture::new().run_script(
+        "ps",
+        "ps.py",
         "import os\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n",
+        &[],
+        quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "ps", "ps.py", &[], quick()));
     assert_eq!(result.stdout.trim(), "[1]", "{result:?}");
 }
 
@@ -507,7 +442,6 @@ fn reading_the_home_folder_is_denied() {
         return;
     }
     let fixture = Fixture::new();
-    fixture.skill("reader");
     let secret_file = fixture.workspaces.path().join("host-secret.txt");
     std::fs::write(&secret_file, "top secret").unwrap();
     std::fs::set_permissions(
@@ -515,19 +449,13 @@ fn reading_the_home_folder_is_denied() {
         std::os::unix::fs::PermissionsExt::from_mode(0o644),
     )
     .unwrap();
-    fixture.file(
-        "reader/scripts/read.py",
-        "import sys\nfor path in sys.argv[1:]:\n    try:\n        print('READ', open(path).read()[:20])\n    except Exception as error:\n        print('denied', type(error).__name__)\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let args = vec![
         secret_file.display().to_string(),
         format!("{home}/.bashrc"),
         "/etc/shadow".into(),
     ];
-    let result = runtime().block_on(executor.run(&catalog, "reader", "read.py", &args, quick()));
+    let result = fixture.run_script("reader", "read.py", "import sys\nfor path in sys.argv[1:]:\n    try:\n        print('READ', open(path).read()[:20])\n    except Exception as error:\n        print('denied', type(error).__name__)\n", &args, quick());
     assert!(!result.stdout.contains("READ"), "{result:?}");
     let mut unused = String::new();
     let _ = std::io::stdin().read_to_string(&mut unused);
@@ -727,12 +655,6 @@ fn a_runtime_folder_made_by_another_user_is_refused() {
 
 #[test]
 fn descriptors_the_runtime_holds_open_do_not_reach_scripts() {
-    let fixture = Fixture::new();
-    fixture.skill("fds");
-    fixture.file(
-        "fds/scripts/fds.py",
-        "import os\nfound = []\nfor fd in range(3, 256):\n    try:\n        os.lseek(fd, 0, 0)\n        found.append(os.read(fd, 200).decode('utf-8', 'replace'))\n    except OSError:\n        pass\nprint(found)\n",
-    );
     let secrets = tempfile::tempdir().unwrap();
     let secret_file = secrets.path().join("secret.txt");
     std::fs::write(&secret_file, "inherited-descriptor-secret").unwrap();
@@ -743,9 +665,13 @@ fn descriptors_the_runtime_holds_open_do_not_reach_scripts() {
         nix::sys::stat::Mode::empty(),
     )
     .unwrap();
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "fds", "fds.py", &[], quick()));
+    let result = Fixture::new().run_script(
+        "fds",
+        "fds.py",
+        "import os\nfound = []\nfor fd in range(3, 256):\n    try:\n        os.lseek(fd, 0, 0)\n        found.append(os.read(fd, 200).decode('utf-8', 'replace'))\n    except OSError:\n        pass\nprint(found)\n",
+        &[],
+        quick(),
+    );
     drop(held);
     assert!(result.success, "{result:?}");
     assert!(
@@ -992,25 +918,17 @@ fn the_first_process_cannot_outlive_its_call_by_leaving_the_helpers_session() {
     }
     // The program is PID 1 of its namespace: if it leaves the helper's process group, the
     // timeout's group kill misses it, and only the helper's death can take it down.
-    let fixture = Fixture::new();
-    fixture.skill("linger");
     let marker = marker();
-    fixture.file(
-        "linger/scripts/linger.py",
-        "import ctypes, os, sys, time\nlibc = ctypes.CDLL(None, use_errno=True)\nPR_SET_PDEATHSIG = 1\ncleared = libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)\nos.setsid()\nprint('pid', os.getpid(), 'cleared', cleared, flush=True)\ntime.sleep(60)\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "linger",
         "linger.py",
+        "import ctypes, os, sys, time\nlibc = ctypes.CDLL(None, use_errno=True)\nPR_SET_PDEATHSIG = 1\ncleared = libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)\nos.setsid()\nprint('pid', os.getpid(), 'cleared', cleared, flush=True)\ntime.sleep(60)\n",
         std::slice::from_ref(&marker),
         RunOptions {
             timeout: Some(Duration::from_millis(1_500)),
             live_output: None,
         },
-    ));
+    );
     assert_eq!(
         result.error_type,
         Some(ErrorType::ExecutionTimeout),
@@ -1040,7 +958,6 @@ fn a_link_planted_in_the_operators_workdir_never_makes_the_helper_chown_a_host_f
     ) {
         return;
     }
-    use skillbox_exec::executor::python_run::{PythonRun, PythonTarget};
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let fixture = Fixture::new();
     // `--workdir`: one folder every run writes in (open to every run's uid).
@@ -1052,25 +969,15 @@ fn a_link_planted_in_the_operators_workdir_never_makes_the_helper_chown_a_host_f
     let mut config = fixture.config();
     config.working_directory = Some(workdir.path().to_path_buf());
     let executor = skillbox_exec::Executor::new(config).unwrap();
-    let code = |code: &str| PythonRun {
-        target: PythonTarget::Code {
-            code: code.to_owned(),
-            entrypoint: "main".to_owned(),
-        },
-        args: serde_json::json!({}),
-        mount_skills: Vec::new(),
-        input_blobs: Vec::new(),
-        timeout: Duration::from_secs(20),
-    };
     let runtime = runtime();
     // The first run swaps its `out/` for a link to a host folder; the next run's helper (root,
     // before the program starts) prepares `out/` again.
-    let planted = runtime.block_on(executor.run_python(code(&format!(
+    let planted = runtime.block_on(executor.run_python(code_run(&format!(
         "import os\ndef main(args):\n    os.rmdir('out')\n    os.symlink({victim:?}, 'out')\n    return os.readlink('out')\n",
         victim = victim.path().display().to_string()
     ))));
     assert!(planted.result.is_ok(), "{:?}", planted.result);
-    let next = runtime.block_on(executor.run_python(code("def main(args):\n    return 1\n")));
+    let next = runtime.block_on(executor.run_python(code_run("def main(args):\n    return 1\n")));
     let after = std::fs::metadata(victim.path()).unwrap();
     assert_eq!(
         (after.uid(), after.gid(), after.mode()),
@@ -1173,15 +1080,12 @@ fn x32_system_call_numbers_do_not_slip_past_the_filter() {
     // On kernels built with the x32 ABI, `nr | 0x40000000` is the same call under the same
     // audit arch, so a filter that only knows the x86_64 numbers would let `unshare` through.
     // Kernels without x32 answer ENOSYS; the filter must answer first, with EPERM.
-    let fixture = Fixture::new();
-    fixture.skill("x32");
-    fixture.file(
-        "x32/scripts/x32.py",
+    let result = Fixture::new().run_script(
+        "x32",
+        "x32.py",
         "import ctypes, errno\nlibc = ctypes.CDLL(None, use_errno=True)\nX32 = 0x40000000\nfor name, number, args in [('unshare', 272, (0x10000000,)), ('getpid', 39, ())]:\n    result = libc.syscall(X32 | number, *args)\n    print(name, errno.errorcode.get(ctypes.get_errno(), '?') if result == -1 else 'ok')\n",
+        &[], quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "x32", "x32.py", &[], quick()));
     assert_eq!(result.stdout, "unshare EPERM\ngetpid EPERM\n", "{result:?}");
 }
 
@@ -1189,19 +1093,12 @@ fn x32_system_call_numbers_do_not_slip_past_the_filter() {
 fn a_run_cannot_make_the_output_copy_list_without_bound() {
     // Empty files and folders cost a run nothing of its size limit; the helper (root) and the
     // runtime must not list, mirror and report each of them.
-    use skillbox_exec::executor::python_run::{PythonRun, PythonTarget};
     let fixture = Fixture::new();
     let executor = fixture.executor();
     let code = "import os\ndef main(args):\n    for n in range(20000):\n        open('out/f%05d' % n, 'w').close()\n    for n in range(3000):\n        os.mkdir('out/d%05d' % n)\n    return 'made'\n";
     let outcome = runtime().block_on(executor.run_python(PythonRun {
-        target: PythonTarget::Code {
-            code: code.to_owned(),
-            entrypoint: "main".to_owned(),
-        },
-        args: serde_json::json!({}),
-        mount_skills: Vec::new(),
-        input_blobs: Vec::new(),
         timeout: Duration::from_secs(60),
+        ..code_run(code)
     }));
     assert_eq!(
         outcome.result,
@@ -1343,16 +1240,13 @@ fn the_hosts_devices_are_usable_but_their_times_cannot_be_changed() {
     }
     // The minimal root shows the host's own device nodes; the run may write to `/dev/null`
     // (mode 0666), which without a read-only mount would also let it set the host node's times.
-    let fixture = Fixture::new();
-    fixture.skill("devices");
-    fixture.file(
-        "devices/scripts/devices.py",
-        "import os\nwith open('/dev/null', 'w') as sink:\n    print('written', sink.write('x'))\ntry:\n    os.utime('/dev/null', None)\n    print('times changed')\nexcept OSError as error:\n    print('times refused', error.errno)\n",
-    );
     let before = std::fs::metadata("/dev/null").unwrap().modified().unwrap();
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "devices", "devices.py", &[], quick()));
+    let result = Fixture::new().run_script(
+        "devices",
+        "devices.py",
+        "import os\nwith open('/dev/null', 'w') as sink:\n    print('written', sink.write('x'))\ntry:\n    os.utime('/dev/null', None)\n    print('times changed')\nexcept OSError as error:\n    print('times refused', error.errno)\n",
+        &[], quick(),
+    );
     assert_eq!(
         result.stdout,
         format!("written 1\ntimes refused {}\n", libc::EROFS),
