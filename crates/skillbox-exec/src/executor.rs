@@ -438,10 +438,18 @@ impl Executor {
     /// Refuse a skill whose code the trust gate holds back: every path that runs a skill's
     /// code (scripts, preprocessing commands, handlers, exports, mounted skills) asks first.
     ///
+    /// A gated skill's verdict reads the trust file and may digest the whole skill: on a
+    /// multi-threaded runtime that blocking work leaves the async worker first (see
+    /// [`off_the_async_threads`]).
+    ///
     /// # Errors
     /// [`ErrorType::Untrusted`] naming the skill, its root, why, and the command that trusts it.
     pub fn check_trusted(&self, skill: &Skill) -> Result<(), ExecError> {
-        match self.config.trust.verdict(skill) {
+        let gate = &self.config.trust;
+        if !gate.is_gated(skill) {
+            return Ok(());
+        }
+        match off_the_async_threads(|| gate.verdict(skill)) {
             TrustVerdict::Trusted => Ok(()),
             TrustVerdict::Untrusted(refusal) => {
                 Err(ExecError::new(ErrorType::Untrusted, refusal.to_string()))
@@ -1123,27 +1131,10 @@ impl Executor {
         if touch(&directory).is_ok() {
             return Ok(directory);
         }
-        match fs_err::create_dir(&archives) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(error) => return Err(io(error)),
-        }
-        // Unpacked beside the final name and renamed into place whole: a process that finds
-        // the folder finds every file in it.
-        let staging = archives.join(format!("{STAGING_PREFIX}{}", uuid::Uuid::new_v4().simple()));
-        fs_err::create_dir(&staging).map_err(io)?;
-        let unpacked = unpack_into(files, &staging)
-            .and_then(|()| make_read_only_tree(&staging))
-            .and_then(|()| fs_err::rename(&staging, &directory));
-        if let Err(error) = unpacked {
-            let _ = remove_read_only_tree(&staging);
-            // Another process may have put the same archive in place first.
-            if touch(&directory).is_ok() {
-                return Ok(directory);
-            }
-            return Err(io(error));
-        }
-        Ok(directory)
+        // The first use writes every file of the archive.
+        off_the_async_threads(|| unpack_once(files, &archives, &directory))
+            .map(|()| directory)
+            .map_err(io)
     }
 
     /// A uid of its own for one execution, when the sandbox drops to one.
@@ -1526,6 +1517,49 @@ fn write_bootstraps(root: &Path) -> std::io::Result<PathBuf> {
     }
     fs_err::set_permissions(&directory, std::fs::Permissions::from_mode(0o755))?;
     Ok(directory)
+}
+
+/// Unpack an archived skill into `directory` under `archives`, read-only. Unpacked beside the
+/// final name and renamed into place whole: a process that finds the folder finds every file
+/// in it.
+fn unpack_once(
+    files: &skillbox_core::source::ArchivedFiles,
+    archives: &Path,
+    directory: &Path,
+) -> std::io::Result<()> {
+    match fs_err::create_dir(archives) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(error),
+    }
+    let staging = archives.join(format!("{STAGING_PREFIX}{}", uuid::Uuid::new_v4().simple()));
+    fs_err::create_dir(&staging)?;
+    let unpacked = unpack_into(files, &staging)
+        .and_then(|()| make_read_only_tree(&staging))
+        .and_then(|()| fs_err::rename(&staging, directory));
+    if let Err(error) = unpacked {
+        let _ = remove_read_only_tree(&staging);
+        // Another process may have put the same archive in place first.
+        if touch(directory).is_ok() {
+            return Ok(());
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+/// Run blocking file work reached from an async call (a trust digest, an archive's first
+/// unpack, collecting outputs) without holding up the other tasks of the async worker it runs
+/// on: on a multi-threaded runtime the worker hands them to another thread first. The work
+/// borrows the caller's data, so it cannot move to `spawn_blocking`. On a current-thread
+/// runtime, or outside one, it simply runs here.
+pub(crate) fn off_the_async_threads<R>(work: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
 }
 
 /// Write every file of an archived skill under `directory`, decompressed a buffer at a time.

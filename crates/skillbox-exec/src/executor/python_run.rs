@@ -345,16 +345,7 @@ impl Executor {
         };
         let completed = self.sandbox.execute(invocation).await;
         let result = run_result(&completed, run.timeout);
-        let (output_files, mut skipped_outputs) = match &layout.outputs {
-            Some(outputs) => collect_outputs(outputs),
-            None => (Vec::new(), Vec::new()),
-        };
-        if let Some(report) = &layout.output_report
-            && let Ok(text) = fs_err::read_to_string(report)
-        {
-            skipped_outputs.extend(text.lines().map(str::to_owned));
-            skipped_outputs.sort();
-        }
+        let (output_files, skipped_outputs) = super::off_the_async_threads(|| outputs_of(&layout));
         PythonRunOutcome {
             result,
             logs_preview: completed.stderr.text(),
@@ -505,6 +496,22 @@ fn run_result(completed: &Completed, timeout: Duration) -> Result<Value, RunFail
             },
         )),
     }
+}
+
+/// The files a run left in `out/`, and the entries not collected (the helper's report
+/// included).
+fn outputs_of(layout: &RunLayout) -> (Vec<OutputFile>, Vec<String>) {
+    let (output_files, mut skipped_outputs) = match &layout.outputs {
+        Some(outputs) => collect_outputs(outputs),
+        None => (Vec::new(), Vec::new()),
+    };
+    if let Some(report) = &layout.output_report
+        && let Ok(text) = fs_err::read_to_string(report)
+    {
+        skipped_outputs.extend(text.lines().map(str::to_owned));
+        skipped_outputs.sort();
+    }
+    (output_files, skipped_outputs)
 }
 
 /// The regular files under `out/` (symlinks and special files are skipped, never followed:
