@@ -161,10 +161,8 @@ impl From<String> for Secret {
 /// Never one shared folder that another user could create first.
 #[must_use]
 pub fn default_runtime_directory() -> PathBuf {
-    if let Some(directory) =
-        std::env::var_os(RUNTIME_DIRECTORY_VARIABLE).filter(|directory| !directory.is_empty())
-    {
-        return PathBuf::from(directory);
+    if let Some(directory) = runtime_directory_from_environment() {
+        return directory;
     }
     let euid = nix::unistd::geteuid();
     if euid.is_root() && Path::new("/run").is_dir() {
@@ -177,6 +175,14 @@ pub fn default_runtime_directory() -> PathBuf {
         return runtime.join("skillbox");
     }
     std::env::temp_dir().join(format!("skillbox-{}", euid.as_raw()))
+}
+
+/// The runtime folder `SKILLBOX_RUNTIME_DIR` names, when set and not empty.
+#[must_use]
+pub fn runtime_directory_from_environment() -> Option<PathBuf> {
+    std::env::var_os(RUNTIME_DIRECTORY_VARIABLE)
+        .filter(|directory| !directory.is_empty())
+        .map(PathBuf::from)
 }
 
 /// Per-call options.
@@ -1045,12 +1051,14 @@ impl Executor {
         self.interpreter(language, Path::new("script")).ok()
     }
 
+    /// Who must be able to run the interpreters of this executor's runs.
+    #[must_use]
+    pub fn reach(&self) -> Reach {
+        Reach::for_layers(self.sandbox.layers)
+    }
+
     fn interpreter(&self, language: Language, path: &Path) -> Result<PathBuf, ExecError> {
-        let reach = match (self.sandbox.layers.uid_drop, self.isolated()) {
-            (false, _) => Reach::Runtime,
-            (true, true) => Reach::SandboxRoot,
-            (true, false) => Reach::SandboxHost,
-        };
+        let reach = self.reach();
         interpreter_for(language, reach)
             .map(|interpreter| interpreter.program.clone())
             .ok_or_else(|| {

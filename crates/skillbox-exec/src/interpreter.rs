@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
-use crate::sandbox::{ROOT_SYSTEM_FOLDERS, open_to_others, readable_by_others};
+use crate::sandbox::{ROOT_SYSTEM_FOLDERS, SandboxLayers, open_to_others, readable_by_others};
 
 /// A scripting language skillbox knows how to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -119,6 +119,31 @@ pub enum Reach {
     SandboxHost,
 }
 
+impl Reach {
+    /// Who runs programs under these sandbox layers: a sandbox uid in a minimal root (with
+    /// namespaces) or on the host's tree, or the runtime's own user (no uid drop).
+    #[must_use]
+    pub fn for_layers(layers: SandboxLayers) -> Reach {
+        match (layers.uid_drop, layers.namespaces) {
+            (false, _) => Reach::Runtime,
+            (true, true) => Reach::SandboxRoot,
+            (true, false) => Reach::SandboxHost,
+        }
+    }
+}
+
+impl Interpreter {
+    /// Whether `reach` can run it.
+    #[must_use]
+    pub fn usable_by(&self, reach: Reach) -> bool {
+        match reach {
+            Reach::Runtime => true,
+            Reach::SandboxRoot => self.usable_in_root,
+            Reach::SandboxHost => self.usable_on_host,
+        }
+    }
+}
+
 /// The interpreters of one language on PATH, best first; resolved on first use.
 #[must_use]
 pub fn interpreters_of(language: Language) -> &'static [Interpreter] {
@@ -141,14 +166,13 @@ pub fn interpreters() -> Vec<&'static Interpreter> {
 /// system has none.
 #[must_use]
 pub fn interpreter_for(language: Language, reach: Reach) -> Option<&'static Interpreter> {
-    let candidates = interpreters_of(language);
+    let mut usable = interpreters_of(language)
+        .iter()
+        .filter(|found| found.usable_by(reach));
     match reach {
-        Reach::Runtime => candidates.first(),
-        Reach::SandboxHost => candidates.iter().find(|found| found.usable_on_host),
-        Reach::SandboxRoot => candidates
-            .iter()
-            .find(|found| found.prefix.is_none() && found.usable_in_root)
-            .or_else(|| candidates.iter().find(|found| found.usable_in_root)),
+        // The first of the system's, else the first at all.
+        Reach::SandboxRoot => usable.min_by_key(|found| found.prefix.is_some()),
+        Reach::Runtime | Reach::SandboxHost => usable.next(),
     }
 }
 
