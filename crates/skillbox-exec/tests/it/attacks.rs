@@ -20,6 +20,20 @@ fn quick() -> RunOptions {
     }
 }
 
+/// Call tool `index` of `skill` with no arguments, within [`quick`]'s timeout.
+fn call_tool(
+    executor: &skillbox_exec::Executor,
+    skill: &skillbox_core::Skill,
+    index: usize,
+) -> skillbox_exec::ToolCallResult {
+    runtime().block_on(executor.call_tool(
+        skill,
+        &skill.tools[index],
+        serde_json::json!({}),
+        quick(),
+    ))
+}
+
 #[test]
 fn argument_injection_reaches_the_script_literally() {
     let args: Vec<String> = [
@@ -601,14 +615,8 @@ fn a_handler_cannot_turn_the_next_call_folder_into_a_host_folder() {
     let catalog = fixture.catalog();
     let executor = fixture.executor();
     let skill = catalog.get("planter").unwrap();
-    let runtime = runtime();
     for _ in 0..4 {
-        let result = runtime.block_on(executor.call_tool(
-            skill,
-            &skill.tools[0],
-            serde_json::json!({}),
-            quick(),
-        ));
+        let result = call_tool(&executor, skill, 0);
         assert!(result.error_type.is_none(), "{result:?}");
         assert!(result.warm);
     }
@@ -836,12 +844,7 @@ fn scripts_and_handlers_run_from_a_private_folder_and_see_only_their_root() {
         config.workers.enabled = warm;
         let executor = skillbox_exec::Executor::new(config).unwrap();
         let skill = catalog.get("private").unwrap();
-        let called = runtime.block_on(executor.call_tool(
-            skill,
-            &skill.tools[0],
-            serde_json::json!({}),
-            quick(),
-        ));
+        let called = call_tool(&executor, skill, 0);
         assert!(called.error_type.is_none(), "{called:?}");
         assert_eq!(called.value["skill"], "/skill");
         assert_eq!(called.value["exists"], true, "{called:?}");
@@ -1017,13 +1020,7 @@ fn a_warm_workers_answer_is_bounded_like_a_handlers_output() {
     let catalog = fixture.catalog();
     let executor = fixture.executor();
     let skill = catalog.get("flood").unwrap();
-    let runtime = runtime();
-    let flooded = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[0],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let flooded = call_tool(&executor, skill, 0);
     assert!(flooded.warm, "{flooded:?}");
     assert_eq!(
         flooded.error_type,
@@ -1034,19 +1031,9 @@ fn a_warm_workers_answer_is_bounded_like_a_handlers_output() {
     let message = flooded.value["error"].as_str().unwrap_or_default();
     assert!(message.contains("larger than"), "{message:.300}");
     // The worker that flooded is gone; the next call gets a fresh one.
-    let next = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[1],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let next = call_tool(&executor, skill, 1);
     assert_eq!(next.value, serde_json::json!("fine"), "{next:?}");
-    let forged = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[2],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let forged = call_tool(&executor, skill, 2);
     assert_eq!(
         forged.error_type,
         Some(ErrorType::ExecutionFailed),
@@ -1059,12 +1046,7 @@ fn a_warm_workers_answer_is_bounded_like_a_handlers_output() {
             .contains("out of turn"),
         "{forged:?}"
     );
-    let after = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[1],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let after = call_tool(&executor, skill, 1);
     assert_eq!(after.value, serde_json::json!("fine"), "{after:?}");
 }
 
@@ -1293,12 +1275,7 @@ fn extensionless_executables_never_make_the_helper_show_a_host_folder() {
         assert!(result.stdout.starts_with(expected), "{script}: {result:?}");
     }
     let skill = catalog.get("bare").unwrap();
-    let called = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[0],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let called = call_tool(&executor, skill, 0);
     assert!(called.error_type.is_none(), "{called:?}");
     let answer = called.value.as_str().unwrap_or_default();
     assert!(
