@@ -161,10 +161,8 @@ impl From<String> for Secret {
 /// Never one shared folder that another user could create first.
 #[must_use]
 pub fn default_runtime_directory() -> PathBuf {
-    if let Some(directory) =
-        std::env::var_os(RUNTIME_DIRECTORY_VARIABLE).filter(|directory| !directory.is_empty())
-    {
-        return PathBuf::from(directory);
+    if let Some(directory) = runtime_directory_from_environment() {
+        return directory;
     }
     let euid = nix::unistd::geteuid();
     if euid.is_root() && Path::new("/run").is_dir() {
@@ -177,6 +175,14 @@ pub fn default_runtime_directory() -> PathBuf {
         return runtime.join("skillbox");
     }
     std::env::temp_dir().join(format!("skillbox-{}", euid.as_raw()))
+}
+
+/// The runtime folder `SKILLBOX_RUNTIME_DIR` names, when set and not empty.
+#[must_use]
+pub fn runtime_directory_from_environment() -> Option<PathBuf> {
+    std::env::var_os(RUNTIME_DIRECTORY_VARIABLE)
+        .filter(|directory| !directory.is_empty())
+        .map(PathBuf::from)
 }
 
 /// Per-call options.
@@ -438,10 +444,18 @@ impl Executor {
     /// Refuse a skill whose code the trust gate holds back: every path that runs a skill's
     /// code (scripts, preprocessing commands, handlers, exports, mounted skills) asks first.
     ///
+    /// A gated skill's verdict reads the trust file and may digest the whole skill: on a
+    /// multi-threaded runtime that blocking work leaves the async worker first (see
+    /// [`off_the_async_threads`]).
+    ///
     /// # Errors
     /// [`ErrorType::Untrusted`] naming the skill, its root, why, and the command that trusts it.
     pub fn check_trusted(&self, skill: &Skill) -> Result<(), ExecError> {
-        match self.config.trust.verdict(skill) {
+        let gate = &self.config.trust;
+        if !gate.is_gated(skill) {
+            return Ok(());
+        }
+        match off_the_async_threads(|| gate.verdict(skill)) {
             TrustVerdict::Trusted => Ok(()),
             TrustVerdict::Untrusted(refusal) => {
                 Err(ExecError::new(ErrorType::Untrusted, refusal.to_string()))
@@ -502,10 +516,13 @@ impl Executor {
     ) -> ScriptResult {
         let prepared = self.check_trusted(skill).and_then(|()| {
             let skill_directory = self.skill_directory(skill)?;
-            let program = self.interpreter(Language::Bash, Path::new("command.sh"))?;
+            let bash = self.interpreter(Language::Bash, Path::new("command.sh"))?;
             Ok(PreparedScript {
-                program,
-                args: vec![OsString::from("-c"), OsString::from(command)],
+                command: Command {
+                    program: bash.clone(),
+                    args: vec![OsString::from("-c"), OsString::from(command)],
+                    interpreter: Some(bash),
+                },
                 skill_directory,
             })
         });
@@ -530,7 +547,8 @@ impl Executor {
         prepared: PreparedScript,
         options: RunOptions,
     ) -> ScriptResult {
-        let request = self.skill_request(&prepared.skill_directory, &prepared.program);
+        let command = prepared.command;
+        let request = self.skill_request(&prepared.skill_directory, command.interpreter.as_deref());
         let layout = match self.layout(request) {
             Ok(layout) => layout,
             Err(error) => {
@@ -543,8 +561,8 @@ impl Executor {
             skill,
             &prepared.skill_directory,
             &layout,
-            prepared.program,
-            prepared.args,
+            command.program,
+            command.args,
             InvocationIo {
                 stdin: None,
                 timeout,
@@ -579,14 +597,14 @@ impl Executor {
     /// The layout request of a script, handler or command: the skill at its fixed path, and
     /// also at its own host path, read-only, because instructions give models that path
     /// (`${SKILL_DIR}`) and models pass files of the skill to its scripts by it.
-    fn skill_request(&self, skill_directory: &Path, program: &Path) -> LayoutRequest {
+    fn skill_request(&self, skill_directory: &Path, interpreter: Option<&Path>) -> LayoutRequest {
         let mut skills = vec![self.shown(skill_directory, Path::new(SANDBOX_SKILL_DIR))];
         if self.isolated() && layout::may_show_at_host_path(skill_directory) {
             skills.push(self.shown(skill_directory, skill_directory));
         }
         LayoutRequest {
             skills,
-            interpreter: Some(program.to_path_buf()),
+            interpreter: interpreter.map(Path::to_path_buf),
             ..LayoutRequest::default()
         }
     }
@@ -721,19 +739,13 @@ impl Executor {
         arguments: Value,
         options: RunOptions,
     ) -> Result<(ToolCallResult, Option<Completed>), ExecError> {
-        if !arguments.is_object() {
-            return Err(ExecError::new(
-                ErrorType::InvalidArgs,
-                format!("arguments for tool `{}` must be a JSON object", tool.name),
-            ));
-        }
-        self.validate_arguments(skill, tool, &arguments).await?;
         let Value::Object(mut arguments) = arguments else {
             return Err(ExecError::new(
                 ErrorType::InvalidArgs,
                 format!("arguments for tool `{}` must be a JSON object", tool.name),
             ));
         };
+        self.validate_arguments(skill, tool, &arguments).await?;
         let Some(script) = &tool.script else {
             let value = json!({
                 "message": format!(
@@ -775,7 +787,7 @@ impl Executor {
             let prepare = || -> Result<(Invocation, RunLayout), ExecError> {
                 let request = LayoutRequest {
                     long_lived: true,
-                    ..self.skill_request(&skill_directory, &interpreter)
+                    ..self.skill_request(&skill_directory, Some(&interpreter))
                 };
                 let layout = self.layout(request)?;
                 let invocation = self.invocation(
@@ -820,18 +832,20 @@ impl Executor {
                 None,
             ));
         }
-        let (program, args, bootstrapped) = match (language, &bootstrap) {
-            (Some(language), Some(bootstrap)) => (
-                self.interpreter(language, &handler)?,
-                vec![OsString::from(bootstrap)],
-                true,
-            ),
-            _ => {
-                let (program, args) = self.command_for(&handler, &handler_seen)?;
-                (program, args, false)
+        let (command, bootstrapped) = match (language, &bootstrap) {
+            (Some(language), Some(bootstrap)) => {
+                let interpreter = self.interpreter(language, &handler)?;
+                let command = Command {
+                    program: interpreter.clone(),
+                    args: vec![OsString::from(bootstrap)],
+                    interpreter: Some(interpreter),
+                };
+                (command, true)
             }
+            _ => (self.command_for(&handler, &handler_seen)?, false),
         };
-        let layout = self.layout(self.skill_request(&skill_directory, &program))?;
+        let layout =
+            self.layout(self.skill_request(&skill_directory, command.interpreter.as_deref()))?;
         arguments.insert(
             "__workDir".to_owned(),
             Value::String(layout.workspace.display().to_string()),
@@ -845,8 +859,8 @@ impl Executor {
             skill,
             &skill_directory,
             &layout,
-            program,
-            args,
+            command.program,
+            command.args,
             InvocationIo {
                 stdin: Some(serde_json::to_vec(&stdin).unwrap_or_default()),
                 timeout,
@@ -880,10 +894,10 @@ impl Executor {
         &self,
         skill: &Skill,
         tool: &ToolDefinition,
-        arguments: &Value,
+        arguments: &serde_json::Map<String, Value>,
     ) -> Result<(), ExecError> {
         let validator = self.validator(skill, tool)?;
-        let checked = arguments.clone();
+        let checked = Value::Object(arguments.clone());
         let check = tokio::task::spawn_blocking(move || {
             validator
                 .iter_errors(&checked)
@@ -985,11 +999,10 @@ impl Executor {
         let skill_directory = self.skill_directory(skill)?;
         let path = resolve_in_skill(&skill_directory, script, true)?;
         let seen = self.seen_in_skill(&skill_directory, &path);
-        let (program, mut program_args) = self.command_for(&path, &seen)?;
-        program_args.extend(args.iter().map(OsString::from));
+        let mut command = self.command_for(&path, &seen)?;
+        command.args.extend(args.iter().map(OsString::from));
         Ok(PreparedScript {
-            program,
-            args: program_args,
+            command,
             skill_directory,
         })
     }
@@ -997,19 +1010,29 @@ impl Executor {
     /// The program and leading arguments that run a file (`path` on the host, `seen` as the
     /// run sees it): its language's interpreter, or the file itself when it is executable and
     /// has no known extension.
-    fn command_for(&self, path: &Path, seen: &Path) -> Result<(PathBuf, Vec<OsString>), ExecError> {
+    fn command_for(&self, path: &Path, seen: &Path) -> Result<Command, ExecError> {
         if let Some(language) = Language::from_path(path) {
             let interpreter = self.interpreter(language, path)?;
             let mut args: Vec<OsString> =
                 language.leading_args().iter().map(OsString::from).collect();
             args.push(seen.as_os_str().to_owned());
-            return Ok((interpreter, args));
+            return Ok(Command {
+                program: interpreter.clone(),
+                args,
+                interpreter: Some(interpreter),
+            });
         }
         let executable = std::fs::metadata(path)
             .map(|metadata| metadata.permissions().mode() & 0o111 != 0)
             .unwrap_or(false);
         if executable {
-            return Ok((seen.to_path_buf(), Vec::new()));
+            // Run directly: the program is a file of the skill as the run sees it, not an
+            // interpreter whose folder the layout shows.
+            return Ok(Command {
+                program: seen.to_path_buf(),
+                args: Vec::new(),
+                interpreter: None,
+            });
         }
         Err(ExecError::new(
             ErrorType::ScriptNotAllowed,
@@ -1028,12 +1051,14 @@ impl Executor {
         self.interpreter(language, Path::new("script")).ok()
     }
 
+    /// Who must be able to run the interpreters of this executor's runs.
+    #[must_use]
+    pub fn reach(&self) -> Reach {
+        Reach::for_layers(self.sandbox.layers)
+    }
+
     fn interpreter(&self, language: Language, path: &Path) -> Result<PathBuf, ExecError> {
-        let reach = match (self.sandbox.layers.uid_drop, self.isolated()) {
-            (false, _) => Reach::Runtime,
-            (true, true) => Reach::SandboxRoot,
-            (true, false) => Reach::SandboxHost,
-        };
+        let reach = self.reach();
         interpreter_for(language, reach)
             .map(|interpreter| interpreter.program.clone())
             .ok_or_else(|| {
@@ -1076,7 +1101,7 @@ impl Executor {
         // above it on the host) must be open to the sandbox user.
         let isolated = self.isolated();
         let readable = if isolated {
-            crate::sandbox::folder_open_to_others(&directory)
+            crate::sandbox::open_to_others(&directory)
         } else {
             crate::sandbox::readable_by_others(&directory)
         };
@@ -1114,27 +1139,10 @@ impl Executor {
         if touch(&directory).is_ok() {
             return Ok(directory);
         }
-        match fs_err::create_dir(&archives) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(error) => return Err(io(error)),
-        }
-        // Unpacked beside the final name and renamed into place whole: a process that finds
-        // the folder finds every file in it.
-        let staging = archives.join(format!("{STAGING_PREFIX}{}", uuid::Uuid::new_v4().simple()));
-        fs_err::create_dir(&staging).map_err(io)?;
-        let unpacked = unpack_into(files, &staging)
-            .and_then(|()| make_read_only_tree(&staging))
-            .and_then(|()| fs_err::rename(&staging, &directory));
-        if let Err(error) = unpacked {
-            let _ = remove_read_only_tree(&staging);
-            // Another process may have put the same archive in place first.
-            if touch(&directory).is_ok() {
-                return Ok(directory);
-            }
-            return Err(io(error));
-        }
-        Ok(directory)
+        // The first use writes every file of the archive.
+        off_the_async_threads(|| unpack_once(files, &archives, &directory))
+            .map(|()| directory)
+            .map_err(io)
     }
 
     /// A uid of its own for one execution, when the sandbox drops to one.
@@ -1217,9 +1225,18 @@ impl Executor {
 }
 
 struct PreparedScript {
+    command: Command,
+    skill_directory: PathBuf,
+}
+
+/// The program a run starts, with its leading arguments.
+struct Command {
+    /// As the run sees it.
     program: PathBuf,
     args: Vec<OsString>,
-    skill_directory: PathBuf,
+    /// The interpreter binary on the host, whose installation folder the layout shows; `None`
+    /// when a file of the skill is executed directly.
+    interpreter: Option<PathBuf>,
 }
 
 /// The input and output settings of one process.
@@ -1508,6 +1525,49 @@ fn write_bootstraps(root: &Path) -> std::io::Result<PathBuf> {
     }
     fs_err::set_permissions(&directory, std::fs::Permissions::from_mode(0o755))?;
     Ok(directory)
+}
+
+/// Unpack an archived skill into `directory` under `archives`, read-only. Unpacked beside the
+/// final name and renamed into place whole: a process that finds the folder finds every file
+/// in it.
+fn unpack_once(
+    files: &skillbox_core::source::ArchivedFiles,
+    archives: &Path,
+    directory: &Path,
+) -> std::io::Result<()> {
+    match fs_err::create_dir(archives) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(error),
+    }
+    let staging = archives.join(format!("{STAGING_PREFIX}{}", uuid::Uuid::new_v4().simple()));
+    fs_err::create_dir(&staging)?;
+    let unpacked = unpack_into(files, &staging)
+        .and_then(|()| make_read_only_tree(&staging))
+        .and_then(|()| fs_err::rename(&staging, directory));
+    if let Err(error) = unpacked {
+        let _ = remove_read_only_tree(&staging);
+        // Another process may have put the same archive in place first.
+        if touch(directory).is_ok() {
+            return Ok(());
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+/// Run blocking file work reached from an async call (a trust digest, an archive's first
+/// unpack, collecting outputs) without holding up the other tasks of the async worker it runs
+/// on: on a multi-threaded runtime the worker hands them to another thread first. The work
+/// borrows the caller's data, so it cannot move to `spawn_blocking`. On a current-thread
+/// runtime, or outside one, it simply runs here.
+pub(crate) fn off_the_async_threads<R>(work: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
 }
 
 /// Write every file of an archived skill under `directory`, decompressed a buffer at a time.

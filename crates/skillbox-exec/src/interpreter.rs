@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
-use crate::sandbox::{ROOT_SYSTEM_FOLDERS, folder_open_to_others, readable_by_others};
+use crate::sandbox::{ROOT_SYSTEM_FOLDERS, SandboxLayers, open_to_others, readable_by_others};
 
 /// A scripting language skillbox knows how to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -102,7 +102,7 @@ pub struct Interpreter {
     /// say): runs in a minimal root get this folder shown read-only.
     pub prefix: Option<PathBuf>,
     /// Whether a sandbox uid can run it in a minimal root (its own folder and files are open to
-    /// others; the folders above it need not be).
+    /// others; the folders above it need not be; its folder is one a minimal root may show).
     pub usable_in_root: bool,
     /// Whether a sandbox uid can run it from the host's tree (every folder above it is open).
     pub usable_on_host: bool,
@@ -117,6 +117,31 @@ pub enum Reach {
     SandboxRoot,
     /// A sandbox uid on the host's tree.
     SandboxHost,
+}
+
+impl Reach {
+    /// Who runs programs under these sandbox layers: a sandbox uid in a minimal root (with
+    /// namespaces) or on the host's tree, or the runtime's own user (no uid drop).
+    #[must_use]
+    pub fn for_layers(layers: SandboxLayers) -> Reach {
+        match (layers.uid_drop, layers.namespaces) {
+            (false, _) => Reach::Runtime,
+            (true, true) => Reach::SandboxRoot,
+            (true, false) => Reach::SandboxHost,
+        }
+    }
+}
+
+impl Interpreter {
+    /// Whether `reach` can run it.
+    #[must_use]
+    pub fn usable_by(&self, reach: Reach) -> bool {
+        match reach {
+            Reach::Runtime => true,
+            Reach::SandboxRoot => self.usable_in_root,
+            Reach::SandboxHost => self.usable_on_host,
+        }
+    }
 }
 
 /// The interpreters of one language on PATH, best first; resolved on first use.
@@ -141,14 +166,13 @@ pub fn interpreters() -> Vec<&'static Interpreter> {
 /// system has none.
 #[must_use]
 pub fn interpreter_for(language: Language, reach: Reach) -> Option<&'static Interpreter> {
-    let candidates = interpreters_of(language);
+    let mut usable = interpreters_of(language)
+        .iter()
+        .filter(|found| found.usable_by(reach));
     match reach {
-        Reach::Runtime => candidates.first(),
-        Reach::SandboxHost => candidates.iter().find(|found| found.usable_on_host),
-        Reach::SandboxRoot => candidates
-            .iter()
-            .find(|found| found.prefix.is_none() && found.usable_in_root)
-            .or_else(|| candidates.iter().find(|found| found.usable_in_root)),
+        // The first of the system's, else the first at all.
+        Reach::SandboxRoot => usable.min_by_key(|found| found.prefix.is_some()),
+        Reach::Runtime | Reach::SandboxHost => usable.next(),
     }
 }
 
@@ -168,8 +192,10 @@ fn resolve_all(language: Language) -> Vec<Interpreter> {
         }
         let prefix = installation_prefix(&program);
         let usable_in_root = prefix.as_deref().is_none_or(|prefix| {
-            folder_open_to_others(prefix) && readable_by_others_below(prefix, &program)
-        }) && executable_by_others(&program);
+            crate::executor::layout::may_show_at_host_path(prefix)
+                && open_to_others(prefix)
+                && readable_by_others_below(prefix, &program)
+        }) && open_to_others(&program);
         found.push(Interpreter {
             language,
             usable_on_host: readable_by_others(&program),
@@ -194,18 +220,13 @@ pub fn installation_prefix(program: &Path) -> Option<PathBuf> {
     program.parent()?.parent().map(Path::to_path_buf)
 }
 
-fn executable_by_others(program: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(program).is_ok_and(|metadata| metadata.permissions().mode() & 0o005 == 0o005)
-}
-
 /// Whether every folder from `program`'s folder up to `prefix` is open to others.
 fn readable_by_others_below(prefix: &Path, program: &Path) -> bool {
     program
         .ancestors()
         .skip(1)
         .take_while(|folder| folder.starts_with(prefix))
-        .all(folder_open_to_others)
+        .all(open_to_others)
 }
 
 /// The binary behind a PATH entry: symlinks resolved, and shims resolved to the interpreter

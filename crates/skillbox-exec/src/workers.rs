@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::unistd::Pid;
@@ -128,6 +129,8 @@ struct Worker {
     last_used: Instant,
     /// Its host folder (without namespaces) and uid, released when the worker goes.
     _layout: RunLayout,
+    /// The pool's count of live workers, which this one is in until it is dropped.
+    live: Arc<AtomicUsize>,
 }
 
 impl Worker {
@@ -137,17 +140,15 @@ impl Worker {
             .map(|tail| String::from_utf8_lossy(&tail).trim().to_owned())
             .unwrap_or_default()
     }
-
-    fn retire(self) {
-        drop(self);
-    }
 }
 
 impl Drop for Worker {
-    /// A worker ends only by being killed (retired, evicted, or its pool dropped): its whole
-    /// process tree goes, and the control group its helper made.
+    /// A worker ends only by being killed (retired, evicted, abandoned mid-call, or its pool
+    /// dropped): its whole process tree goes, and the control group its helper made, and it is
+    /// counted out of its pool.
     fn drop(&mut self) {
         kill_tree(self.process_id);
+        self.live.fetch_sub(1, Ordering::Relaxed);
         // The killed helper could not remove its run's control group.
         if let Some(pid) = self.process_id {
             let helper = pid.as_raw().unsigned_abs();
@@ -160,37 +161,12 @@ impl Drop for Worker {
     }
 }
 
-/// A worker taken out of the pool for one call. If the call is abandoned (its future dropped,
-/// as when a client disconnects), the worker is retired and counted out.
-struct CheckedOut<'a> {
-    pool: &'a WorkerPool,
-    worker: Option<Worker>,
-}
-
-impl CheckedOut<'_> {
-    fn worker(&mut self) -> Option<&mut Worker> {
-        self.worker.as_mut()
-    }
-
-    /// Keep the worker: the call finished and it can serve again.
-    fn keep(mut self) -> Option<Worker> {
-        self.worker.take()
-    }
-}
-
-impl Drop for CheckedOut<'_> {
-    fn drop(&mut self) {
-        if let Some(worker) = self.worker.take() {
-            self.pool.forget(worker);
-        }
-    }
-}
-
 /// The pool.
 pub struct WorkerPool {
     config: WorkerPoolConfig,
     idle: Mutex<HashMap<WorkerKey, Vec<Worker>>>,
-    live: std::sync::atomic::AtomicUsize,
+    /// Workers alive: each counts itself in when started and out when dropped.
+    live: Arc<AtomicUsize>,
     permits: Semaphore,
 }
 
@@ -210,7 +186,7 @@ impl WorkerPool {
         WorkerPool {
             config,
             idle: Mutex::new(HashMap::new()),
-            live: std::sync::atomic::AtomicUsize::new(0),
+            live: Arc::new(AtomicUsize::new(0)),
             permits,
         }
     }
@@ -218,7 +194,7 @@ impl WorkerPool {
     /// Workers currently alive.
     #[must_use]
     pub fn live_workers(&self) -> usize {
-        self.live.load(std::sync::atomic::Ordering::Relaxed)
+        self.live.load(Ordering::Relaxed)
     }
 
     /// Call a handler on a warm worker, starting one if needed.
@@ -245,18 +221,14 @@ impl WorkerPool {
                 );
             }
         };
-        let checked_out = CheckedOut {
-            pool: self,
-            worker: Some(worker),
-        };
-        let (outcome, worker) = self
-            .round_trip(checked_out, handler, arguments, limits)
-            .await;
+        // A call abandoned by its caller (this future dropped) drops the worker with it, which
+        // kills it and counts it out.
+        let (outcome, worker) = Self::round_trip(worker, handler, arguments, limits).await;
         if let Some(mut worker) = worker {
             worker.calls += 1;
             worker.last_used = Instant::now();
             if worker.calls >= self.config.max_calls_per_worker {
-                self.forget(worker);
+                drop(worker);
             } else {
                 self.idle
                     .lock()
@@ -267,11 +239,6 @@ impl WorkerPool {
             }
         }
         outcome
-    }
-
-    fn forget(&self, worker: Worker) {
-        worker.retire();
-        self.live.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     async fn checkout(&self, key: &WorkerKey, spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
@@ -294,19 +261,17 @@ impl WorkerPool {
                 if let Some((_, oldest_key, index)) = oldest
                     && let Some(workers) = idle.get_mut(&oldest_key)
                 {
-                    let worker = workers.swap_remove(index);
-                    self.forget(worker);
+                    drop(workers.swap_remove(index));
                 }
             }
         }
-        let worker = start_worker(spawn)?;
-        self.live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(worker)
+        start_worker(spawn, &self.live)
     }
 
+    /// One call on `worker`; the worker comes back when it can serve again (a worker not
+    /// given back is dropped, which kills it).
     async fn round_trip(
-        &self,
-        mut checked_out: CheckedOut<'_>,
+        mut worker: Worker,
         handler: &Path,
         mut arguments: Value,
         limits: CallLimits,
@@ -315,15 +280,6 @@ impl WorkerPool {
             timeout,
             max_answer_bytes,
         } = limits;
-        let Some(worker) = checked_out.worker() else {
-            return (
-                (
-                    json!({ "error": "the worker is gone" }),
-                    Some(ErrorType::ExecutionFailed),
-                ),
-                None,
-            );
-        };
         let call_id = worker.calls;
         // The worker makes (and removes) this folder itself, as the sandbox user.
         let work_directory = worker.workspace.join(format!("call-{call_id}"));
@@ -383,7 +339,7 @@ impl WorkerPool {
                         (Some(value), None) => (value, None),
                         (None, None) => (Value::Null, None),
                     };
-                    (outcome, checked_out.keep())
+                    (outcome, Some(worker))
                 }
                 _ => {
                     let message = format!(
@@ -402,10 +358,7 @@ impl WorkerPool {
             Ok(_) => {
                 // The worker died mid-call (a crash, exit(), or a limit).
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                let tail = checked_out
-                    .worker()
-                    .map(|worker| worker.stderr_tail())
-                    .unwrap_or_default();
+                let tail = worker.stderr_tail();
                 let message = if tail.is_empty() {
                     "the handler's worker process ended without answering".to_owned()
                 } else {
@@ -423,7 +376,8 @@ impl WorkerPool {
     }
 }
 
-fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
+/// Start a worker, counted in `live` while it lives.
+fn start_worker(spawn: &WorkerSpawn<'_>, live: &Arc<AtomicUsize>) -> Result<Worker, String> {
     let (invocation, layout): (Invocation, RunLayout) =
         (spawn.prepare)().map_err(|error| error.message)?;
     let setup_token = uuid::Uuid::new_v4().simple().to_string();
@@ -466,5 +420,9 @@ fn start_worker(spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
         calls: 0,
         last_used: Instant::now(),
         _layout: layout,
+        live: {
+            live.fetch_add(1, Ordering::Relaxed);
+            Arc::clone(live)
+        },
     })
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 use skillbox_core::SkillRoot;
 use skillbox_core::printable::{printable, printable_block};
 use skillbox_exec::executor::Secret;
+use skillbox_exec::interpreter::Reach;
 use skillbox_exec::output::StreamKind;
 use skillbox_exec::sandbox::SandboxLayers;
 use skillbox_exec::{
@@ -127,9 +128,9 @@ pub fn executor_in(
         trust: super::trust_gate(roots),
         ..executor_config(&global.execution)?
     };
-    let named = std::env::var_os(skillbox_exec::executor::RUNTIME_DIRECTORY_VARIABLE)
-        .is_some_and(|value| !value.is_empty());
-    if let (Some(folder), false) = (runtime_folder, named) {
+    if let Some(folder) = runtime_folder
+        .filter(|_| skillbox_exec::executor::runtime_directory_from_environment().is_none())
+    {
         config.workspace_root = folder;
     }
     let executor = Executor::new(config).map_err(|error| anyhow::anyhow!("{error}"))?;
@@ -370,11 +371,7 @@ pub fn doctor(global: &GlobalOptions, arguments: &DoctorArguments) -> anyhow::Re
             .into_iter()
             .map(|interpreter| InterpreterStatus {
                 interpreter,
-                usable: match (used.uid_drop, used.namespaces) {
-                    (false, _) => true,
-                    (true, true) => interpreter.usable_in_root,
-                    (true, false) => interpreter.usable_on_host,
-                },
+                usable: interpreter.usable_by(Reach::for_layers(used)),
                 chosen: chosen.contains(&interpreter.program),
             })
             .collect(),

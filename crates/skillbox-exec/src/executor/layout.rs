@@ -34,7 +34,8 @@ pub const SANDBOX_RUNTIME_DIR: &str = "/skillbox";
 pub const RUN_TMP_BYTES: u64 = 64 * 1024 * 1024;
 /// Prefixes of the host folders runs leave under the runtime folder (swept when stale).
 /// Worker folders (hosts without namespaces) are not swept: another runtime's warm worker may
-/// still use one, however old.
+/// still use one, however old. `blob-copies-` folders are no longer made (the server copies
+/// input blobs into its data folder); the ones older versions left are still swept.
 pub(crate) const RUN_FOLDER_PREFIXES: &[&str] = &["run-", "protocol-run-", "blob-copies-"];
 
 /// Whether a skill folder may also be shown at its own host path inside a minimal root: not
@@ -182,10 +183,13 @@ impl Executor {
             source: self.bootstrap_directory.clone(),
             target: PathBuf::from(SANDBOX_RUNTIME_DIR),
         });
+        // Shown only where a skill folder could be (never `/`, a system folder or a place the
+        // root reserves): the helper binds it as root before the root is entered.
         if let Some(prefix) = request
             .interpreter
             .as_deref()
             .and_then(crate::interpreter::installation_prefix)
+            .filter(|prefix| may_show_at_host_path(prefix))
         {
             binds.push(BindMount {
                 source: prefix.clone(),
@@ -223,7 +227,6 @@ impl Executor {
                 mount_point: self.mount_point.clone(),
                 binds,
                 folders: request.folders,
-                symlinks: Vec::new(),
                 tmp_bytes: RUN_TMP_BYTES,
                 workspace,
                 workspace_folders: request

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use skillbox_core::Skill;
 
-use super::layout::{LayoutRequest, RunLayout, SANDBOX_BLOBS_DIR, SANDBOX_SKILLS_DIR};
+use super::layout::{LayoutRequest, RunLayout, SANDBOX_BLOBS_DIR, SANDBOX_SKILLS_DIR, Shown};
 use super::{Executor, resolve_in_skill};
 use crate::error::{ErrorType, ExecError};
 use crate::interpreter::Language;
@@ -145,9 +145,8 @@ impl PythonRunOutcome {
 /// A mounted skill as the runner sees it.
 struct MountedSkill {
     name: String,
-    host_directory: PathBuf,
-    /// Where the run sees it.
-    path: PathBuf,
+    /// Its folder on the host, and where the run sees it.
+    shown: Shown,
     entrypoint: Option<String>,
 }
 
@@ -239,44 +238,41 @@ impl Executor {
                     ),
                 ));
             }
-            let path = self
-                .shown(
-                    &host_directory,
-                    &Path::new(SANDBOX_SKILLS_DIR).join(skill.name()),
-                )
-                .inside;
             skills.push(MountedSkill {
                 name: skill.name().to_owned(),
-                host_directory,
-                path,
+                shown: self.shown(
+                    &host_directory,
+                    &Path::new(SANDBOX_SKILLS_DIR).join(skill.name()),
+                ),
                 entrypoint,
             });
         }
+        let blobs = run
+            .input_blobs
+            .iter()
+            .map(|blob| {
+                Ok(self.shown(
+                    &blob.path,
+                    &Path::new(SANDBOX_BLOBS_DIR).join(blob_file_name(&blob.blob_id)?),
+                ))
+            })
+            .collect::<Result<Vec<_>, ExecError>>()?;
         let interpreter = self.interpreter(Language::Python, Path::new("run.py"))?;
         Ok(PreparedRun {
             skills,
+            blobs,
             interpreter,
         })
     }
 
     async fn execute_python(&self, run: PythonRun<'_>, prepared: PreparedRun) -> PythonRunOutcome {
-        let blobs: Vec<super::layout::Shown> = run
-            .input_blobs
-            .iter()
-            .map(|blob| {
-                self.shown(
-                    &blob.path,
-                    &Path::new(SANDBOX_BLOBS_DIR).join(blob_file_name(&blob.blob_id)),
-                )
-            })
-            .collect();
         let request = LayoutRequest {
             skills: prepared
                 .skills
                 .iter()
-                .map(|skill| self.shown(&skill.host_directory, &skill.path))
+                .map(|skill| skill.shown.clone())
                 .collect(),
-            files: blobs.clone(),
+            files: prepared.blobs.clone(),
             interpreter: Some(prepared.interpreter.clone()),
             folders: vec![
                 PathBuf::from(SANDBOX_SKILLS_DIR),
@@ -310,10 +306,10 @@ impl Executor {
             "skills": prepared.skills.iter().map(|skill| json!({
                 "name": skill.name,
                 "module": python_module_name(&skill.name),
-                "path": skill.path,
+                "path": skill.shown.inside,
                 "entrypoint": skill.entrypoint,
             })).collect::<Vec<_>>(),
-            "blobs": run.input_blobs.iter().zip(&blobs)
+            "blobs": run.input_blobs.iter().zip(&prepared.blobs)
                 .map(|(blob, shown)| (blob.blob_id.clone(), Value::String(shown.inside.display().to_string())))
                 .collect::<serde_json::Map<_, _>>(),
             "workspace": layout.workspace,
@@ -349,16 +345,7 @@ impl Executor {
         };
         let completed = self.sandbox.execute(invocation).await;
         let result = run_result(&completed, run.timeout);
-        let (output_files, mut skipped_outputs) = match &layout.outputs {
-            Some(outputs) => collect_outputs(outputs),
-            None => (Vec::new(), Vec::new()),
-        };
-        if let Some(report) = &layout.output_report
-            && let Ok(text) = fs_err::read_to_string(report)
-        {
-            skipped_outputs.extend(text.lines().map(str::to_owned));
-            skipped_outputs.sort();
-        }
+        let (output_files, skipped_outputs) = super::off_the_async_threads(|| outputs_of(&layout));
         PythonRunOutcome {
             result,
             logs_preview: completed.stderr.text(),
@@ -373,6 +360,8 @@ impl Executor {
 
 struct PreparedRun {
     skills: Vec<MountedSkill>,
+    /// The input blobs, in the order of the run's `input_blobs`.
+    blobs: Vec<Shown>,
     interpreter: PathBuf,
 }
 
@@ -417,9 +406,23 @@ pub fn is_python_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The file name of a blob under `/blobs/`: its id without the `blob:` prefix.
-fn blob_file_name(blob_id: &str) -> String {
-    blob_id.strip_prefix("blob:").unwrap_or(blob_id).to_owned()
+/// Hex digits of a blob id after `blob:`.
+const BLOB_ID_HEX_DIGITS: usize = 32;
+
+/// The file name of a blob under `/blobs/`: its id without the `blob:` prefix. Only a
+/// `blob:` id of [`BLOB_ID_HEX_DIGITS`] hex digits is one: the name becomes a path.
+fn blob_file_name(blob_id: &str) -> Result<&str, ExecError> {
+    blob_id
+        .strip_prefix("blob:")
+        .filter(|hex| hex.len() == BLOB_ID_HEX_DIGITS && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .ok_or_else(|| {
+            ExecError::new(
+                ErrorType::InvalidArgs,
+                format!(
+                    "input blob id {blob_id:?} is not `blob:` followed by {BLOB_ID_HEX_DIGITS} hex digits"
+                ),
+            )
+        })
 }
 
 /// The run's result from the runner's answer line, or why there is none.
@@ -495,6 +498,22 @@ fn run_result(completed: &Completed, timeout: Duration) -> Result<Value, RunFail
     }
 }
 
+/// The files a run left in `out/`, and the entries not collected (the helper's report
+/// included).
+fn outputs_of(layout: &RunLayout) -> (Vec<OutputFile>, Vec<String>) {
+    let (output_files, mut skipped_outputs) = match &layout.outputs {
+        Some(outputs) => collect_outputs(outputs),
+        None => (Vec::new(), Vec::new()),
+    };
+    if let Some(report) = &layout.output_report
+        && let Ok(text) = fs_err::read_to_string(report)
+    {
+        skipped_outputs.extend(text.lines().map(str::to_owned));
+        skipped_outputs.sort();
+    }
+    (output_files, skipped_outputs)
+}
+
 /// The regular files under `out/` (symlinks and special files are skipped, never followed:
 /// `out/` itself included, which a run without namespaces may have replaced by a link).
 fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
@@ -522,31 +541,30 @@ fn collect_outputs(out: &Path) -> (Vec<OutputFile>, Vec<String>) {
                 continue;
             }
         };
-        let name = entry
-            .path()
-            .strip_prefix(out)
-            .map(|relative| relative.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let relative = entry.path().strip_prefix(out).unwrap_or(Path::new(""));
+        let name = relative.to_string_lossy().into_owned();
+        // A file name may hold a newline or control characters: escaped in report lines.
+        let shown = skillbox_core::printable::printable_path(relative);
         let file_type = entry.file_type();
         if file_type.is_dir() {
             continue;
         }
         if !file_type.is_file() {
             skipped.push(format!(
-                "out/{name}: not a regular file (links are not followed)"
+                "out/{shown}: not a regular file (links are not followed)"
             ));
             continue;
         }
         let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
         if files.len() >= MAX_OUTPUT_FILES {
             skipped.push(format!(
-                "out/{name}: more than {MAX_OUTPUT_FILES} output files"
+                "out/{shown}: more than {MAX_OUTPUT_FILES} output files"
             ));
             continue;
         }
         if total.saturating_add(size) > MAX_OUTPUT_BYTES_TOTAL {
             skipped.push(format!(
-                "out/{name}: output files exceed {MAX_OUTPUT_BYTES_TOTAL} bytes in total"
+                "out/{shown}: output files exceed {MAX_OUTPUT_BYTES_TOTAL} bytes in total"
             ));
             continue;
         }
@@ -602,6 +620,21 @@ mod tests {
         );
         assert_eq!(python_module_name("3d.render"), None);
         assert_eq!(python_module_name("a..b"), None);
+    }
+
+    #[test]
+    fn only_blob_ids_name_blob_files() {
+        let hex = "0123456789abcdef0123456789ABCDEF";
+        assert_eq!(blob_file_name(&format!("blob:{hex}")).unwrap(), hex);
+        for bad in [
+            hex.to_owned(),
+            format!("blob:{}", &hex[1..]),
+            format!("blob:{hex}0"),
+            "blob:../../../../etc/passwd".to_owned(),
+            format!("blob:{}/x", &hex[2..]),
+        ] {
+            assert!(blob_file_name(&bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -26,6 +26,7 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
 };
+use skillbox_core::printable::printable_path;
 
 use super::{
     HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, HostSupport, OutputCopy, OutputNotes,
@@ -86,6 +87,9 @@ fn exec(args: &[OsString]) -> i32 {
         Err(message) => return fail(&message),
     };
     let _ = SETUP_TOKEN.set(plan.setup_token.clone());
+    // Read before `confine` lowers the limit: descriptors inherited above the run's own limit
+    // must be closed too.
+    let inherited_bound = inherited_descriptor_bound();
     // Die with the runtime thread that started us, and lead our own session and process group
     // so the runtime can kill the whole tree.
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
@@ -99,10 +103,18 @@ fn exec(args: &[OsString]) -> i32 {
         },
         None => None,
     };
-    if plan.root.is_some() && !plan.layers.namespaces {
-        return fail("a private root needs namespaces, which this sandbox does not have");
-    }
-    if plan.layers.namespaces {
+    // A run with namespaces always enters a private root, and only such a run has one.
+    let root = match (&plan.root, plan.layers.namespaces) {
+        (Some(root), true) => Some(root),
+        (None, false) => None,
+        (Some(_), false) => {
+            return fail("a private root needs namespaces, which this sandbox does not have");
+        }
+        (None, true) => {
+            return fail("namespaces need a private root to enter, and the plan has none");
+        }
+    };
+    if let Some(layout) = root {
         let mut flags = CloneFlags::CLONE_NEWPID
             | CloneFlags::CLONE_NEWNS
             | CloneFlags::CLONE_NEWIPC
@@ -117,12 +129,9 @@ fn exec(args: &[OsString]) -> i32 {
         let _ = nix::unistd::sethostname(SANDBOX_HOSTNAME);
         // The root is built here, before the fork, so that this process keeps a descriptor of
         // the workspace and can copy outputs out of it after the program ends.
-        let prepared = match &plan.root {
-            Some(layout) => match prepare_root(layout, &plan) {
-                Ok(prepared) => Some(prepared),
-                Err(message) => return fail(&message),
-            },
-            None => None,
+        let prepared = match prepare_root(layout, &plan) {
+            Ok(prepared) => prepared,
+            Err(message) => return fail(&message),
         };
         // Open while this process lives: the namespace's first process checks it once it has
         // armed its own parent-death signal (see `Lifeline`).
@@ -139,10 +148,10 @@ fn exec(args: &[OsString]) -> i32 {
                 drop(watch);
                 let code = relay_exit(child);
                 drop(held_open);
-                if let Some(PreparedRoot {
+                if let PreparedRoot {
                     workspace,
                     output_copy: Some(copy),
-                }) = prepared
+                } = prepared
                 {
                     copy.run(&workspace);
                 }
@@ -158,11 +167,7 @@ fn exec(args: &[OsString]) -> i32 {
                 lifeline = Lifeline::Helper(watch);
                 drop(prepared);
                 drop(group);
-                let entered = match &plan.root {
-                    Some(layout) => enter_root(layout),
-                    None => mount_private_proc(),
-                };
-                if let Err(message) = entered {
+                if let Err(message) = enter_root(layout) {
                     return fail(&message);
                 }
             }
@@ -180,7 +185,7 @@ fn exec(args: &[OsString]) -> i32 {
         ));
     }
     // Nothing the runtime had open (logs, sockets, secrets) reaches the program.
-    close_inherited_descriptors();
+    close_inherited_descriptors(inherited_bound);
     let program = command[0].clone();
     let argv = command;
     let error = match nix::unistd::execvp(&program, &argv) {
@@ -244,11 +249,6 @@ fn relay_exit(child: nix::unistd::Pid) -> i32 {
             Err(error) => return fail(&format!("lost the sandboxed process: {error}")),
         }
     }
-}
-
-fn mount_private_proc() -> Result<(), String> {
-    make_mounts_private()?;
-    mount_proc()
 }
 
 /// Stop mount events from crossing between the host and the sandbox's mount namespace.
@@ -352,13 +352,11 @@ fn prepare_root(layout: &RootLayout, plan: &SandboxPlan) -> Result<PreparedRoot,
         mount_scratch(&inside(Path::new(folder)), bytes, "mode=1777")?;
     }
     for extra in &layout.binds {
-        if !extra.target.is_absolute() {
-            return Err(format!(
-                "bind target `{}` must be absolute",
-                extra.target.display()
-            ));
-        }
-        bind(&extra.source, &inside(&extra.target), BindKind::ReadOnly)?;
+        bind(
+            &extra.source,
+            &under_root(new_root, &extra.target)?,
+            BindKind::ReadOnly,
+        )?;
     }
     let workspace = inside(Path::new(ROOT_WORKSPACE));
     let owner = if plan.layers.uid_drop {
@@ -378,15 +376,7 @@ fn prepare_root(layout: &RootLayout, plan: &SandboxPlan) -> Result<PreparedRoot,
         hand_workspace_folder(&workspace_descriptor, &contained(folder)?, owner)?;
     }
     for folder in &layout.folders {
-        create_folder(&inside(folder))?;
-    }
-    for (link, target) in &layout.symlinks {
-        let link = inside(link);
-        if let Some(parent) = link.parent() {
-            create_folder(parent)?;
-        }
-        std::os::unix::fs::symlink(target, &link)
-            .map_err(|error| format!("cannot link `{}`: {error}", link.display()))?;
+        create_folder(&under_root(new_root, folder)?)?;
     }
     create_folder(&inside(Path::new("/proc")))?;
     create_folder(&inside(Path::new("/.old-root")))?;
@@ -436,6 +426,16 @@ fn mount_scratch(path: &Path, bytes: u64, options: &str) -> Result<(), String> {
         Some(format!("{options},size={}", bytes.max(4096)).as_str()),
     )
     .map_err(|error| format!("cannot mount `{}`: {error}", path.display()))
+}
+
+/// Where an absolute path the plan names (a bind target, a folder) lies under the new root.
+/// Every part after `/` must be a plain name: a `..` would reach the host's tree, which this
+/// root process can still write before it enters the new root.
+fn under_root(new_root: &Path, path: &Path) -> Result<PathBuf, String> {
+    let relative = path
+        .strip_prefix("/")
+        .map_err(|_| format!("`{}` must be an absolute path", path.display()))?;
+    Ok(new_root.join(contained(relative)?))
 }
 
 /// A relative path with no `..`, for folders named in a layout.
@@ -585,11 +585,14 @@ impl OutputCopyJob {
         let Ok(listing) = nix::dir::Dir::from_fd(match source.try_clone() {
             Ok(clone) => clone,
             Err(error) => {
-                notes.push(format!("out/{}: {error}", printable(relative)));
+                notes.push(format!("out/{}: {error}", printable_path(relative)));
                 return;
             }
         }) else {
-            notes.push(format!("out/{}: cannot be listed", printable(relative)));
+            notes.push(format!(
+                "out/{}: cannot be listed",
+                printable_path(relative)
+            ));
             return;
         };
         let mut names: Vec<std::ffi::OsString> = Vec::new();
@@ -618,7 +621,7 @@ impl OutputCopyJob {
                 if depth + 1 >= MAX_OUTPUT_DEPTH {
                     notes.push(format!(
                         "out/{}: deeper than {MAX_OUTPUT_DEPTH} folders",
-                        printable(&shown)
+                        printable_path(&shown)
                     ));
                     continue;
                 }
@@ -638,14 +641,16 @@ impl OutputCopyJob {
                         self.copy_folder(&inner, out.as_fd(), &shown, depth + 1, budget, notes);
                     }
                     Ok(_) => {}
-                    Err(message) => notes.push(format!("out/{}: {message}", printable(&shown))),
+                    Err(message) => {
+                        notes.push(format!("out/{}: {message}", printable_path(&shown)))
+                    }
                 }
                 continue;
             }
             if kind != SFlag::S_IFREG {
                 notes.push(format!(
                     "out/{}: not a regular file (links are not followed)",
-                    printable(&shown)
+                    printable_path(&shown)
                 ));
                 continue;
             }
@@ -653,7 +658,7 @@ impl OutputCopyJob {
             if budget.files >= self.max_files {
                 notes.push(format!(
                     "out/{}: more than {} output files",
-                    printable(&shown),
+                    printable_path(&shown),
                     self.max_files
                 ));
                 continue;
@@ -661,7 +666,7 @@ impl OutputCopyJob {
             if budget.bytes.saturating_add(size) > self.max_bytes {
                 notes.push(format!(
                     "out/{}: output files exceed {} bytes in total",
-                    printable(&shown),
+                    printable_path(&shown),
                     self.max_bytes
                 ));
                 continue;
@@ -671,26 +676,10 @@ impl OutputCopyJob {
                     budget.files += 1;
                     budget.bytes += bytes;
                 }
-                Err(message) => notes.push(format!("out/{}: {message}", printable(&shown))),
+                Err(message) => notes.push(format!("out/{}: {message}", printable_path(&shown))),
             }
         }
     }
-}
-
-/// A path as one line of the output report: control characters (a newline in a file name
-/// would split the line) are escaped.
-fn printable(path: &Path) -> String {
-    path.to_string_lossy()
-        .chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect()
 }
 
 /// What an output copy has used so far.
@@ -734,17 +723,25 @@ fn copy_file(
     std::io::copy(&mut source, &mut target).map_err(|error| error.to_string())
 }
 
-/// Close every descriptor above stderr.
-fn close_inherited_descriptors() {
+/// Most descriptors the fallback of [`close_inherited_descriptors`] tries to close.
+const MAX_CLOSED_DESCRIPTORS: u64 = 1 << 20;
+
+/// One above the highest descriptor the helper can have inherited: its open-files limit as it
+/// started (the runtime's), before the run's own limit is applied.
+fn inherited_descriptor_bound() -> u64 {
+    rlimit::Resource::NOFILE
+        .get()
+        .map_or(1024, |(soft, _)| soft.min(MAX_CLOSED_DESCRIPTORS))
+}
+
+/// Close every descriptor above stderr; `bound` is one above the highest that can be open
+/// (only used on kernels before 5.9, which lack `close_range`).
+fn close_inherited_descriptors(bound: u64) {
     // SAFETY: close_range takes three integers and touches no memory; the helper is about to
     // exec and uses no descriptor above 2 from here on.
     let closed = unsafe { libc::syscall(libc::SYS_close_range, 3_u32, u32::MAX, 0_u32) };
     if closed != 0 {
-        // Kernels before 5.9: close each possible descriptor.
-        let highest = rlimit::Resource::NOFILE
-            .get()
-            .map_or(1024, |(soft, _)| soft.min(1 << 20));
-        for descriptor in 3..highest {
+        for descriptor in 3..bound {
             let _ = nix::unistd::close(i32::try_from(descriptor).unwrap_or(i32::MAX));
         }
     }
@@ -774,7 +771,12 @@ fn bind(source: &Path, target: &Path, kind: BindKind) -> Result<(), String> {
         if let Some(parent) = target.parent() {
             create_folder(parent)?;
         }
-        std::fs::File::create(target)
+        // The root is a fresh tmpfs: a file already there was put by an earlier entry of the
+        // plan, never one to truncate.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(target)
             .map_err(|error| format!("cannot create `{}`: {error}", target.display()))?;
     }
     mount(
@@ -1335,5 +1337,17 @@ mod tests {
         assert!(!lifeline.alive());
         assert!(Lifeline::Runtime(nix::unistd::getppid()).alive());
         assert!(!Lifeline::Runtime(nix::unistd::Pid::from_raw(i32::MAX)).alive());
+    }
+
+    #[test]
+    fn plan_paths_stay_under_the_new_root() {
+        let root = Path::new("/run/skillbox/root");
+        assert_eq!(
+            under_root(root, Path::new("/blobs/0123")).unwrap(),
+            root.join("blobs/0123")
+        );
+        for bad in ["/", "/skills/../../etc", "/../x", "blobs/x", ""] {
+            assert!(under_root(root, Path::new(bad)).is_err(), "{bad:?}");
+        }
     }
 }

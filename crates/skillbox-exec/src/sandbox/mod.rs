@@ -429,8 +429,6 @@ pub struct RootLayout {
     pub binds: Vec<BindMount>,
     /// Empty folders created inside the root (absolute).
     pub folders: Vec<PathBuf>,
-    /// Symlinks created inside the root: `(link, target)`.
-    pub symlinks: Vec<(PathBuf, PathBuf)>,
     /// Size of the writable `/tmp`, in bytes.
     pub tmp_bytes: u64,
     /// What the workspace is.
@@ -631,11 +629,7 @@ impl HelperCommand {
         if let Some(support) = SUPPORT.get() {
             // Probed already in this process; a runtime folder without the cache gets one.
             if let Some(key) = key.filter(|_| !cache.exists()) {
-                let record = ProbeCache {
-                    key,
-                    support: support.clone(),
-                };
-                let _ = write_atomically(cache, &record);
+                store_probe(cache, key, support);
             }
             return support.clone();
         }
@@ -648,13 +642,7 @@ impl HelperCommand {
         }
         let support = SUPPORT.get_or_init(|| self.probe_uncached()).clone();
         if let Some(key) = key {
-            let record = ProbeCache {
-                key,
-                support: support.clone(),
-            };
-            if let Err(error) = write_atomically(cache, &record) {
-                tracing::debug!(%error, cache = %cache.display(), "cannot write the probe cache");
-            }
+            store_probe(cache, key, &support);
         }
         support
     }
@@ -665,11 +653,7 @@ impl HelperCommand {
         let _ = std::fs::remove_file(cache);
         let support = self.probe_uncached();
         if let Some(key) = ProbeKey::current(&self.program) {
-            let record = ProbeCache {
-                key,
-                support: support.clone(),
-            };
-            let _ = write_atomically(cache, &record);
+            store_probe(cache, key, &support);
         }
         support
     }
@@ -768,10 +752,22 @@ fn write_atomically(path: &Path, value: &impl Serialize) -> std::io::Result<()> 
     fs_err::rename(&staging, path)
 }
 
-/// Whether a folder itself can be listed and entered by a user other than its owner (its
-/// parents are not checked: for folders bind-mounted into a minimal root).
+/// Write the probe cache (a failure only costs the next command a probe).
+fn store_probe(cache: &Path, key: ProbeKey, support: &HostSupport) {
+    let record = ProbeCache {
+        key,
+        support: support.clone(),
+    };
+    if let Err(error) = write_atomically(cache, &record) {
+        tracing::debug!(%error, cache = %cache.display(), "cannot write the probe cache");
+    }
+}
+
+/// Whether a file or folder itself can be read and executed (a folder: listed and entered) by
+/// a user other than its owner. Its parents are not checked: for paths bind-mounted into a
+/// minimal root.
 #[must_use]
-pub fn folder_open_to_others(path: &Path) -> bool {
+pub fn open_to_others(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|metadata| metadata.permissions().mode() & 0o005 == 0o005)
 }

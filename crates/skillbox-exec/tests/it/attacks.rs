@@ -5,10 +5,12 @@ use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::time::Duration;
 
+use skillbox_exec::executor::python_run::PythonRun;
 use skillbox_exec::{ErrorType, RunOptions};
 
 use super::support::{
-    Fixture, exists, full_sandbox_or_skip, marker, processes_with, running_as_root, runtime,
+    Fixture, code_run, exists, full_sandbox_or_skip, marker, processes_with, running_as_root,
+    runtime,
 };
 
 fn quick() -> RunOptions {
@@ -18,16 +20,22 @@ fn quick() -> RunOptions {
     }
 }
 
+/// Call tool `index` of `skill` with no arguments, within [`quick`]'s timeout.
+fn call_tool(
+    executor: &skillbox_exec::Executor,
+    skill: &skillbox_core::Skill,
+    index: usize,
+) -> skillbox_exec::ToolCallResult {
+    runtime().block_on(executor.call_tool(
+        skill,
+        &skill.tools[index],
+        serde_json::json!({}),
+        quick(),
+    ))
+}
+
 #[test]
 fn argument_injection_reaches_the_script_literally() {
-    let fixture = Fixture::new();
-    fixture.skill("argv");
-    fixture.file(
-        "argv/scripts/argv.py",
-        "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let args: Vec<String> = [
         "; rm -rf /",
         "$(id)",
@@ -42,42 +50,40 @@ fn argument_injection_reaches_the_script_literally() {
     ]
     .map(String::from)
     .to_vec();
-    let result = runtime().block_on(executor.run(&catalog, "argv", "argv.py", &args, quick()));
+    let result = Fixture::new().run_script(
+        "argv",
+        "argv.py",
+        "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
+        &args,
+        quick(),
+    );
     let received: Vec<String> = serde_json::from_str(result.stdout.trim()).unwrap();
     assert_eq!(received, args, "{result:?}");
 }
 
 #[test]
 fn reading_stdin_gets_end_of_file_at_once() {
-    let fixture = Fixture::new();
-    fixture.skill("stdin");
-    fixture.file(
-        "stdin/scripts/read.py",
-        "import sys\ndata = sys.stdin.read()\nprint(len(data))\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "stdin",
         "read.py",
+        "import sys\ndata = sys.stdin.read()\nprint(len(data))\n",
         &[],
         RunOptions {
             timeout: Some(Duration::from_secs(5)),
             live_output: None,
         },
-    ));
+    );
     assert_eq!(result.stdout, "0\n", "{result:?}");
 }
 
 #[test]
 fn invalid_utf8_output_is_replaced_not_fatal() {
-    let fixture = Fixture::new();
-    fixture.skill("bytes");
-    fixture.file("bytes/scripts/bytes.py", "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end')\nsys.stderr.buffer.write(b'\\xc3')\n");
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "bytes", "bytes.py", &[], quick()));
+    let result = Fixture::new().run_script(
+        "bytes",
+        "bytes.py",
+        "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end')\nsys.stderr.buffer.write(b'\\xc3')\n",
+        &[], quick(),
+    );
     assert!(result.success, "{result:?}");
     assert_eq!(result.stdout, "ok \u{fffd}\u{fffd} end");
     assert_eq!(result.stderr, "\u{fffd}");
@@ -166,12 +172,12 @@ fn symlinks_leaving_the_skill_are_refused() {
 
 #[test]
 fn five_megabytes_of_output_are_capped() {
-    let fixture = Fixture::new();
-    fixture.skill("loud");
-    fixture.file("loud/scripts/flood.py", "import sys\nsys.stdout.write('x' * (5 * 1024 * 1024))\nsys.stderr.write('y' * (5 * 1024 * 1024))\n");
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "loud", "flood.py", &[], quick()));
+    let result = Fixture::new().run_script(
+        "loud",
+        "flood.py",
+        "import sys\nsys.stdout.write('x' * (5 * 1024 * 1024))\nsys.stderr.write('y' * (5 * 1024 * 1024))\n",
+        &[], quick(),
+    );
     assert!(result.success, "{result:?}");
     for stream in [&result.stdout, &result.stderr] {
         assert!(stream.ends_with("\n[output truncated]"));
@@ -181,22 +187,17 @@ fn five_megabytes_of_output_are_capped() {
 
 #[test]
 fn an_infinite_loop_is_killed_at_the_timeout() {
-    let fixture = Fixture::new();
-    fixture.skill("loop");
-    fixture.file("loop/scripts/spin.sh", "#!/bin/bash\nwhile :; do :; done\n");
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let started = std::time::Instant::now();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "loop",
         "spin.sh",
+        "#!/bin/bash\nwhile :; do :; done\n",
         &[],
         RunOptions {
             timeout: Some(Duration::from_millis(500)),
             live_output: None,
         },
-    ));
+    );
     assert_eq!(result.error_type, Some(ErrorType::ExecutionTimeout));
     assert!(started.elapsed() < Duration::from_secs(5));
 }
@@ -206,22 +207,14 @@ fn setsid_escapees_do_not_survive_the_call() {
     if !full_sandbox_or_skip("setsid_escapees_do_not_survive_the_call") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("escape");
     let marker = marker();
-    fixture.file(
-        "escape/scripts/flee.sh",
-        "#!/bin/bash\nsetsid sleep \"$1\" >/dev/null 2>&1 < /dev/null &\nsleep 0.2\necho started\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "escape",
         "flee.sh",
+        "#!/bin/bash\nsetsid sleep \"$1\" >/dev/null 2>&1 < /dev/null &\nsleep 0.2\necho started\n",
         std::slice::from_ref(&marker),
         quick(),
-    ));
+    );
     assert_eq!(result.stdout, "started\n", "{result:?}");
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(
@@ -236,22 +229,14 @@ fn double_forked_daemons_do_not_survive_the_call() {
     if !full_sandbox_or_skip("double_forked_daemons_do_not_survive_the_call") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("daemon");
     let marker = marker();
-    fixture.file(
-        "daemon/scripts/daemonize.py",
-        "import os, sys, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', sys.argv[1]])\n    os._exit(0)\ntime.sleep(0.2)\nprint('parent done')\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "daemon",
         "daemonize.py",
+        "import os, sys, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', sys.argv[1]])\n    os._exit(0)\ntime.sleep(0.2)\nprint('parent done')\n",
         std::slice::from_ref(&marker),
         quick(),
-    ));
+    );
     assert_eq!(result.stdout, "parent done\n", "{result:?}");
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(
@@ -266,26 +251,18 @@ fn a_fork_bomb_is_contained() {
     if !full_sandbox_or_skip("a_fork_bomb_is_contained") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("bomb");
     let marker = marker();
-    fixture.file(
-        "bomb/scripts/bomb.sh",
-        &format!("#!/bin/bash\n# {marker}\nbomb() {{ bomb | bomb & }}\nbomb\nsleep 3\n"),
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let started = std::time::Instant::now();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "bomb",
         "bomb.sh",
+        &format!("#!/bin/bash\n# {marker}\nbomb() {{ bomb | bomb & }}\nbomb\nsleep 3\n"),
         &[],
         RunOptions {
             timeout: Some(Duration::from_secs(4)),
             live_output: None,
         },
-    ));
+    );
     assert!(
         started.elapsed() < Duration::from_secs(15),
         "{:?}",
@@ -311,29 +288,21 @@ fn the_host_environment_and_other_processes_environ_are_not_readable() {
     if !full_sandbox_or_skip("the_host_environment_and_other_processes_environ_are_not_readable") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("snoop");
-    fixture.file(
-        "snoop/scripts/snoop.py",
-        "import os, sys\nprint(sorted(os.environ))\nfor pid in ['1', sys.argv[1], 'self']:\n    try:\n        print(pid, open('/proc/%s/environ' % pid, 'rb').read()[:4000])\n    except Exception as error:\n        print(pid, 'denied', type(error).__name__)\n",
-    );
     // SAFETY-free way to give the runtime process a secret: the test process's own environment.
     let secret = "skillbox-host-secret-5c1e";
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     // The runtime (this test process) holds a secret in its environment via a child we spawn.
     let mut holder = std::process::Command::new("sleep")
         .arg("30")
         .env("HOLDER_SECRET", secret)
         .spawn()
         .unwrap();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "snoop",
         "snoop.py",
+        "import os, sys\nprint(sorted(os.environ))\nfor pid in ['1', sys.argv[1], 'self']:\n    try:\n        print(pid, open('/proc/%s/environ' % pid, 'rb').read()[:4000])\n    except Exception as error:\n        print(pid, 'denied', type(error).__name__)\n",
         &[holder.id().to_string()],
         quick(),
-    ));
+    );
     let _ = holder.kill();
     let _ = holder.wait();
     assert!(result.success, "{result:?}");
@@ -351,7 +320,6 @@ fn writes_outside_the_workspace_are_denied() {
         return;
     }
     let fixture = Fixture::new();
-    fixture.skill("writer");
     let name = format!("skillbox-attack-{}", marker());
     let targets = [
         std::env::temp_dir().join(&name),
@@ -359,17 +327,11 @@ fn writes_outside_the_workspace_are_denied() {
         fixture.root.path().join("writer").join(&name),
         fixture.root.path().join("writer/SKILL.md"),
     ];
-    fixture.file(
-        "writer/scripts/write.py",
-        "import os, sys\nfor path in sys.argv[1:]:\n    try:\n        with open(path, 'a') as handle:\n            handle.write('owned')\n        print('WROTE', path)\n    except Exception as error:\n        print('denied', path, type(error).__name__)\nopen(os.path.join(os.environ['SKILLBOX_WORKSPACE'], 'ok.txt'), 'w').write('fine')\nprint('workspace ok')\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let args: Vec<String> = targets
         .iter()
         .map(|path| path.display().to_string())
         .collect();
-    let result = runtime().block_on(executor.run(&catalog, "writer", "write.py", &args, quick()));
+    let result = fixture.run_script("writer", "write.py", "import os, sys\nfor path in sys.argv[1:]:\n    try:\n        with open(path, 'a') as handle:\n            handle.write('owned')\n        print('WROTE', path)\n    except Exception as error:\n        print('denied', path, type(error).__name__)\nopen(os.path.join(os.environ['SKILLBOX_WORKSPACE'], 'ok.txt'), 'w').write('fine')\nprint('workspace ok')\n", &args, quick());
     assert!(result.stdout.contains("workspace ok"), "{result:?}");
     // The run's /tmp is a private scratch folder of its own: a write there lands nowhere on
     // the host. Every other target is refused outright.
@@ -397,16 +359,12 @@ fn tcp_to_a_loopback_listener_is_blocked() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let fixture = Fixture::new();
-    fixture.skill("net");
-    fixture.file(
-        "net/scripts/tcp.py",
+    let result = Fixture::new().run_script(
+        "net",
+        "tcp.py",
         "import socket, sys\ntry:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3).sendall(b'leak')\n    print('CONNECTED')\nexcept Exception as error:\n    print('blocked', type(error).__name__)\n",
+        &[port.to_string()], quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result =
-        runtime().block_on(executor.run(&catalog, "net", "tcp.py", &[port.to_string()], quick()));
     assert!(result.stdout.starts_with("blocked"), "{result:?}");
     assert!(
         listener.accept().is_err(),
@@ -424,16 +382,12 @@ fn udp_to_a_loopback_socket_is_blocked() {
         .set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
     let port = socket.local_addr().unwrap().port();
-    let fixture = Fixture::new();
-    fixture.skill("udp");
-    fixture.file(
-        "udp/scripts/udp.py",
+    let result = Fixture::new().run_script(
+        "udp",
+        "udp.py",
         "import socket, sys\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', int(sys.argv[1])))\n    print('SENT')\nexcept Exception as error:\n    print('blocked', type(error).__name__)\n",
+        &[port.to_string()], quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result =
-        runtime().block_on(executor.run(&catalog, "udp", "udp.py", &[port.to_string()], quick()));
     assert!(result.stdout.starts_with("blocked"), "{result:?}");
     let mut buffer = [0u8; 16];
     assert!(
@@ -447,15 +401,12 @@ fn scripts_do_not_run_as_root_and_cannot_regain_it() {
     if !full_sandbox_or_skip("scripts_do_not_run_as_root_and_cannot_regain_it") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("root");
-    fixture.file(
-        "root/scripts/whoami.py",
+    let result = Fixture::new().run_script(
+        "root",
+        "whoami.py",
         "import os\nprint(os.getuid(), os.geteuid(), os.getgroups())\ntry:\n    os.setuid(0)\n    print('BECAME ROOT')\nexcept Exception as error:\n    print('setuid denied', type(error).__name__)\nprint([line for line in open('/proc/self/status') if line.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))])\n",
+        &[], quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "root", "whoami.py", &[], quick()));
     let ids: Vec<&str> = result
         .stdout
         .lines()
@@ -489,15 +440,13 @@ fn the_sandbox_sees_only_its_own_processes() {
     if !full_sandbox_or_skip("the_sandbox_sees_only_its_own_processes") {
         return;
     }
-    let fixture = Fixture::new();
-    fixture.skill("ps");
-    fixture.file(
-        "ps/scripts/ps.py",
+    let result = Fixture::new().run_script(
+        "ps",
+        "ps.py",
         "import os\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n",
+        &[],
+        quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "ps", "ps.py", &[], quick()));
     assert_eq!(result.stdout.trim(), "[1]", "{result:?}");
 }
 
@@ -507,7 +456,6 @@ fn reading_the_home_folder_is_denied() {
         return;
     }
     let fixture = Fixture::new();
-    fixture.skill("reader");
     let secret_file = fixture.workspaces.path().join("host-secret.txt");
     std::fs::write(&secret_file, "top secret").unwrap();
     std::fs::set_permissions(
@@ -515,19 +463,13 @@ fn reading_the_home_folder_is_denied() {
         std::os::unix::fs::PermissionsExt::from_mode(0o644),
     )
     .unwrap();
-    fixture.file(
-        "reader/scripts/read.py",
-        "import sys\nfor path in sys.argv[1:]:\n    try:\n        print('READ', open(path).read()[:20])\n    except Exception as error:\n        print('denied', type(error).__name__)\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let args = vec![
         secret_file.display().to_string(),
         format!("{home}/.bashrc"),
         "/etc/shadow".into(),
     ];
-    let result = runtime().block_on(executor.run(&catalog, "reader", "read.py", &args, quick()));
+    let result = fixture.run_script("reader", "read.py", "import sys\nfor path in sys.argv[1:]:\n    try:\n        print('READ', open(path).read()[:20])\n    except Exception as error:\n        print('denied', type(error).__name__)\n", &args, quick());
     assert!(!result.stdout.contains("READ"), "{result:?}");
     let mut unused = String::new();
     let _ = std::io::stdin().read_to_string(&mut unused);
@@ -673,14 +615,8 @@ fn a_handler_cannot_turn_the_next_call_folder_into_a_host_folder() {
     let catalog = fixture.catalog();
     let executor = fixture.executor();
     let skill = catalog.get("planter").unwrap();
-    let runtime = runtime();
     for _ in 0..4 {
-        let result = runtime.block_on(executor.call_tool(
-            skill,
-            &skill.tools[0],
-            serde_json::json!({}),
-            quick(),
-        ));
+        let result = call_tool(&executor, skill, 0);
         assert!(result.error_type.is_none(), "{result:?}");
         assert!(result.warm);
     }
@@ -727,12 +663,6 @@ fn a_runtime_folder_made_by_another_user_is_refused() {
 
 #[test]
 fn descriptors_the_runtime_holds_open_do_not_reach_scripts() {
-    let fixture = Fixture::new();
-    fixture.skill("fds");
-    fixture.file(
-        "fds/scripts/fds.py",
-        "import os\nfound = []\nfor fd in range(3, 256):\n    try:\n        os.lseek(fd, 0, 0)\n        found.append(os.read(fd, 200).decode('utf-8', 'replace'))\n    except OSError:\n        pass\nprint(found)\n",
-    );
     let secrets = tempfile::tempdir().unwrap();
     let secret_file = secrets.path().join("secret.txt");
     std::fs::write(&secret_file, "inherited-descriptor-secret").unwrap();
@@ -743,9 +673,13 @@ fn descriptors_the_runtime_holds_open_do_not_reach_scripts() {
         nix::sys::stat::Mode::empty(),
     )
     .unwrap();
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "fds", "fds.py", &[], quick()));
+    let result = Fixture::new().run_script(
+        "fds",
+        "fds.py",
+        "import os\nfound = []\nfor fd in range(3, 256):\n    try:\n        os.lseek(fd, 0, 0)\n        found.append(os.read(fd, 200).decode('utf-8', 'replace'))\n    except OSError:\n        pass\nprint(found)\n",
+        &[],
+        quick(),
+    );
     drop(held);
     assert!(result.success, "{result:?}");
     assert!(
@@ -801,28 +735,30 @@ print("fork", os.waitpid(pid, 0)[1] >> 8)
 
 #[test]
 fn two_runtimes_never_lease_the_same_uid() {
-    if !running_as_root("two_runtimes_never_lease_the_same_uid") {
-        return;
-    }
-    // Two pools starting at the same place, as two runtime processes would be.
-    let first = std::sync::Arc::new(skillbox_exec::sandbox::UidPool::default());
-    let second = std::sync::Arc::new(skillbox_exec::sandbox::UidPool::default());
+    use skillbox_exec::sandbox::{UidLease, UidPool};
+    let locks = tempfile::tempdir().unwrap();
+    // Pools starting at the same place, as two runtime processes would be.
+    let pool = || std::sync::Arc::new(UidPool::with_lock_directory(locks.path(), 0));
+    let first = pool();
+    let second = pool();
     let mut held = Vec::new();
     for _ in 0..8 {
         let a = first.lease().unwrap();
         let b = second.lease().unwrap();
         assert_ne!(a.uid, b.uid);
-        assert!(held.iter().all(
-            |lease: &skillbox_exec::sandbox::UidLease| lease.uid != a.uid && lease.uid != b.uid
-        ));
+        assert!(
+            held.iter()
+                .all(|lease: &UidLease| lease.uid != a.uid && lease.uid != b.uid)
+        );
         held.push(a);
         held.push(b);
     }
-    // Released uids are free again for the other runtime.
-    let released = held.remove(0).uid;
+    // Released uids are free again for another runtime: one starting where the first did
+    // passes over the first uid leased above while it is held, and gets it once released.
+    let released = held[0].uid;
+    assert_ne!(pool().lease().unwrap().uid, released);
     drop(held);
-    let again: Vec<u32> = (0..32).map(|_| second.lease().unwrap().uid).collect();
-    assert!(again.contains(&released) || !again.is_empty());
+    assert_eq!(pool().lease().unwrap().uid, released);
 }
 
 #[test]
@@ -908,12 +844,7 @@ fn scripts_and_handlers_run_from_a_private_folder_and_see_only_their_root() {
         config.workers.enabled = warm;
         let executor = skillbox_exec::Executor::new(config).unwrap();
         let skill = catalog.get("private").unwrap();
-        let called = runtime.block_on(executor.call_tool(
-            skill,
-            &skill.tools[0],
-            serde_json::json!({}),
-            quick(),
-        ));
+        let called = call_tool(&executor, skill, 0);
         assert!(called.error_type.is_none(), "{called:?}");
         assert_eq!(called.value["skill"], "/skill");
         assert_eq!(called.value["exists"], true, "{called:?}");
@@ -990,25 +921,17 @@ fn the_first_process_cannot_outlive_its_call_by_leaving_the_helpers_session() {
     }
     // The program is PID 1 of its namespace: if it leaves the helper's process group, the
     // timeout's group kill misses it, and only the helper's death can take it down.
-    let fixture = Fixture::new();
-    fixture.skill("linger");
     let marker = marker();
-    fixture.file(
-        "linger/scripts/linger.py",
-        "import ctypes, os, sys, time\nlibc = ctypes.CDLL(None, use_errno=True)\nPR_SET_PDEATHSIG = 1\ncleared = libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)\nos.setsid()\nprint('pid', os.getpid(), 'cleared', cleared, flush=True)\ntime.sleep(60)\n",
-    );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(
-        &catalog,
+    let result = Fixture::new().run_script(
         "linger",
         "linger.py",
+        "import ctypes, os, sys, time\nlibc = ctypes.CDLL(None, use_errno=True)\nPR_SET_PDEATHSIG = 1\ncleared = libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)\nos.setsid()\nprint('pid', os.getpid(), 'cleared', cleared, flush=True)\ntime.sleep(60)\n",
         std::slice::from_ref(&marker),
         RunOptions {
             timeout: Some(Duration::from_millis(1_500)),
             live_output: None,
         },
-    ));
+    );
     assert_eq!(
         result.error_type,
         Some(ErrorType::ExecutionTimeout),
@@ -1038,7 +961,6 @@ fn a_link_planted_in_the_operators_workdir_never_makes_the_helper_chown_a_host_f
     ) {
         return;
     }
-    use skillbox_exec::executor::python_run::{PythonRun, PythonTarget};
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let fixture = Fixture::new();
     // `--workdir`: one folder every run writes in (open to every run's uid).
@@ -1050,25 +972,15 @@ fn a_link_planted_in_the_operators_workdir_never_makes_the_helper_chown_a_host_f
     let mut config = fixture.config();
     config.working_directory = Some(workdir.path().to_path_buf());
     let executor = skillbox_exec::Executor::new(config).unwrap();
-    let code = |code: &str| PythonRun {
-        target: PythonTarget::Code {
-            code: code.to_owned(),
-            entrypoint: "main".to_owned(),
-        },
-        args: serde_json::json!({}),
-        mount_skills: Vec::new(),
-        input_blobs: Vec::new(),
-        timeout: Duration::from_secs(20),
-    };
     let runtime = runtime();
     // The first run swaps its `out/` for a link to a host folder; the next run's helper (root,
     // before the program starts) prepares `out/` again.
-    let planted = runtime.block_on(executor.run_python(code(&format!(
+    let planted = runtime.block_on(executor.run_python(code_run(&format!(
         "import os\ndef main(args):\n    os.rmdir('out')\n    os.symlink({victim:?}, 'out')\n    return os.readlink('out')\n",
         victim = victim.path().display().to_string()
     ))));
     assert!(planted.result.is_ok(), "{:?}", planted.result);
-    let next = runtime.block_on(executor.run_python(code("def main(args):\n    return 1\n")));
+    let next = runtime.block_on(executor.run_python(code_run("def main(args):\n    return 1\n")));
     let after = std::fs::metadata(victim.path()).unwrap();
     assert_eq!(
         (after.uid(), after.gid(), after.mode()),
@@ -1108,13 +1020,7 @@ fn a_warm_workers_answer_is_bounded_like_a_handlers_output() {
     let catalog = fixture.catalog();
     let executor = fixture.executor();
     let skill = catalog.get("flood").unwrap();
-    let runtime = runtime();
-    let flooded = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[0],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let flooded = call_tool(&executor, skill, 0);
     assert!(flooded.warm, "{flooded:?}");
     assert_eq!(
         flooded.error_type,
@@ -1125,19 +1031,9 @@ fn a_warm_workers_answer_is_bounded_like_a_handlers_output() {
     let message = flooded.value["error"].as_str().unwrap_or_default();
     assert!(message.contains("larger than"), "{message:.300}");
     // The worker that flooded is gone; the next call gets a fresh one.
-    let next = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[1],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let next = call_tool(&executor, skill, 1);
     assert_eq!(next.value, serde_json::json!("fine"), "{next:?}");
-    let forged = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[2],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let forged = call_tool(&executor, skill, 2);
     assert_eq!(
         forged.error_type,
         Some(ErrorType::ExecutionFailed),
@@ -1150,12 +1046,7 @@ fn a_warm_workers_answer_is_bounded_like_a_handlers_output() {
             .contains("out of turn"),
         "{forged:?}"
     );
-    let after = runtime.block_on(executor.call_tool(
-        skill,
-        &skill.tools[1],
-        serde_json::json!({}),
-        quick(),
-    ));
+    let after = call_tool(&executor, skill, 1);
     assert_eq!(after.value, serde_json::json!("fine"), "{after:?}");
 }
 
@@ -1171,15 +1062,12 @@ fn x32_system_call_numbers_do_not_slip_past_the_filter() {
     // On kernels built with the x32 ABI, `nr | 0x40000000` is the same call under the same
     // audit arch, so a filter that only knows the x86_64 numbers would let `unshare` through.
     // Kernels without x32 answer ENOSYS; the filter must answer first, with EPERM.
-    let fixture = Fixture::new();
-    fixture.skill("x32");
-    fixture.file(
-        "x32/scripts/x32.py",
+    let result = Fixture::new().run_script(
+        "x32",
+        "x32.py",
         "import ctypes, errno\nlibc = ctypes.CDLL(None, use_errno=True)\nX32 = 0x40000000\nfor name, number, args in [('unshare', 272, (0x10000000,)), ('getpid', 39, ())]:\n    result = libc.syscall(X32 | number, *args)\n    print(name, errno.errorcode.get(ctypes.get_errno(), '?') if result == -1 else 'ok')\n",
+        &[], quick(),
     );
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "x32", "x32.py", &[], quick()));
     assert_eq!(result.stdout, "unshare EPERM\ngetpid EPERM\n", "{result:?}");
 }
 
@@ -1187,19 +1075,12 @@ fn x32_system_call_numbers_do_not_slip_past_the_filter() {
 fn a_run_cannot_make_the_output_copy_list_without_bound() {
     // Empty files and folders cost a run nothing of its size limit; the helper (root) and the
     // runtime must not list, mirror and report each of them.
-    use skillbox_exec::executor::python_run::{PythonRun, PythonTarget};
     let fixture = Fixture::new();
     let executor = fixture.executor();
     let code = "import os\ndef main(args):\n    for n in range(20000):\n        open('out/f%05d' % n, 'w').close()\n    for n in range(3000):\n        os.mkdir('out/d%05d' % n)\n    return 'made'\n";
     let outcome = runtime().block_on(executor.run_python(PythonRun {
-        target: PythonTarget::Code {
-            code: code.to_owned(),
-            entrypoint: "main".to_owned(),
-        },
-        args: serde_json::json!({}),
-        mount_skills: Vec::new(),
-        input_blobs: Vec::new(),
         timeout: Duration::from_secs(60),
+        ..code_run(code)
     }));
     assert_eq!(
         outcome.result,
@@ -1341,16 +1222,13 @@ fn the_hosts_devices_are_usable_but_their_times_cannot_be_changed() {
     }
     // The minimal root shows the host's own device nodes; the run may write to `/dev/null`
     // (mode 0666), which without a read-only mount would also let it set the host node's times.
-    let fixture = Fixture::new();
-    fixture.skill("devices");
-    fixture.file(
-        "devices/scripts/devices.py",
-        "import os\nwith open('/dev/null', 'w') as sink:\n    print('written', sink.write('x'))\ntry:\n    os.utime('/dev/null', None)\n    print('times changed')\nexcept OSError as error:\n    print('times refused', error.errno)\n",
-    );
     let before = std::fs::metadata("/dev/null").unwrap().modified().unwrap();
-    let catalog = fixture.catalog();
-    let executor = fixture.executor();
-    let result = runtime().block_on(executor.run(&catalog, "devices", "devices.py", &[], quick()));
+    let result = Fixture::new().run_script(
+        "devices",
+        "devices.py",
+        "import os\nwith open('/dev/null', 'w') as sink:\n    print('written', sink.write('x'))\ntry:\n    os.utime('/dev/null', None)\n    print('times changed')\nexcept OSError as error:\n    print('times refused', error.errno)\n",
+        &[], quick(),
+    );
     assert_eq!(
         result.stdout,
         format!("written 1\ntimes refused {}\n", libc::EROFS),
@@ -1359,5 +1237,49 @@ fn the_hosts_devices_are_usable_but_their_times_cannot_be_changed() {
     assert_eq!(
         std::fs::metadata("/dev/null").unwrap().modified().unwrap(),
         before
+    );
+}
+
+#[test]
+fn extensionless_executables_never_make_the_helper_show_a_host_folder() {
+    let fixture = Fixture::new();
+    // A host file no run is shown: any view of the host's tree would reveal it.
+    let hidden = tempfile::tempdir().unwrap();
+    let marker = hidden.path().join("host-only-marker");
+    std::fs::write(&marker, "host").unwrap();
+    let probe = format!(
+        "#!/bin/sh\nif [ -e {marker:?} ]; then echo host-tree-visible; fi\necho ran\n",
+        marker = marker.display().to_string()
+    );
+    fixture.skill("bare");
+    // At the skill root (its installation prefix would be `/`) and in scripts/ (`/skill`).
+    fixture.file("bare/tool", &probe);
+    fixture.file("bare/scripts/helper", &probe);
+    fixture.file(
+        "bare/tools.json",
+        r#"[{"name": "bare", "description": "An extensionless handler", "script": "tool"}]"#,
+    );
+    let catalog = fixture.catalog();
+    let executor = fixture.executor();
+    // Only a minimal root hides the host's tree; a weaker sandbox shows host paths anyway.
+    let expected = if executor.layers().namespaces {
+        "ran"
+    } else {
+        ""
+    };
+    let runtime = runtime();
+    for script in ["tool", "helper", "scripts/helper"] {
+        let result = runtime.block_on(executor.run(&catalog, "bare", script, &[], quick()));
+        assert!(result.success, "{script}: {result:?}");
+        assert!(result.stdout.ends_with("ran\n"), "{script}: {result:?}");
+        assert!(result.stdout.starts_with(expected), "{script}: {result:?}");
+    }
+    let skill = catalog.get("bare").unwrap();
+    let called = call_tool(&executor, skill, 0);
+    assert!(called.error_type.is_none(), "{called:?}");
+    let answer = called.value.as_str().unwrap_or_default();
+    assert!(
+        answer.ends_with("ran") && answer.starts_with(expected),
+        "{called:?}"
     );
 }

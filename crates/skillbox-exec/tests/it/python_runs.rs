@@ -4,9 +4,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skillbox_exec::executor::python_run::{InputBlob, PythonRun, PythonRunOutcome, PythonTarget};
+use skillbox_exec::executor::python_run::{InputBlob, PythonRunOutcome};
 
-use super::support::{Fixture, full_sandbox_or_skip, marker, processes_with, runtime};
+use super::support::{
+    Fixture, code_run, export_run, full_sandbox_or_skip, marker, processes_with, runtime,
+};
 
 const TOML: &str = "name = \"demo.calc.add\"\nversion = \"1.2.0\"\ndescription = \"Adds.\"\nkind = \"action\"\n\n[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\nexport = \"run\"\n";
 
@@ -27,29 +29,6 @@ fn calc_fixture() -> Fixture {
         "def total(numbers):\n    return sum(numbers)\n",
     );
     fixture
-}
-
-fn export_run(skill: &skillbox_core::Skill, args: Value) -> PythonRun<'_> {
-    PythonRun {
-        target: PythonTarget::Export(skill),
-        args,
-        mount_skills: Vec::new(),
-        input_blobs: Vec::new(),
-        timeout: Duration::from_secs(20),
-    }
-}
-
-fn code_run(code: &str) -> PythonRun<'static> {
-    PythonRun {
-        target: PythonTarget::Code {
-            code: code.to_owned(),
-            entrypoint: "main".to_owned(),
-        },
-        args: json!({}),
-        mount_skills: Vec::new(),
-        input_blobs: Vec::new(),
-        timeout: Duration::from_secs(20),
-    }
 }
 
 fn output(outcome: &PythonRunOutcome) -> &Value {

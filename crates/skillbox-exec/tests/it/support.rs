@@ -6,8 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
+use skillbox_exec::executor::python_run::{PythonRun, PythonTarget};
 use skillbox_exec::sandbox::HelperCommand;
-use skillbox_exec::{Executor, ExecutorConfig, SandboxPolicy, WorkerPoolConfig};
+use skillbox_exec::{
+    Executor, ExecutorConfig, RunOptions, SandboxPolicy, ScriptResult, WorkerPoolConfig,
+};
 
 /// A skill tree in a temporary folder the sandbox user can read.
 pub struct Fixture {
@@ -75,6 +78,47 @@ impl Fixture {
 
     pub fn executor(&self) -> Executor {
         Executor::new(self.config()).unwrap()
+    }
+
+    /// Add skill `skill` with `scripts/<file>` holding `code`, and run that script once with
+    /// `args` on a fresh executor.
+    pub fn run_script(
+        &self,
+        skill: &str,
+        file: &str,
+        code: &str,
+        args: &[String],
+        options: RunOptions,
+    ) -> ScriptResult {
+        self.skill(skill);
+        self.file(&format!("{skill}/scripts/{file}"), code);
+        let catalog = self.catalog();
+        runtime().block_on(self.executor().run(&catalog, skill, file, args, options))
+    }
+}
+
+/// An `execute_skill` run of `skill`'s export with `args`, no mounts or blobs.
+pub fn export_run(skill: &skillbox_core::Skill, args: serde_json::Value) -> PythonRun<'_> {
+    PythonRun {
+        target: PythonTarget::Export(skill),
+        args,
+        mount_skills: Vec::new(),
+        input_blobs: Vec::new(),
+        timeout: Duration::from_secs(20),
+    }
+}
+
+/// A `run_code` run of `code`'s `main`, with no arguments, mounts or blobs.
+pub fn code_run(code: &str) -> PythonRun<'static> {
+    PythonRun {
+        target: PythonTarget::Code {
+            code: code.to_owned(),
+            entrypoint: "main".to_owned(),
+        },
+        args: serde_json::json!({}),
+        mount_skills: Vec::new(),
+        input_blobs: Vec::new(),
+        timeout: Duration::from_secs(20),
     }
 }
 

@@ -2,15 +2,13 @@
 //! path (script, preprocessing command, tools.json handler, export, mounted skill), and each
 //! refusal is typed `Untrusted`, says what to run, and is audited.
 
-use std::time::Duration;
-
 use serde_json::json;
 use skillbox_core::trust::TrustStore;
 use skillbox_core::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot, TrustGate};
-use skillbox_exec::executor::python_run::{PythonRun, PythonTarget};
+use skillbox_exec::executor::python_run::PythonRun;
 use skillbox_exec::{ErrorType, Executor, RunOptions};
 
-use super::support::{Fixture, runtime};
+use super::support::{Fixture, code_run, export_run, runtime};
 
 const TOML: &str = "name = \"demo.export\"\nversion = \"1.0.0\"\ndescription = \"Exports.\"\nkind = \"action\"\n\n[runtime]\nlanguage = \"python\"\nentrypoint = \"code/main.py\"\nexport = \"run\"\n";
 
@@ -67,15 +65,9 @@ fn every_path(catalog: &SkillCatalog, executor: &Executor) -> Vec<(&'static str,
     let command = runtime.block_on(executor.run_command(gated, "echo hi", RunOptions::default()));
     let handler =
         runtime.block_on(executor.call_tool(gated, tool, json!({}), RunOptions::default()));
-    let python = |target, mount_skills| {
+    let python = |run| {
         runtime
-            .block_on(executor.run_python(PythonRun {
-                target,
-                args: json!({}),
-                mount_skills,
-                input_blobs: Vec::new(),
-                timeout: Duration::from_secs(20),
-            }))
+            .block_on(executor.run_python(run))
             .result
             .err()
             .map(|failure| format!("{}: {}", failure.error_type, failure.message))
@@ -93,16 +85,13 @@ fn every_path(catalog: &SkillCatalog, executor: &Executor) -> Vec<(&'static str,
                 handler.value["error"].as_str().map(str::to_owned),
             ),
         ),
-        ("export", python(PythonTarget::Export(export), Vec::new())),
+        ("export", python(export_run(export, json!({})))),
         (
             "mounted",
-            python(
-                PythonTarget::Code {
-                    code: "def main(args):\n    return 1\n".to_owned(),
-                    entrypoint: "main".to_owned(),
-                },
-                vec![gated],
-            ),
+            python(PythonRun {
+                mount_skills: vec![gated],
+                ..code_run("def main(args):\n    return 1\n")
+            }),
         ),
     ]
 }
