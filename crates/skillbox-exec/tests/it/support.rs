@@ -204,11 +204,7 @@ impl Fixture {
     }
 }
 
-/// Whether the tests run as root (needed for uid checks and chown).
+/// Whether the tests run as root (needed for uid checks and chown); says so when a test skips.
 pub fn running_as_root(test: &str) -> bool {
-    if nix::unistd::geteuid().is_root() {
-        return true;
-    }
-    eprintln!("SKIPPED {test}: needs root");
-    false
+    skillbox_testkit::running_as_root(test, "uid checks and chown")
 }
