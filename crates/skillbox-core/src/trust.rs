@@ -17,9 +17,10 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
+use fs_err::os::unix::fs::OpenOptionsExt as _;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot};
@@ -323,18 +324,16 @@ impl TrustStore {
             .parent()
             .filter(|folder| !folder.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        if !folder.is_dir() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(CONFIG_FOLDER_MODE)
-                .create(folder)
-                .map_err(|error| {
-                    TrustError::Io(format!(
-                        "cannot create the config folder `{}`: {error}",
-                        folder.display()
-                    ))
-                })?;
-        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(CONFIG_FOLDER_MODE)
+            .create(folder)
+            .map_err(|error| {
+                TrustError::Io(format!(
+                    "cannot create the config folder `{}`: {error}",
+                    folder.display()
+                ))
+            })?;
         let mut roots = BTreeMap::new();
         for (root, entry) in &self.roots {
             let key = root
@@ -356,19 +355,12 @@ impl TrustStore {
             }
             _ => {}
         }
-        let written = std::fs::OpenOptions::new()
+        // `create_new` (`O_EXCL`) refuses a symlink planted at the name, as any existing entry.
+        let written = fs_err::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(TRUST_FILE_MODE)
-            .custom_flags(libc::O_NOFOLLOW)
             .open(&temporary)
-            .map(|file| fs_err::File::from_parts(file, &temporary))
-            .map_err(|error| {
-                std::io::Error::new(
-                    error.kind(),
-                    format!("cannot create `{}`: {error}", temporary.display()),
-                )
-            })
             .and_then(|mut file| {
                 file.write_all(&text)?;
                 file.sync_all()
@@ -869,7 +861,6 @@ mod tests {
 
     #[test]
     fn a_trust_file_others_could_change_is_not_believed() {
-        use std::os::unix::fs::PermissionsExt;
         let project = Project::new();
         project.trust(None);
         let set_mode = |path: &Path, mode: u32| {
