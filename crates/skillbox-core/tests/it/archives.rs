@@ -1,27 +1,12 @@
 //! Archives read only as far as asked (issue 15): entries are decompressed when read, never
 //! past their declared size, and all the archives of one catalog share one memory budget.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use skillbox_core::{CatalogLimits, CatalogOptions, SkillCatalog, SkillRoot};
+use skillbox_core::CatalogLimits;
 
-fn skill_md(name: &str, description: &str) -> String {
-    format!("---\nname: {name}\ndescription: {description}\n---\nBody of {description}\n")
-}
-
-fn load_with(roots: &[&Path], limits: CatalogLimits) -> SkillCatalog {
-    SkillCatalog::load(&CatalogOptions {
-        roots: roots
-            .iter()
-            .map(|root| SkillRoot::explicit(*root))
-            .collect(),
-        limits,
-        ..CatalogOptions::default()
-    })
-    .unwrap()
-}
+use crate::{load, load_with, skill_md};
 
 fn deflated() -> zip::write::SimpleFileOptions {
     zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated)
@@ -57,7 +42,7 @@ fn an_archive_entry_is_decompressed_only_when_read() {
     let temp = tempfile::tempdir().unwrap();
     let archive: PathBuf = temp.path().join("lazy.skill");
     archive_with_a_corrupt_entry(&archive);
-    let catalog = load_with(&[&archive], CatalogLimits::default());
+    let catalog = load(&[&archive]);
     assert!(catalog.skipped().is_empty(), "{:#?}", catalog.skipped());
     let skill = catalog.get("lazy").unwrap();
     assert_eq!(skill.body().unwrap().text.as_ref(), "Body of read lazily");
