@@ -11,8 +11,10 @@
 //!
 //! Roots the user named (`--root`, `serve ROOT`, `SKILLBOX_ROOTS`) and the user-level roots
 //! (`~/.claude/skills`, `~/.agents/skills`) are the user's own choice and always trusted.
-//! [`TrustGate`] is what the executor asks before running a skill's code; digests are computed
-//! there, for the one skill about to run, never for the whole catalog.
+//! [`TrustGate`] is what the executor asks before running a skill's code, and what `list` and
+//! `show` ask to mark skills. Under `pin` each answer digests the skill's files: a run digests
+//! the one skill about to run (never the whole catalog at start), a listing the project skills
+//! it shows.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -567,8 +569,10 @@ impl fmt::Display for Untrusted {
 
 /// What the executor asks before running a skill's code. The default gate trusts everything
 /// (library users, explicit roots); [`TrustGate::for_roots`] makes one that holds back the
-/// project-level roots until the user trusts them. The trust file is read at each check, so
-/// `skillbox trust` and `untrust` take effect in a running server too.
+/// project-level roots until the user trusts them. The trust file is read at each
+/// [`TrustGate::verdict`], so `skillbox trust` and `untrust` take effect in a running server
+/// too; a listing reads it once ([`TrustGate::read_store`]) and asks
+/// [`TrustGate::verdict_with`] for each skill.
 #[derive(Debug, Clone, Default)]
 pub struct TrustGate {
     store_path: Option<PathBuf>,
@@ -614,9 +618,38 @@ impl TrustGate {
         self.gated_root(skill).is_some()
     }
 
-    /// Whether the skill's code may run now. Under `pin` this digests the skill's files.
+    /// Whether the skill's code may run now, reading the trust file afresh. Under `pin` this
+    /// digests the skill's files.
     #[must_use]
     pub fn verdict(&self, skill: &Skill) -> TrustVerdict {
+        if !self.is_gated(skill) {
+            return TrustVerdict::Trusted;
+        }
+        self.verdict_with(&self.read_store(), skill)
+    }
+
+    /// The trust file, read once for judging many skills with [`TrustGate::verdict_with`];
+    /// `Ok(None)` when no trust file is known or no root is gated (nothing is read then).
+    ///
+    /// # Errors
+    /// As [`TrustStore::load`]; [`TrustGate::verdict_with`] turns the error into an
+    /// `unverifiable` verdict for every gated skill.
+    pub fn read_store(&self) -> Result<Option<TrustStore>, TrustError> {
+        match &self.store_path {
+            Some(store_path) if !self.gated.is_empty() => TrustStore::load(store_path).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the skill's code may run, as [`TrustGate::verdict`] answers it, against a trust
+    /// file already read with [`TrustGate::read_store`]. Under `pin` this digests the skill's
+    /// files.
+    #[must_use]
+    pub fn verdict_with(
+        &self,
+        store: &Result<Option<TrustStore>, TrustError>,
+        skill: &Skill,
+    ) -> TrustVerdict {
         let Some(gated) = self.gated_root(skill) else {
             return TrustVerdict::Trusted;
         };
@@ -627,11 +660,9 @@ impl TrustGate {
                 reason,
             })
         };
-        let Some(store_path) = &self.store_path else {
-            return untrusted(UntrustedReason::NeverTrusted);
-        };
-        let store = match TrustStore::load(store_path) {
-            Ok(store) => store,
+        let store = match store {
+            Ok(Some(store)) => store,
+            Ok(None) => return untrusted(UntrustedReason::NeverTrusted),
             Err(error) => return untrusted(UntrustedReason::Unverifiable(error.to_string())),
         };
         let Some(entry) = store.get(&gated.canonical) else {
@@ -736,13 +767,19 @@ mod tests {
             TrustGate::for_roots(&self.roots(), Some(self.store_path.clone()))
         }
 
+        /// Each skill's label, as a listing finds them: the trust file read once.
         fn labels(&self) -> Vec<(String, &'static str)> {
             let catalog = self.catalog();
             let gate = self.gate();
+            let store = gate.read_store();
             catalog
                 .skills()
                 .iter()
-                .map(|skill| (skill.name().to_owned(), gate.verdict(skill).label()))
+                .map(|skill| {
+                    let label = gate.verdict_with(&store, skill).label();
+                    assert_eq!(gate.verdict(skill).label(), label, "{}", skill.name());
+                    (skill.name().to_owned(), label)
+                })
                 .collect()
         }
 
@@ -824,6 +861,27 @@ mod tests {
         store.untrust_root(&project.root()).unwrap();
         store.save().unwrap();
         assert_eq!(project.labels()[0].1, "untrusted");
+    }
+
+    #[test]
+    fn a_listing_judges_every_skill_by_one_reading_of_the_trust_file() {
+        let project = Project::new();
+        project.trust(None);
+        let catalog = project.catalog();
+        let gate = project.gate();
+        let store = gate.read_store();
+        // Later changes to the file are not seen by verdicts against the earlier reading.
+        std::fs::write(&project.store_path, "{").unwrap();
+        for skill in catalog.skills() {
+            assert_eq!(gate.verdict_with(&store, skill), TrustVerdict::Trusted);
+            assert_eq!(gate.verdict(skill).label(), "unverifiable");
+        }
+        // A gate over roots none of which is gated reads nothing.
+        let explicit = TrustGate::for_roots(
+            &[SkillRoot::explicit(project.root())],
+            Some(project.store_path.clone()),
+        );
+        assert!(matches!(explicit.read_store(), Ok(None)));
     }
 
     #[test]
