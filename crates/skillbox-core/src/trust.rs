@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot};
 use crate::error::CatalogError;
+use crate::ownership::{OwnershipProblem, ownership_problem};
 use crate::skill::Skill;
 use crate::source::contained_relative_path;
 
@@ -49,32 +50,17 @@ pub const WHOLE_ROOT_SKILL_KEY: &str = ".";
 /// Refuse a trust file that another user owns or could write, directly or by replacing a
 /// folder above it: a file planted in a shared config folder must not decide what runs. Folders
 /// writable by others are accepted only with the sticky bit (`/tmp`), which keeps others from
-/// renaming what is ours.
+/// renaming what is ours ([`ownership_problem`]).
 fn check_private(path: &Path) -> Result<(), TrustError> {
-    use std::os::unix::fs::MetadataExt;
-    let ours = rustix::process::geteuid().as_raw();
-    let refuse = |unsafe_path: &Path, problem: String| TrustError::NotPrivate {
-        path: path.to_path_buf(),
-        unsafe_path: unsafe_path.to_path_buf(),
-        problem,
-    };
     let real = fs_err::canonicalize(path).map_err(io_error)?;
     for (index, entry) in real.ancestors().enumerate() {
         let metadata = fs_err::symlink_metadata(entry).map_err(io_error)?;
-        let owner = metadata.uid();
-        if owner != ours && owner != 0 {
-            return Err(refuse(
-                entry,
-                format!("belongs to uid {owner}, not to you (uid {ours})"),
-            ));
-        }
-        let mode = metadata.mode() & 0o7777;
-        let sticky_folder = index > 0 && mode & 0o1000 != 0;
-        if mode & 0o022 != 0 && !sticky_folder {
-            return Err(refuse(
-                entry,
-                format!("can be written by other users (mode {mode:o})"),
-            ));
+        if let Some(problem) = ownership_problem(&metadata, index > 0) {
+            return Err(TrustError::NotPrivate {
+                path: path.to_path_buf(),
+                unsafe_path: entry.to_path_buf(),
+                problem,
+            });
         }
     }
     Ok(())
@@ -159,7 +145,7 @@ pub enum TrustError {
         /// The file or folder that others could change.
         unsafe_path: PathBuf,
         /// What is wrong with it.
-        problem: String,
+        problem: OwnershipProblem,
     },
     /// Reading or writing a file failed (the message names it).
     #[error("{0}")]
