@@ -103,12 +103,6 @@ impl ArchivedFiles {
         self.unpacked_bytes
     }
 
-    /// Bytes the archive takes in memory (its size on disk).
-    #[must_use]
-    pub fn archive_bytes(&self) -> u64 {
-        self.bytes.len() as u64
-    }
-
     /// The sha256 of the archive's bytes as 64 hex digits, computed once: two archives with
     /// this digest hold the same skill, whatever their paths.
     pub fn content_digest(&self) -> &str {

@@ -361,12 +361,6 @@ impl TrustStore {
         Ok(())
     }
 
-    /// The trust file's path.
-    #[must_use]
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Every trusted root (canonical path) and its record, sorted by path.
     pub fn entries(&self) -> impl Iterator<Item = (&Path, &TrustEntry)> {
         self.roots
@@ -458,8 +452,7 @@ impl TrustStore {
 }
 
 /// A skill's key in its root's record: its folder relative to the root, `/`-separated.
-#[must_use]
-pub fn skill_key(skill: &Skill) -> String {
+fn skill_key(skill: &Skill) -> String {
     match skill.directory.strip_prefix(&skill.root) {
         Ok(relative) if !relative.as_os_str().is_empty() => relative
             .components()

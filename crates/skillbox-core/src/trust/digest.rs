@@ -56,7 +56,7 @@ pub fn skill_digest(skill: &Skill) -> Result<String, TrustError> {
 ///
 /// # Errors
 /// As [`skill_digest`].
-pub fn directory_digest(directory: &Path) -> Result<String, TrustError> {
+fn directory_digest(directory: &Path) -> Result<String, TrustError> {
     let refused = |message: String| TrustError::Digest {
         path: directory.to_path_buf(),
         message,
@@ -143,7 +143,7 @@ fn archive_digest(files: &ArchivedFiles) -> Result<String, TrustError> {
 
 /// Whether text has the shape of a digest this module writes.
 #[must_use]
-pub fn is_digest(text: &str) -> bool {
+pub(crate) fn is_digest(text: &str) -> bool {
     text.strip_prefix(DIGEST_PREFIX).is_some_and(|hex| {
         hex.len() == 64
             && hex
