@@ -812,14 +812,12 @@ mod tests {
 
         // Re-trusting without a policy keeps the recorded one; `follow` stops pinning.
         project.trust(None);
-        assert_eq!(
-            project.labels(),
-            labels(&[
-                ("alpha", "trusted"),
-                ("beta", "trusted"),
-                ("gamma", "trusted")
-            ])
-        );
+        let all_trusted = labels(&[
+            ("alpha", "trusted"),
+            ("beta", "trusted"),
+            ("gamma", "trusted"),
+        ]);
+        assert_eq!(project.labels(), all_trusted);
         assert_eq!(
             project.trust(Some(TrustPolicy::Follow)).entry.policy,
             TrustPolicy::Follow
@@ -827,14 +825,7 @@ mod tests {
         std::fs::write(project.root().join("beta/scripts/run.py"), "print(3)\n").unwrap();
         assert_eq!(project.trust(None).entry.policy, TrustPolicy::Follow);
         std::fs::write(project.root().join("beta/scripts/run.py"), "print(4)\n").unwrap();
-        assert_eq!(
-            project.labels(),
-            labels(&[
-                ("alpha", "trusted"),
-                ("beta", "trusted"),
-                ("gamma", "trusted")
-            ])
-        );
+        assert_eq!(project.labels(), all_trusted);
 
         let mut store = TrustStore::load(&project.store_path).unwrap();
         store.untrust_root(&project.root()).unwrap();

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use skillbox_core::CatalogLimits;
+use skillbox_core::{CatalogLimits, SkillCatalog, SkippedSkill};
 
 use crate::{load, load_with, skill_md};
 
@@ -97,6 +97,17 @@ fn archive_of_size(folder: &Path, name: &str, bytes: usize) -> PathBuf {
     path
 }
 
+/// Of the archives `a-first`, `b-second` and `c-third`, the first two loaded and one was
+/// skipped, which is returned.
+fn only_the_third_is_skipped(catalog: &SkillCatalog) -> &SkippedSkill {
+    let loaded: Vec<&str> = catalog.skills().iter().map(|skill| skill.name()).collect();
+    assert_eq!(loaded, vec!["a-first", "b-second"]);
+    let [skipped] = catalog.skipped() else {
+        panic!("{:#?}", catalog.skipped());
+    };
+    skipped
+}
+
 #[test]
 fn archives_share_one_budget_given_in_path_order() {
     let temp = tempfile::tempdir().unwrap();
@@ -110,11 +121,7 @@ fn archives_share_one_budget_given_in_path_order() {
         ..CatalogLimits::default()
     };
     let catalog = load_with(&[temp.path()], limits);
-    let loaded: Vec<&str> = catalog.skills().iter().map(|skill| skill.name()).collect();
-    assert_eq!(loaded, vec!["a-first", "b-second"]);
-    let [skipped] = catalog.skipped() else {
-        panic!("{:#?}", catalog.skipped());
-    };
+    let skipped = only_the_third_is_skipped(&catalog);
     assert_eq!(skipped.path, archives[2]);
     let message = &skipped.diagnostics[0].message;
     assert!(
@@ -134,11 +141,7 @@ fn what_archives_expand_to_shares_one_budget_too() {
         ..CatalogLimits::default()
     };
     let catalog = load_with(&[temp.path()], limits);
-    let loaded: Vec<&str> = catalog.skills().iter().map(|skill| skill.name()).collect();
-    assert_eq!(loaded, vec!["a-first", "b-second"]);
-    let [skipped] = catalog.skipped() else {
-        panic!("{:#?}", catalog.skipped());
-    };
+    let skipped = only_the_third_is_skipped(&catalog);
     assert!(skipped.path.ends_with("c-third.skill"), "{skipped:?}");
     assert!(
         skipped.diagnostics[0].message.contains("expands to"),
