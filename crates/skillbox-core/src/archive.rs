@@ -347,6 +347,9 @@ fn checked_entries(
     zip: &mut ZipReader,
     limits: &CatalogLimits,
 ) -> Result<BTreeMap<String, ArchivedEntry>, Diagnostic> {
+    // Defence in depth: `refuse_too_many_records` already let through at most this many
+    // central directory signatures, and the zip reader checks the signature of every record,
+    // so this cannot fire with the reader in use; it keeps the limit should either change.
     if zip.len() > limits.max_archive_entries {
         return Err(archive_error(
             path,
