@@ -2,6 +2,7 @@
 //! between roots, versions, and include/exclude filters. A [`SkillCatalog`] is an immutable
 //! snapshot; reloading builds a new one.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
@@ -271,12 +272,13 @@ impl SkillCatalog {
             if !included || excluded {
                 continue;
             }
-            match index_by_key.get(&precedence_key(&skill.id)).copied() {
-                None => {
-                    index_by_key.insert(precedence_key(&skill.id), kept.len());
+            match index_by_key.entry(precedence_key(&skill.id)) {
+                Entry::Vacant(slot) => {
+                    slot.insert(kept.len());
                     kept.push(skill);
                 }
-                Some(existing) => {
+                Entry::Occupied(slot) => {
+                    let existing = *slot.get();
                     // One version twice: in one root the first in path order stays, across
                     // roots the later root's copy replaces the earlier one.
                     let same_root = kept[existing].root_index == skill.root_index;
