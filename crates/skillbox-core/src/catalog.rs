@@ -486,10 +486,18 @@ impl SkillCatalog {
 
 /// Add a catalog-level diagnostic (shadowing) to a skill being merged. The catalog holds the
 /// only reference to a skill it is merging, so the skill can always be changed; the diagnostic
-/// is also kept among the catalog's own.
+/// is also kept among the catalog's own. Should the skill ever be shared here, a debug build
+/// panics and a release build logs the diagnostic it could not attach.
 fn add_diagnostic(skill: &mut Arc<Skill>, diagnostic: Diagnostic) {
-    if let Some(skill) = Arc::get_mut(skill) {
-        skill.diagnostics.push(diagnostic);
+    match Arc::get_mut(skill) {
+        Some(skill) => skill.diagnostics.push(diagnostic),
+        None => {
+            let skill = &skill.id;
+            if cfg!(debug_assertions) {
+                panic!("skill `{skill}` is shared while merging, so `{diagnostic}` was lost");
+            }
+            tracing::error!(%skill, %diagnostic, "a diagnostic could not be attached to a shared skill");
+        }
     }
 }
 
