@@ -17,11 +17,10 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::discovery::{Candidate, discover};
 use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
-use crate::loader::{FolderListing, LoadOutcome, LoadRequest, load_skill};
-use crate::manifest::SKILL_MANIFEST_FILE;
+use crate::loader::{FolderListing, LoadOutcome, LoadRequest, load_skill, name_file};
 use crate::printable::printable;
 use crate::properties::ValidationMode;
-use crate::skill::{Skill, SkillFormat, SkillId};
+use crate::skill::{Skill, SkillId};
 use crate::source::SkillSource;
 
 /// Environment variable holding colon-separated skill roots; replaces the default roots.
@@ -701,11 +700,7 @@ fn reserved_name_refusal(skill: &Skill, options: &CatalogOptions) -> Option<Diag
     if builtin || !RESERVED_SKILL_NAMES.contains(&name) {
         return None;
     }
-    // The name comes from `skill.toml` when the skill has one.
-    let file = match skill.format {
-        SkillFormat::SkillsProtocol => skill.directory.join(SKILL_MANIFEST_FILE),
-        SkillFormat::AgentSkill => skill.skill_md_path.clone(),
-    };
+    let file = name_file(skill.format, &skill.directory, &skill.skill_md_path);
     Some(
         Diagnostic::error(
             DiagnosticCode::NameReserved,
