@@ -265,9 +265,10 @@ impl SkillSource {
     }
 }
 
-/// Read the head of an open file into `buffer` as [`SkillSource::read_head`] describes: in
-/// 4 KiB steps until `is_complete` or `max_bytes`. Returns the bytes filled and whether the file
-/// may go on past them; the buffer is kept by the caller and zeroed only when it grows.
+/// Read the head of an open file into `buffer` as [`SkillSource::read_head`] describes, until
+/// `is_complete` or `max_bytes`: each read fills what the buffer holds, and a full buffer grows
+/// from 4 KiB by doubling. Returns the bytes filled and whether the file may go on past them;
+/// the buffer is kept by the caller (so it may start large) and zeroed only when it grows.
 pub(crate) fn read_head_of(
     mut file: impl Read,
     max_bytes: u64,
