@@ -103,12 +103,6 @@ impl ArchivedFiles {
         self.unpacked_bytes
     }
 
-    /// Bytes the archive takes in memory (its size on disk).
-    #[must_use]
-    pub fn archive_bytes(&self) -> u64 {
-        self.bytes.len() as u64
-    }
-
     /// The sha256 of the archive's bytes as 64 hex digits, computed once: two archives with
     /// this digest hold the same skill, whatever their paths.
     pub fn content_digest(&self) -> &str {
@@ -353,6 +347,9 @@ fn checked_entries(
     zip: &mut ZipReader,
     limits: &CatalogLimits,
 ) -> Result<BTreeMap<String, ArchivedEntry>, Diagnostic> {
+    // Defence in depth: `refuse_too_many_records` already let through at most this many
+    // central directory signatures, and the zip reader checks the signature of every record,
+    // so this cannot fire with the reader in use; it keeps the limit should either change.
     if zip.len() > limits.max_archive_entries {
         return Err(archive_error(
             path,

@@ -2,6 +2,7 @@
 //! between roots, versions, and include/exclude filters. A [`SkillCatalog`] is an immutable
 //! snapshot; reloading builds a new one.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
@@ -16,11 +17,10 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::discovery::{Candidate, discover};
 use crate::error::CatalogError;
 use crate::limits::CatalogLimits;
-use crate::loader::{FolderListing, LoadOutcome, LoadRequest, load_skill};
-use crate::manifest::SKILL_MANIFEST_FILE;
+use crate::loader::{FolderListing, LoadOutcome, LoadRequest, load_skill, name_file};
 use crate::printable::printable;
 use crate::properties::ValidationMode;
-use crate::skill::{Skill, SkillFormat, SkillId};
+use crate::skill::{Skill, SkillId};
 use crate::source::SkillSource;
 
 /// Environment variable holding colon-separated skill roots; replaces the default roots.
@@ -271,12 +271,13 @@ impl SkillCatalog {
             if !included || excluded {
                 continue;
             }
-            match index_by_key.get(&precedence_key(&skill.id)).copied() {
-                None => {
-                    index_by_key.insert(precedence_key(&skill.id), kept.len());
+            match index_by_key.entry(precedence_key(&skill.id)) {
+                Entry::Vacant(slot) => {
+                    slot.insert(kept.len());
                     kept.push(skill);
                 }
-                Some(existing) => {
+                Entry::Occupied(slot) => {
+                    let existing = *slot.get();
                     // One version twice: in one root the first in path order stays, across
                     // roots the later root's copy replaces the earlier one.
                     let same_root = kept[existing].root_index == skill.root_index;
@@ -484,10 +485,18 @@ impl SkillCatalog {
 
 /// Add a catalog-level diagnostic (shadowing) to a skill being merged. The catalog holds the
 /// only reference to a skill it is merging, so the skill can always be changed; the diagnostic
-/// is also kept among the catalog's own.
+/// is also kept among the catalog's own. Should the skill ever be shared here, a debug build
+/// panics and a release build logs the diagnostic it could not attach.
 fn add_diagnostic(skill: &mut Arc<Skill>, diagnostic: Diagnostic) {
-    if let Some(skill) = Arc::get_mut(skill) {
-        skill.diagnostics.push(diagnostic);
+    match Arc::get_mut(skill) {
+        Some(skill) => skill.diagnostics.push(diagnostic),
+        None => {
+            let skill = &skill.id;
+            if cfg!(debug_assertions) {
+                panic!("skill `{skill}` is shared while merging, so `{diagnostic}` was lost");
+            }
+            tracing::error!(%skill, %diagnostic, "a diagnostic could not be attached to a shared skill");
+        }
     }
 }
 
@@ -691,11 +700,7 @@ fn reserved_name_refusal(skill: &Skill, options: &CatalogOptions) -> Option<Diag
     if builtin || !RESERVED_SKILL_NAMES.contains(&name) {
         return None;
     }
-    // The name comes from `skill.toml` when the skill has one.
-    let file = match skill.format {
-        SkillFormat::SkillsProtocol => skill.directory.join(SKILL_MANIFEST_FILE),
-        SkillFormat::AgentSkill => skill.skill_md_path.clone(),
-    };
+    let file = name_file(skill.format, &skill.directory, &skill.skill_md_path);
     Some(
         Diagnostic::error(
             DiagnosticCode::NameReserved,

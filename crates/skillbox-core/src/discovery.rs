@@ -123,13 +123,14 @@ fn discover_file(
         } else {
             parent
         };
-        // The listing is rebuilt by the loader from the folder itself.
+        // Which of the known names the folder holds, looked up by path (following symlinks,
+        // unlike `probe_skill_folder` for walked folders); the loader uses this listing.
         let mut listing = FolderListing::default();
         for name in [
             SKILL_MD_NAMES[0],
             SKILL_MD_NAMES[1],
-            "skill.toml",
-            "tools.json",
+            SKILL_MANIFEST_FILE,
+            TOOLS_MANIFEST_FILE,
         ] {
             if names_something_but_a_folder(&parent.join(name)) {
                 listing.note(name);

@@ -11,11 +11,36 @@ pub(crate) enum JsonStep<'a> {
     Key(&'a str),
 }
 
-/// The byte offset of the value at `path` in `text`, or of its key when the last step is a
-/// [`JsonStep::Key`]; `None` when the path is not in the document.
-pub(crate) fn locate(text: &str, path: &[JsonStep<'_>]) -> Option<usize> {
+/// The byte offset where each element of the array that is the whole document starts; empty
+/// when the document is not an array.
+pub(crate) fn array_element_offsets(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
+    let mut offsets = Vec::new();
     let mut at = skip_whitespace(bytes, 0);
+    if bytes.get(at) != Some(&b'[') {
+        return offsets;
+    }
+    at = skip_whitespace(bytes, at + 1);
+    while !matches!(bytes.get(at), None | Some(b']')) {
+        offsets.push(at);
+        let Some(end) = skip_value(bytes, at) else {
+            break;
+        };
+        at = skip_whitespace(bytes, end);
+        if bytes.get(at) != Some(&b',') {
+            break;
+        }
+        at = skip_whitespace(bytes, at + 1);
+    }
+    offsets
+}
+
+/// The byte offset of the value at `path` from the value starting at byte `start` of `text`
+/// (0 and leading whitespace for the whole document), or of its key when the last step is a
+/// [`JsonStep::Key`]; `None` when the path is not there.
+pub(crate) fn locate(text: &str, start: usize, path: &[JsonStep<'_>]) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = skip_whitespace(bytes, start);
     let mut key_start = None;
     for step in path {
         key_start = None;
@@ -141,7 +166,7 @@ mod tests {
     fn finds_keys_and_elements() {
         let text = r#"[ {"name": "a", "p": {"x": 1}},
   {"name": "b", "p": {"a\"b": [1, {"y": "}"}], "z": 2}} ]"#;
-        let at = |path: &[JsonStep<'_>]| locate(text, path).map(|offset| &text[offset..]);
+        let at = |path: &[JsonStep<'_>]| locate(text, 0, path).map(|offset| &text[offset..]);
         assert!(at(&[Index(1)]).unwrap().starts_with(r#"{"name": "b""#));
         assert!(
             at(&[Index(1), Key("p"), Key("z")])
@@ -161,5 +186,22 @@ mod tests {
         assert_eq!(at(&[Index(2)]), None);
         assert_eq!(at(&[Index(0), Key("missing")]), None);
         assert_eq!(at(&[Index(0), Index(0)]), None);
+        // From an element's own offset.
+        let second = array_element_offsets(text)[1];
+        let from_the_start = locate(text, 0, &[Index(1), Key("p"), Key("z")]);
+        assert!(from_the_start.is_some());
+        assert_eq!(locate(text, second, &[Key("p"), Key("z")]), from_the_start);
+    }
+
+    #[test]
+    fn finds_each_element_of_the_top_array() {
+        let text = "\n [ {\"a\": [1, \"],\"]}, \"x,y\" ,\n[[]], 12 , true]";
+        let starts: Vec<&str> = array_element_offsets(text)
+            .into_iter()
+            .map(|offset| &text[offset..offset + 3])
+            .collect();
+        assert_eq!(starts, vec!["{\"a", "\"x,", "[[]", "12 ", "tru"]);
+        assert!(array_element_offsets("[ ]").is_empty());
+        assert!(array_element_offsets("{\"a\": [1]}").is_empty());
     }
 }

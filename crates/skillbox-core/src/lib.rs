@@ -21,6 +21,7 @@ pub mod limits;
 pub mod loader;
 pub mod manifest;
 pub mod names;
+pub mod ownership;
 pub mod printable;
 pub mod properties;
 pub mod report;

@@ -102,6 +102,15 @@ pub enum LoadOutcome {
     Skipped(Vec<Diagnostic>),
 }
 
+/// The file a skill's name comes from: `skill.toml` for a Skills Protocol skill, else its
+/// `SKILL.md`.
+pub(crate) fn name_file(format: SkillFormat, directory: &Path, skill_md_path: &Path) -> PathBuf {
+    match format {
+        SkillFormat::SkillsProtocol => directory.join(SKILL_MANIFEST_FILE),
+        SkillFormat::AgentSkill => skill_md_path.to_path_buf(),
+    }
+}
+
 /// Load one skill.
 #[must_use]
 pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
@@ -255,11 +264,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
             )
         }
     };
-    let name_file = if format == SkillFormat::SkillsProtocol {
-        request.directory.join(SKILL_MANIFEST_FILE)
-    } else {
-        skill_md_path.clone()
-    };
+    let name_file = name_file(format, &request.directory, &skill_md_path);
     // The name rules of `SKILL.md` already looked at a frontmatter name.
     let checked = format == SkillFormat::AgentSkill && properties.name.is_some();
     check_name_is_safe(&id.name, &name_file, checked, &mut diagnostics);

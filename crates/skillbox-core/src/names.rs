@@ -87,8 +87,7 @@ pub fn foreign_letters(name: &str) -> String {
 }
 
 /// The TR39 confusable skeleton of a name.
-#[must_use]
-pub fn name_skeleton(name: &str) -> String {
+fn name_skeleton(name: &str) -> String {
     skeleton(name).collect()
 }
 

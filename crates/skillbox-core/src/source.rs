@@ -190,17 +190,16 @@ impl SkillSource {
             let path = directory.join(relative);
             // A symlink (`ELOOP`) or a missing file takes the checked path, which says which.
             let opened = match folder {
-                Some(folder) => open_top_level_at(folder, relative),
+                Some(folder) => open_top_level_at(folder, relative)
+                    .map(|file| fs_err::File::from_parts(file, path)),
                 None => open_without_blocking(&path, libc::O_NOFOLLOW).ok(),
             };
             if let Some(file) = opened {
-                return regular_file(file, path);
+                return regular_file(file);
             }
         }
         let (path, _) = self.resolve_in_directory(directory, relative)?;
-        let file = open_without_blocking(&path, 0)
-            .map_err(|error| CatalogError::io(fs_err_io(error, &path)))?;
-        regular_file(file, path)
+        regular_file(open_without_blocking(&path, 0).map_err(CatalogError::io)?)
     }
 
     /// Whether a regular file exists at the relative path (inside the skill).
@@ -266,9 +265,10 @@ impl SkillSource {
     }
 }
 
-/// Read the head of an open file into `buffer` as [`SkillSource::read_head`] describes: in
-/// 4 KiB steps until `is_complete` or `max_bytes`. Returns the bytes filled and whether the file
-/// may go on past them; the buffer is kept by the caller and zeroed only when it grows.
+/// Read the head of an open file into `buffer` as [`SkillSource::read_head`] describes, until
+/// `is_complete` or `max_bytes`: each read fills what the buffer holds, and a full buffer grows
+/// from 4 KiB by doubling. Returns the bytes filled and whether the file may go on past them;
+/// the buffer is kept by the caller (so it may start large) and zeroed only when it grows.
 pub(crate) fn read_head_of(
     mut file: impl Read,
     max_bytes: u64,
@@ -314,17 +314,20 @@ fn read_at_most(reader: &mut dyn Read, max_bytes: u64) -> std::io::Result<(Vec<u
 }
 
 /// Feed a reader to a hasher a buffer at a time: a large file costs one buffer of memory.
+/// Returns the number of bytes hashed.
 pub(crate) fn hash_reader(
     reader: &mut dyn Read,
     hasher: &mut impl sha2::Digest,
-) -> std::io::Result<()> {
+) -> std::io::Result<u64> {
     const CHUNK_BYTES: usize = 64 * 1024;
     let mut buffer = vec![0u8; CHUNK_BYTES];
+    let mut hashed = 0u64;
     loop {
         let read = reader.read(&mut buffer)?;
         if read == 0 {
-            return Ok(());
+            return Ok(hashed);
         }
+        hashed += read as u64;
         hasher.update(&buffer[..read]);
     }
 }
@@ -336,9 +339,7 @@ pub(crate) fn hash_reader(
 /// # Errors
 /// When the file cannot be opened or is not a regular file.
 pub fn open_regular_file(path: &Path) -> Result<fs_err::File, CatalogError> {
-    let file =
-        open_without_blocking(path, 0).map_err(|error| CatalogError::io(fs_err_io(error, path)))?;
-    regular_file(file, path.to_path_buf())
+    regular_file(open_without_blocking(path, 0).map_err(CatalogError::io)?)
 }
 
 /// Open a file named `name` in the folder open as `folder`, as [`open_without_blocking`] with
@@ -357,31 +358,31 @@ fn open_top_level_at(folder: BorrowedFd<'_>, name: &str) -> Option<std::fs::File
 
 /// Open read-only with `O_NONBLOCK` (and `extra_flags`): opening a FIFO for reading would
 /// otherwise wait for a writer, forever if none comes. Regular files ignore the flag.
-fn open_without_blocking(path: &Path, extra_flags: libc::c_int) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
+pub(crate) fn open_without_blocking(
+    path: &Path,
+    extra_flags: libc::c_int,
+) -> std::io::Result<fs_err::File> {
+    use fs_err::os::unix::fs::OpenOptionsExt;
+    fs_err::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | extra_flags)
         .open(path)
 }
 
 /// The opened file when the descriptor (`fstat`, so no race with the path) is a regular file.
-fn regular_file(file: std::fs::File, path: PathBuf) -> Result<fs_err::File, CatalogError> {
-    let file_type = file
-        .metadata()
-        .map_err(|error| CatalogError::io(fs_err_io(error, &path)))?
-        .file_type();
+pub(crate) fn regular_file(file: fs_err::File) -> Result<fs_err::File, CatalogError> {
+    let file_type = file.metadata().map_err(CatalogError::io)?.file_type();
     if !file_type.is_file() {
         return Err(CatalogError::NotRegularFile {
-            path,
+            path: file.path().to_path_buf(),
             kind: special_file_kind(file_type),
         });
     }
-    Ok(fs_err::File::from_parts(file, path))
+    Ok(file)
 }
 
 /// What a file that is not a regular file is, for messages.
-fn special_file_kind(file_type: std::fs::FileType) -> &'static str {
+pub(crate) fn special_file_kind(file_type: std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if file_type.is_dir() {
         "a folder"
@@ -396,14 +397,6 @@ fn special_file_kind(file_type: std::fs::FileType) -> &'static str {
     } else {
         "a special file"
     }
-}
-
-/// An I/O error that names its path, as fs-err's do.
-fn fs_err_io(error: std::io::Error, path: &Path) -> std::io::Error {
-    std::io::Error::new(
-        error.kind(),
-        format!("failed to open file `{}`: {error}", path.display()),
-    )
 }
 
 fn list_directory_files(directory: &Path, limit: usize) -> (Vec<SourceFile>, bool) {

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::catalog::SkillCatalog;
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::report::ValidationReport;
 use crate::skill::Skill;
 use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition};
@@ -214,10 +214,9 @@ impl ToolOwnership {
             .map(|(index, entry)| (entry.path.clone(), index))
             .collect();
         for refusal in &self.refusals {
+            // A refusal is always a warning.
             let diagnostic = refusal.diagnostic();
-            if diagnostic.severity == Severity::Warning {
-                report.warnings += 1;
-            }
+            report.warnings += 1;
             match index_by_path.get(&refusal.skill.directory) {
                 Some(index) => report.skills[*index].diagnostics.push(diagnostic),
                 None => report.diagnostics.push(diagnostic),

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use jsonschema::paths::LocationSegment;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity, TextPosition};
-use crate::json_locate::{JsonStep, locate};
+use crate::json_locate::{JsonStep, array_element_offsets, locate};
 use crate::names::describe_characters;
 use crate::printable::printable;
 
@@ -128,7 +128,7 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
         );
         return (Vec::new(), diagnostics);
     };
-    let element_offsets = top_level_element_offsets(text);
+    let element_offsets = array_element_offsets(text);
     if entries.len() > MAX_TOOLS_PER_MANIFEST {
         let position = element_offsets
             .get(MAX_TOOLS_PER_MANIFEST)
@@ -150,7 +150,11 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
         Vec::with_capacity(entries.len().min(MAX_TOOLS_PER_MANIFEST));
     for (index, entry) in entries.iter().enumerate().take(MAX_TOOLS_PER_MANIFEST) {
         let first_new = diagnostics.len();
-        let place = ToolPlace { text, index };
+        let place = ToolPlace {
+            text,
+            index,
+            offset: element_offsets.get(index).copied(),
+        };
         let mut outcome = parse_tool(&place, entry, &mut diagnostics);
         if let Some(offset) = element_offsets.get(index) {
             let position = crate::manifest::position_of(text, *offset);
@@ -189,52 +193,33 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
     (tools, diagnostics)
 }
 
-/// Byte offsets where each element of a top-level JSON array starts, so that diagnostics about
-/// `tools[i]` can point at its line. Only called on text that already parsed as JSON.
-fn top_level_element_offsets(text: &str) -> Vec<usize> {
-    let mut offsets = Vec::new();
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut expecting_element = false;
-    for (offset, byte) in text.bytes().enumerate() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        if expecting_element && !byte.is_ascii_whitespace() && byte != b']' {
-            offsets.push(offset);
-            expecting_element = false;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                expecting_element = depth == 1 && byte == b'[';
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b',' if depth == 1 => expecting_element = true,
-            _ => {}
-        }
-    }
-    offsets
-}
-
 /// Which tool of which `tools.json` text is being read, for diagnostics that point at a field.
 struct ToolPlace<'t> {
     text: &'t str,
     index: usize,
+    /// Where the tool's declaration starts in the text.
+    offset: Option<usize>,
 }
 
 impl ToolPlace<'_> {
     /// An error about the value at `path` inside this tool: its field (`tools[3].parameters.n`)
     /// and its line and column.
     fn error(&self, path: &[JsonStep<'_>], message: String, hint: &str) -> Diagnostic {
+        self.diagnostic(Severity::Error, path, message, hint)
+    }
+
+    /// A warning about the value at `path` inside this tool, as [`ToolPlace::error`].
+    fn warning(&self, path: &[JsonStep<'_>], message: String, hint: &str) -> Diagnostic {
+        self.diagnostic(Severity::Warning, path, message, hint)
+    }
+
+    fn diagnostic(
+        &self,
+        severity: Severity,
+        path: &[JsonStep<'_>],
+        message: String,
+        hint: &str,
+    ) -> Diagnostic {
         let mut field = format!("tools[{}]", self.index);
         for step in path {
             match step {
@@ -245,12 +230,11 @@ impl ToolPlace<'_> {
                 JsonStep::Index(index) => field.push_str(&format!("[{index}]")),
             }
         }
-        let mut full_path = Vec::with_capacity(path.len() + 1);
-        full_path.push(JsonStep::Index(self.index));
-        full_path.extend_from_slice(path);
-        let position = locate(self.text, &full_path)
+        let position = self
+            .offset
+            .and_then(|offset| locate(self.text, offset, path))
             .map(|offset| crate::manifest::position_of(self.text, offset));
-        Diagnostic::error(DiagnosticCode::ToolInvalid, message)
+        Diagnostic::new(severity, DiagnosticCode::ToolInvalid, message)
             .for_field(field)
             .at(position)
             .with_hint(hint)
@@ -351,16 +335,14 @@ fn parse_tool(
             key.as_str(),
             "name" | "description" | "script" | "parameters"
         ) {
-            let mut warning = place.error(
+            diagnostics.push(place.warning(
                 &[JsonStep::Key(key)],
                 format!(
                     "tool `{name}` has unknown key `{}`, which is ignored",
                     printable(key)
                 ),
                 "tool declarations have `name`, `description`, `script` and `parameters`",
-            );
-            warning.severity = Severity::Warning;
-            diagnostics.push(warning);
+            ));
         }
     }
     let input_schema = parameters_schema(place, &name, entry.get("parameters"), diagnostics)?;

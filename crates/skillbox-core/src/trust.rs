@@ -11,19 +11,23 @@
 //!
 //! Roots the user named (`--root`, `serve ROOT`, `SKILLBOX_ROOTS`) and the user-level roots
 //! (`~/.claude/skills`, `~/.agents/skills`) are the user's own choice and always trusted.
-//! [`TrustGate`] is what the executor asks before running a skill's code; digests are computed
-//! there, for the one skill about to run, never for the whole catalog.
+//! [`TrustGate`] is what the executor asks before running a skill's code, and what `list` and
+//! `show` ask to mark skills. Under `pin` each answer digests the skill's files: a run digests
+//! the one skill about to run (never the whole catalog at start), a listing the project skills
+//! it shows.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
+use fs_err::os::unix::fs::OpenOptionsExt as _;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot};
 use crate::error::CatalogError;
+use crate::ownership::{OwnershipProblem, ownership_problem};
 use crate::skill::Skill;
 use crate::source::contained_relative_path;
 
@@ -46,32 +50,17 @@ pub const WHOLE_ROOT_SKILL_KEY: &str = ".";
 /// Refuse a trust file that another user owns or could write, directly or by replacing a
 /// folder above it: a file planted in a shared config folder must not decide what runs. Folders
 /// writable by others are accepted only with the sticky bit (`/tmp`), which keeps others from
-/// renaming what is ours.
+/// renaming what is ours ([`ownership_problem`]).
 fn check_private(path: &Path) -> Result<(), TrustError> {
-    use std::os::unix::fs::MetadataExt;
-    let ours = rustix::process::geteuid().as_raw();
-    let refuse = |unsafe_path: &Path, problem: String| TrustError::NotPrivate {
-        path: path.to_path_buf(),
-        unsafe_path: unsafe_path.to_path_buf(),
-        problem,
-    };
     let real = fs_err::canonicalize(path).map_err(io_error)?;
     for (index, entry) in real.ancestors().enumerate() {
         let metadata = fs_err::symlink_metadata(entry).map_err(io_error)?;
-        let owner = metadata.uid();
-        if owner != ours && owner != 0 {
-            return Err(refuse(
-                entry,
-                format!("belongs to uid {owner}, not to you (uid {ours})"),
-            ));
-        }
-        let mode = metadata.mode() & 0o7777;
-        let sticky_folder = index > 0 && mode & 0o1000 != 0;
-        if mode & 0o022 != 0 && !sticky_folder {
-            return Err(refuse(
-                entry,
-                format!("can be written by other users (mode {mode:o})"),
-            ));
+        if let Some(problem) = ownership_problem(&metadata, index > 0) {
+            return Err(TrustError::NotPrivate {
+                path: path.to_path_buf(),
+                unsafe_path: entry.to_path_buf(),
+                problem,
+            });
         }
     }
     Ok(())
@@ -156,7 +145,7 @@ pub enum TrustError {
         /// The file or folder that others could change.
         unsafe_path: PathBuf,
         /// What is wrong with it.
-        problem: String,
+        problem: OwnershipProblem,
     },
     /// Reading or writing a file failed (the message names it).
     #[error("{0}")]
@@ -323,18 +312,16 @@ impl TrustStore {
             .parent()
             .filter(|folder| !folder.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        if !folder.is_dir() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(CONFIG_FOLDER_MODE)
-                .create(folder)
-                .map_err(|error| {
-                    TrustError::Io(format!(
-                        "cannot create the config folder `{}`: {error}",
-                        folder.display()
-                    ))
-                })?;
-        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(CONFIG_FOLDER_MODE)
+            .create(folder)
+            .map_err(|error| {
+                TrustError::Io(format!(
+                    "cannot create the config folder `{}`: {error}",
+                    folder.display()
+                ))
+            })?;
         let mut roots = BTreeMap::new();
         for (root, entry) in &self.roots {
             let key = root
@@ -356,19 +343,12 @@ impl TrustStore {
             }
             _ => {}
         }
-        let written = std::fs::OpenOptions::new()
+        // `create_new` (`O_EXCL`) refuses a symlink planted at the name, as any existing entry.
+        let written = fs_err::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(TRUST_FILE_MODE)
-            .custom_flags(libc::O_NOFOLLOW)
             .open(&temporary)
-            .map(|file| fs_err::File::from_parts(file, &temporary))
-            .map_err(|error| {
-                std::io::Error::new(
-                    error.kind(),
-                    format!("cannot create `{}`: {error}", temporary.display()),
-                )
-            })
             .and_then(|mut file| {
                 file.write_all(&text)?;
                 file.sync_all()
@@ -379,12 +359,6 @@ impl TrustStore {
             return Err(io_error(error));
         }
         Ok(())
-    }
-
-    /// The trust file's path.
-    #[must_use]
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Every trusted root (canonical path) and its record, sorted by path.
@@ -478,8 +452,7 @@ impl TrustStore {
 }
 
 /// A skill's key in its root's record: its folder relative to the root, `/`-separated.
-#[must_use]
-pub fn skill_key(skill: &Skill) -> String {
+fn skill_key(skill: &Skill) -> String {
     match skill.directory.strip_prefix(&skill.root) {
         Ok(relative) if !relative.as_os_str().is_empty() => relative
             .components()
@@ -575,8 +548,10 @@ impl fmt::Display for Untrusted {
 
 /// What the executor asks before running a skill's code. The default gate trusts everything
 /// (library users, explicit roots); [`TrustGate::for_roots`] makes one that holds back the
-/// project-level roots until the user trusts them. The trust file is read at each check, so
-/// `skillbox trust` and `untrust` take effect in a running server too.
+/// project-level roots until the user trusts them. The trust file is read at each
+/// [`TrustGate::verdict`], so `skillbox trust` and `untrust` take effect in a running server
+/// too; a listing reads it once ([`TrustGate::read_store`]) and asks
+/// [`TrustGate::verdict_with`] for each skill.
 #[derive(Debug, Clone, Default)]
 pub struct TrustGate {
     store_path: Option<PathBuf>,
@@ -622,9 +597,38 @@ impl TrustGate {
         self.gated_root(skill).is_some()
     }
 
-    /// Whether the skill's code may run now. Under `pin` this digests the skill's files.
+    /// Whether the skill's code may run now, reading the trust file afresh. Under `pin` this
+    /// digests the skill's files.
     #[must_use]
     pub fn verdict(&self, skill: &Skill) -> TrustVerdict {
+        if !self.is_gated(skill) {
+            return TrustVerdict::Trusted;
+        }
+        self.verdict_with(&self.read_store(), skill)
+    }
+
+    /// The trust file, read once for judging many skills with [`TrustGate::verdict_with`];
+    /// `Ok(None)` when no trust file is known or no root is gated (nothing is read then).
+    ///
+    /// # Errors
+    /// As [`TrustStore::load`]; [`TrustGate::verdict_with`] turns the error into an
+    /// `unverifiable` verdict for every gated skill.
+    pub fn read_store(&self) -> Result<Option<TrustStore>, TrustError> {
+        match &self.store_path {
+            Some(store_path) if !self.gated.is_empty() => TrustStore::load(store_path).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the skill's code may run, as [`TrustGate::verdict`] answers it, against a trust
+    /// file already read with [`TrustGate::read_store`]. Under `pin` this digests the skill's
+    /// files.
+    #[must_use]
+    pub fn verdict_with(
+        &self,
+        store: &Result<Option<TrustStore>, TrustError>,
+        skill: &Skill,
+    ) -> TrustVerdict {
         let Some(gated) = self.gated_root(skill) else {
             return TrustVerdict::Trusted;
         };
@@ -635,11 +639,9 @@ impl TrustGate {
                 reason,
             })
         };
-        let Some(store_path) = &self.store_path else {
-            return untrusted(UntrustedReason::NeverTrusted);
-        };
-        let store = match TrustStore::load(store_path) {
-            Ok(store) => store,
+        let store = match store {
+            Ok(Some(store)) => store,
+            Ok(None) => return untrusted(UntrustedReason::NeverTrusted),
             Err(error) => return untrusted(UntrustedReason::Unverifiable(error.to_string())),
         };
         let Some(entry) = store.get(&gated.canonical) else {
@@ -744,13 +746,19 @@ mod tests {
             TrustGate::for_roots(&self.roots(), Some(self.store_path.clone()))
         }
 
+        /// Each skill's label, as a listing finds them: the trust file read once.
         fn labels(&self) -> Vec<(String, &'static str)> {
             let catalog = self.catalog();
             let gate = self.gate();
+            let store = gate.read_store();
             catalog
                 .skills()
                 .iter()
-                .map(|skill| (skill.name().to_owned(), gate.verdict(skill).label()))
+                .map(|skill| {
+                    let label = gate.verdict_with(&store, skill).label();
+                    assert_eq!(gate.verdict(skill).label(), label, "{}", skill.name());
+                    (skill.name().to_owned(), label)
+                })
                 .collect()
         }
 
@@ -804,14 +812,12 @@ mod tests {
 
         // Re-trusting without a policy keeps the recorded one; `follow` stops pinning.
         project.trust(None);
-        assert_eq!(
-            project.labels(),
-            labels(&[
-                ("alpha", "trusted"),
-                ("beta", "trusted"),
-                ("gamma", "trusted")
-            ])
-        );
+        let all_trusted = labels(&[
+            ("alpha", "trusted"),
+            ("beta", "trusted"),
+            ("gamma", "trusted"),
+        ]);
+        assert_eq!(project.labels(), all_trusted);
         assert_eq!(
             project.trust(Some(TrustPolicy::Follow)).entry.policy,
             TrustPolicy::Follow
@@ -819,19 +825,33 @@ mod tests {
         std::fs::write(project.root().join("beta/scripts/run.py"), "print(3)\n").unwrap();
         assert_eq!(project.trust(None).entry.policy, TrustPolicy::Follow);
         std::fs::write(project.root().join("beta/scripts/run.py"), "print(4)\n").unwrap();
-        assert_eq!(
-            project.labels(),
-            labels(&[
-                ("alpha", "trusted"),
-                ("beta", "trusted"),
-                ("gamma", "trusted")
-            ])
-        );
+        assert_eq!(project.labels(), all_trusted);
 
         let mut store = TrustStore::load(&project.store_path).unwrap();
         store.untrust_root(&project.root()).unwrap();
         store.save().unwrap();
         assert_eq!(project.labels()[0].1, "untrusted");
+    }
+
+    #[test]
+    fn a_listing_judges_every_skill_by_one_reading_of_the_trust_file() {
+        let project = Project::new();
+        project.trust(None);
+        let catalog = project.catalog();
+        let gate = project.gate();
+        let store = gate.read_store();
+        // Later changes to the file are not seen by verdicts against the earlier reading.
+        std::fs::write(&project.store_path, "{").unwrap();
+        for skill in catalog.skills() {
+            assert_eq!(gate.verdict_with(&store, skill), TrustVerdict::Trusted);
+            assert_eq!(gate.verdict(skill).label(), "unverifiable");
+        }
+        // A gate over roots none of which is gated reads nothing.
+        let explicit = TrustGate::for_roots(
+            &[SkillRoot::explicit(project.root())],
+            Some(project.store_path.clone()),
+        );
+        assert!(matches!(explicit.read_store(), Ok(None)));
     }
 
     #[test]
@@ -869,7 +889,6 @@ mod tests {
 
     #[test]
     fn a_trust_file_others_could_change_is_not_believed() {
-        use std::os::unix::fs::PermissionsExt;
         let project = Project::new();
         project.trust(None);
         let set_mode = |path: &Path, mode: u32| {

@@ -8,6 +8,8 @@
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use skillbox_core::ownership::{OwnershipProblem, ownership_problem};
+
 /// Why a folder cannot be used as a private folder.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -70,7 +72,6 @@ pub fn ensure_private_directory(path: &Path, mode: u32) -> Result<PathBuf, Priva
     } else {
         std::env::current_dir().map_err(io(path))?.join(path)
     };
-    let ours = nix::unistd::geteuid().as_raw();
     let name = absolute
         .file_name()
         .ok_or_else(|| PrivateDirectoryError::NotAFolder {
@@ -87,7 +88,7 @@ pub fn ensure_private_directory(path: &Path, mode: u32) -> Result<PathBuf, Priva
         source: error,
     })?;
     for folder in parent.ancestors() {
-        check_trusted_folder(folder, ours, true)?;
+        check_trusted_folder(folder, true)?;
     }
     let target = parent.join(name);
     match std::fs::DirBuilder::new().mode(mode).create(&target) {
@@ -95,7 +96,7 @@ pub fn ensure_private_directory(path: &Path, mode: u32) -> Result<PathBuf, Priva
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(error) => return Err(io(&target)(error)),
     }
-    check_trusted_folder(&target, ours, false)?;
+    check_trusted_folder(&target, false)?;
     let metadata = std::fs::symlink_metadata(&target).map_err(io(&target))?;
     if metadata.mode() & 0o7777 != mode {
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))
@@ -106,12 +107,9 @@ pub fn ensure_private_directory(path: &Path, mode: u32) -> Result<PathBuf, Priva
 
 /// One folder on the path: a real folder owned by root or us; others may write it only when
 /// the sticky bit keeps them from renaming our entries (`/tmp`). `allow_sticky` is false for the
-/// final folder, which nobody else may write at all.
-fn check_trusted_folder(
-    folder: &Path,
-    ours: u32,
-    allow_sticky: bool,
-) -> Result<(), PrivateDirectoryError> {
+/// final folder, which nobody else may write at all. The rule is core's [`ownership_problem`],
+/// which the trust file is held to as well.
+fn check_trusted_folder(folder: &Path, allow_sticky: bool) -> Result<(), PrivateDirectoryError> {
     let metadata =
         std::fs::symlink_metadata(folder).map_err(|source| PrivateDirectoryError::Io {
             path: folder.to_path_buf(),
@@ -122,24 +120,20 @@ fn check_trusted_folder(
             path: folder.to_path_buf(),
         });
     }
-    let owner = metadata.uid();
-    if owner != 0 && owner != ours {
-        return Err(PrivateDirectoryError::ForeignOwner {
-            path: folder.to_path_buf(),
-            owner,
-            ours,
-        });
-    }
-    let mode = metadata.mode() & 0o7777;
-    let open_to_others = mode & 0o022 != 0;
-    let sticky = mode & 0o1000 != 0;
-    if open_to_others && !(allow_sticky && sticky) {
-        return Err(PrivateDirectoryError::OpenToOthers {
+    match ownership_problem(&metadata, allow_sticky) {
+        None => Ok(()),
+        Some(OwnershipProblem::ForeignOwner { owner, ours }) => {
+            Err(PrivateDirectoryError::ForeignOwner {
+                path: folder.to_path_buf(),
+                owner,
+                ours,
+            })
+        }
+        Some(OwnershipProblem::OpenToOthers { mode }) => Err(PrivateDirectoryError::OpenToOthers {
             path: folder.to_path_buf(),
             mode,
-        });
+        }),
     }
-    Ok(())
 }
 
 #[cfg(test)]

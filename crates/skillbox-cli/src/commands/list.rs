@@ -2,20 +2,31 @@
 
 use std::process::ExitCode;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use skillbox_core::{Severity, SkillCatalog, SkillSummary, ValidationMode};
 
+use super::TrustMark;
 use crate::arguments::{GlobalOptions, ListArguments};
 use crate::output::{eprint_diagnostics, print_json, print_text, table, terminal_width};
 
 /// One row of the listing: the skill's summary and, for skills under a project folder, whether
-/// their code may run.
+/// their code may run (in JSON, the mark's label).
 #[derive(Serialize)]
 struct ListedSkill {
     #[serde(flatten)]
     summary: SkillSummary,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trust: Option<&'static str>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_trust_label"
+    )]
+    trust: Option<TrustMark>,
+}
+
+fn serialize_trust_label<S: Serializer>(
+    trust: &Option<TrustMark>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    trust.as_ref().map(|mark| mark.label).serialize(serializer)
 }
 
 /// Run the command.
@@ -28,18 +39,23 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
         ValidationMode::Lenient,
     )?;
     let gate = super::trust_gate(catalog.roots());
+    // One reading of the trust file serves every row.
+    let store = gate.read_store();
     let summaries: Vec<ListedSkill> = catalog
         .skills()
         .iter()
         .map(|skill| ListedSkill {
             summary: skill.summary(catalog.is_latest(skill)),
-            trust: super::trust_mark(&gate, skill).map(|mark| mark.label),
+            trust: super::trust_mark_with(&gate, &store, skill),
         })
         .collect();
     // The trust column appears only when some skill's code would be refused.
-    let show_trust = summaries
-        .iter()
-        .any(|listed| listed.trust.is_some_and(|label| label != "trusted"));
+    let show_trust = summaries.iter().any(|listed| {
+        listed
+            .trust
+            .as_ref()
+            .is_some_and(|mark| mark.command.is_some())
+    });
     if arguments.json {
         print_json(&summaries)?;
     } else {
@@ -65,7 +81,12 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
                     },
                 ];
                 if show_trust {
-                    row.push(trust.unwrap_or("trusted").to_owned());
+                    row.push(
+                        trust
+                            .as_ref()
+                            .map_or("trusted", |mark| mark.label)
+                            .to_owned(),
+                    );
                 }
                 row.push(summary.description.clone());
                 row

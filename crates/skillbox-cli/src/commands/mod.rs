@@ -10,6 +10,7 @@ pub mod validate;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use skillbox_core::trust::TrustError;
 use skillbox_core::{
     CatalogOptions, SkillCatalog, SkillRoot, TrustGate, TrustStore, ValidationMode,
 };
@@ -67,13 +68,27 @@ pub fn trust_gate(roots: &[SkillRoot]) -> TrustGate {
     TrustGate::for_roots(roots, TrustStore::default_path().ok())
 }
 
-/// How a listing marks a skill's trust: nothing for skills whose root needs none, else the
-/// verdict's label and, when untrusted, the command that trusts the root.
+/// How `show` marks one skill's trust: as [`trust_mark_with`], reading the trust file only when
+/// the skill's root needs trust.
 pub fn trust_mark(gate: &TrustGate, skill: &skillbox_core::Skill) -> Option<TrustMark> {
     if !gate.is_gated(skill) {
         return None;
     }
-    let verdict = gate.verdict(skill);
+    trust_mark_with(gate, &gate.read_store(), skill)
+}
+
+/// How a listing marks a skill's trust, against the trust file read once for the listing
+/// ([`TrustGate::read_store`]): nothing for skills whose root needs none, else the verdict's
+/// label and, when untrusted, the command that trusts the root.
+pub fn trust_mark_with(
+    gate: &TrustGate,
+    store: &Result<Option<TrustStore>, TrustError>,
+    skill: &skillbox_core::Skill,
+) -> Option<TrustMark> {
+    if !gate.is_gated(skill) {
+        return None;
+    }
+    let verdict = gate.verdict_with(store, skill);
     Some(TrustMark {
         label: verdict.label(),
         command: match verdict {

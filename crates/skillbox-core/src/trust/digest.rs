@@ -13,14 +13,16 @@
 
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use super::TrustError;
 use crate::Skill;
-use crate::source::{ArchivedFiles, SkillSource};
+use crate::source::{
+    ArchivedFiles, SkillSource, hash_reader, open_without_blocking, regular_file, special_file_kind,
+};
 
 /// Most entries (files, folders, links) of one skill that are hashed; past this the skill cannot
 /// be pinned (trust its root with the `follow` policy instead).
@@ -30,10 +32,8 @@ pub const MAX_DIGEST_BYTES: u64 = 512 * 1024 * 1024;
 /// Deepest folder nesting hashed inside one skill.
 pub const MAX_DIGEST_DEPTH: usize = 64;
 /// The prefix of every digest's text.
-pub const DIGEST_PREFIX: &str = "sha256:";
+pub(crate) const DIGEST_PREFIX: &str = "sha256:";
 
-/// Bytes read from a file at a time while hashing it.
-const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// What the hash of a folder-source skill starts with; archives use another, so the two kinds
 /// never collide.
 const FOLDER_DOMAIN: &[u8] = b"skillbox trust digest v1 folder\n";
@@ -56,7 +56,7 @@ pub fn skill_digest(skill: &Skill) -> Result<String, TrustError> {
 ///
 /// # Errors
 /// As [`skill_digest`].
-pub fn directory_digest(directory: &Path) -> Result<String, TrustError> {
+fn directory_digest(directory: &Path) -> Result<String, TrustError> {
     let refused = |message: String| TrustError::Digest {
         path: directory.to_path_buf(),
         message,
@@ -65,9 +65,7 @@ pub fn directory_digest(directory: &Path) -> Result<String, TrustError> {
     let mut hasher = Sha256::new();
     hasher.update(FOLDER_DOMAIN);
     let mut entries = 0usize;
-    let mut budget = Budget {
-        remaining_bytes: MAX_DIGEST_BYTES,
-    };
+    let mut remaining_bytes = MAX_DIGEST_BYTES;
     let walker = walkdir::WalkDir::new(&real)
         .follow_links(false)
         .sort_by(|a, b| a.file_name().cmp(b.file_name()));
@@ -101,14 +99,14 @@ pub fn directory_digest(directory: &Path) -> Result<String, TrustError> {
             add_record(&mut hasher, b'l', &relative, target.as_os_str().as_bytes());
         } else if file_type.is_file() {
             let (content_hash, executable) =
-                hash_file(entry.path(), &mut budget).map_err(refused)?;
+                hash_file(entry.path(), &mut remaining_bytes).map_err(refused)?;
             let tag = if executable { b'x' } else { b'f' };
             add_record(&mut hasher, tag, &relative, &content_hash);
         } else {
             return Err(refused(format!(
                 "`{}` is {}, which a skill that can be trusted may not hold; remove it",
                 entry.path().display(),
-                special_kind(file_type)
+                special_file_kind(file_type)
             )));
         }
     }
@@ -120,14 +118,14 @@ pub fn directory_digest(directory: &Path) -> Result<String, TrustError> {
 ///
 /// # Errors
 /// [`TrustError::Digest`] naming the archive and the entry when an entry cannot be read.
-pub fn archive_digest(files: &ArchivedFiles) -> Result<String, TrustError> {
+fn archive_digest(files: &ArchivedFiles) -> Result<String, TrustError> {
     let mut hasher = Sha256::new();
     hasher.update(ARCHIVE_DOMAIN);
     for file in files.files() {
         let mut content = Sha256::new();
         files
             .read_with(&file.relative_path, |entry| {
-                crate::source::hash_reader(entry, &mut content)
+                hash_reader(entry, &mut content)
             })
             .map_err(|error| TrustError::Digest {
                 path: files.archive_path.clone(),
@@ -145,17 +143,13 @@ pub fn archive_digest(files: &ArchivedFiles) -> Result<String, TrustError> {
 
 /// Whether text has the shape of a digest this module writes.
 #[must_use]
-pub fn is_digest(text: &str) -> bool {
+pub(crate) fn is_digest(text: &str) -> bool {
     text.strip_prefix(DIGEST_PREFIX).is_some_and(|hex| {
         hex.len() == 64
             && hex
                 .bytes()
                 .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
     })
-}
-
-struct Budget {
-    remaining_bytes: u64,
 }
 
 /// One entry: kind, length-prefixed path, length-prefixed payload.
@@ -167,42 +161,28 @@ fn add_record(hasher: &mut Sha256, kind: u8, path: &[u8], payload: &[u8]) {
     hasher.update(payload);
 }
 
-/// The sha256 of a regular file's bytes and whether it is executable. The file is opened
-/// without following a link and without blocking, then checked again to be a regular file, so
-/// a FIFO swapped in after the walk saw a file is refused rather than waited on.
-fn hash_file(path: &Path, budget: &mut Budget) -> Result<(Vec<u8>, bool), String> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|error| format!("cannot open `{}`: {error}", path.display()))?;
-    let mut file = fs_err::File::from_parts(file, path);
+/// The sha256 of a regular file's bytes and whether it is executable, taking its size from
+/// `remaining_bytes`. The file is opened without following a link and without blocking, then
+/// checked again to be a regular file, so a FIFO swapped in after the walk saw a file is
+/// refused rather than waited on.
+fn hash_file(path: &Path, remaining_bytes: &mut u64) -> Result<(Vec<u8>, bool), String> {
+    let mut file = open_without_blocking(path, libc::O_NOFOLLOW)
+        .map_err(|error| error.to_string())
+        .and_then(|file| regular_file(file).map_err(|error| error.to_string()))?;
     let metadata = file.metadata().map_err(|error| error.to_string())?;
-    if !metadata.file_type().is_file() {
-        return Err(format!(
-            "`{}` is {}, which a skill that can be trusted may not hold; remove it",
-            path.display(),
-            special_kind(metadata.file_type())
-        ));
-    }
     let executable = metadata.permissions().mode() & 0o111 != 0;
     let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; READ_CHUNK_BYTES];
-    loop {
-        let read = file.read(&mut buffer).map_err(|error| error.to_string())?;
-        if read == 0 {
-            break;
-        }
-        budget.remaining_bytes = budget
-            .remaining_bytes
-            .checked_sub(read as u64)
-            .ok_or_else(|| {
-                format!(
-                    "its files hold more than {MAX_DIGEST_BYTES} bytes, too many to pin; trust its root with `--trust-policy follow`"
-                )
-            })?;
-        hasher.update(&buffer[..read]);
-    }
+    // One byte past the budget tells a file that exceeds it.
+    let hashed = hash_reader(
+        &mut file.by_ref().take(remaining_bytes.saturating_add(1)),
+        &mut hasher,
+    )
+    .map_err(|error| error.to_string())?;
+    *remaining_bytes = remaining_bytes.checked_sub(hashed).ok_or_else(|| {
+        format!(
+            "its files hold more than {MAX_DIGEST_BYTES} bytes, too many to pin; trust its root with `--trust-policy follow`"
+        )
+    })?;
     Ok((hasher.finalize().to_vec(), executable))
 }
 
@@ -215,20 +195,6 @@ fn relative_bytes(relative: &Path) -> Vec<u8> {
         bytes.extend_from_slice(component.as_os_str().as_bytes());
     }
     bytes
-}
-
-fn special_kind(file_type: std::fs::FileType) -> &'static str {
-    if file_type.is_fifo() {
-        "a FIFO"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else if file_type.is_block_device() || file_type.is_char_device() {
-        "a device"
-    } else if file_type.is_symlink() {
-        "a symlink"
-    } else {
-        "not a regular file"
-    }
 }
 
 fn format_digest(bytes: &[u8]) -> String {
@@ -315,26 +281,33 @@ mod tests {
     #[test]
     fn a_fifo_is_refused_without_blocking() {
         let temp = tree();
-        let fifo = temp.path().join("scripts/pipe");
-        nix_free_mkfifo(&fifo);
-        let error = directory_digest(temp.path()).unwrap_err().to_string();
+        skillbox_testkit::make_fifo(&temp.path().join("scripts/pipe"));
+        let skill = temp.path().to_path_buf();
+        let error = skillbox_testkit::finishes_within(
+            std::time::Duration::from_secs(10),
+            "the digest of a folder holding a FIFO",
+            move || directory_digest(&skill).unwrap_err().to_string(),
+        );
         assert!(error.contains("is a FIFO"), "{error}");
         assert!(error.contains("scripts/pipe"), "{error}");
+    }
+
+    /// Write a one-file archive (`SKILL.md` holding `content`) at `path` and unpack it.
+    fn unpacked_archive(path: &Path, content: &[u8]) -> crate::archive::UnpackedArchive {
+        let mut writer = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+        writer
+            .start_file("SKILL.md", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut writer, content).unwrap();
+        writer.finish().unwrap();
+        crate::archive::unpack_archive(path, &crate::CatalogLimits::default()).unwrap()
     }
 
     #[test]
     fn archives_hash_their_files() {
         let temp = tempfile::tempdir().unwrap();
         let digest_of = |content: &[u8]| {
-            let path = temp.path().join("one.skill");
-            let mut writer = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
-            writer
-                .start_file("SKILL.md", zip::write::SimpleFileOptions::default())
-                .unwrap();
-            std::io::Write::write_all(&mut writer, content).unwrap();
-            writer.finish().unwrap();
-            let unpacked =
-                crate::archive::unpack_archive(&path, &crate::CatalogLimits::default()).unwrap();
+            let unpacked = unpacked_archive(&temp.path().join("one.skill"), content);
             archive_digest(&unpacked.files).unwrap()
         };
         let first = digest_of(b"a");
@@ -347,14 +320,7 @@ mod tests {
     fn an_archive_is_hashed_once_per_load() {
         let temp = tempfile::tempdir().unwrap();
         let path = temp.path().join("once.skill");
-        let mut writer = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
-        writer
-            .start_file("SKILL.md", zip::write::SimpleFileOptions::default())
-            .unwrap();
-        std::io::Write::write_all(&mut writer, b"---\nname: once\n---\n").unwrap();
-        writer.finish().unwrap();
-        let unpacked =
-            crate::archive::unpack_archive(&path, &crate::CatalogLimits::default()).unwrap();
+        let unpacked = unpacked_archive(&path, b"---\nname: once\n---\n");
         let first = unpacked.files.trust_digest_once(archive_digest).unwrap();
         let again = unpacked
             .files
@@ -379,14 +345,5 @@ mod tests {
         ] {
             assert!(!is_digest(bad), "{bad}");
         }
-    }
-
-    /// `mkfifo` through the shell's tool (the crate has no FFI of its own for it).
-    fn nix_free_mkfifo(path: &Path) {
-        let status = std::process::Command::new("mkfifo")
-            .arg(path)
-            .status()
-            .unwrap();
-        assert!(status.success());
     }
 }

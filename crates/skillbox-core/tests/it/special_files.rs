@@ -1,44 +1,26 @@
 //! FIFOs and other special files inside skills: every read the catalog makes refuses them with
 //! a message naming the file, and none blocks. Each read runs under a time limit, so a reader
 //! that blocks on a FIFO fails its test instead of hanging the suite.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::result_large_err,
-    missing_docs
-)]
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use skillbox_core::{
-    CatalogError, CatalogOptions, Diagnostic, DiagnosticCode, Skill, SkillCatalog, SkillRoot,
-};
+use skillbox_core::{CatalogError, Diagnostic, DiagnosticCode, Skill, SkillCatalog};
 use skillbox_testkit::{finishes_within, make_fifo};
+
+use crate::{plain_skill_md, write};
 
 /// Far longer than any of these reads takes; only a blocked read reaches it.
 const READ_LIMIT: Duration = Duration::from_secs(10);
 
 const FIFO: &str = "a FIFO (named pipe)";
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn skill_md(name: &str) -> String {
-    format!("---\nname: {name}\ndescription: A skill for tests.\n---\n# {name}\n\nBody.\n")
-}
-
+/// Load the root, failing rather than hanging when a read blocks.
 fn load(root: &Path) -> SkillCatalog {
     let root = root.to_path_buf();
     finishes_within(READ_LIMIT, "loading the catalog", move || {
-        SkillCatalog::load(&CatalogOptions {
-            roots: vec![SkillRoot::explicit(root)],
-            ..CatalogOptions::default()
-        })
-        .unwrap()
+        crate::load(&[&root])
     })
 }
 
@@ -62,7 +44,7 @@ fn a_fifo_as_skill_md_is_reported_not_skipped_in_silence() {
     let folder = temp.path().join("piped");
     std::fs::create_dir_all(&folder).unwrap();
     make_fifo(&folder.join("SKILL.md"));
-    write(&temp.path().join("fine/SKILL.md"), &skill_md("fine"));
+    write(&temp.path().join("fine/SKILL.md"), &plain_skill_md("fine"));
 
     let catalog = load(temp.path());
     assert_eq!(catalog.names().collect::<Vec<_>>(), vec!["fine"]);
@@ -76,15 +58,15 @@ fn a_fifo_as_skill_md_is_reported_not_skipped_in_silence() {
 fn a_fifo_as_tools_json_or_skill_toml_is_a_diagnostic_on_the_skill() {
     let temp = tempfile::tempdir().unwrap();
     let tools = temp.path().join("tools-pipe");
-    write(&tools.join("SKILL.md"), &skill_md("tools-pipe"));
+    write(&tools.join("SKILL.md"), &plain_skill_md("tools-pipe"));
     make_fifo(&tools.join("tools.json"));
     // A symlink to a FIFO inside the skill passes the containment check, then must be refused.
     let linked = temp.path().join("linked-pipe");
-    write(&linked.join("SKILL.md"), &skill_md("linked-pipe"));
+    write(&linked.join("SKILL.md"), &plain_skill_md("linked-pipe"));
     make_fifo(&linked.join("pipe"));
     std::os::unix::fs::symlink("pipe", linked.join("tools.json")).unwrap();
     let manifest = temp.path().join("manifest-pipe");
-    write(&manifest.join("SKILL.md"), &skill_md("manifest-pipe"));
+    write(&manifest.join("SKILL.md"), &plain_skill_md("manifest-pipe"));
     make_fifo(&manifest.join("skill.toml"));
 
     let catalog = load(temp.path());
@@ -108,7 +90,7 @@ fn a_fifo_as_tools_json_or_skill_toml_is_a_diagnostic_on_the_skill() {
 fn resources_that_are_fifos_or_folders_are_refused_when_read() {
     let temp = tempfile::tempdir().unwrap();
     let folder = temp.path().join("reader");
-    write(&folder.join("SKILL.md"), &skill_md("reader"));
+    write(&folder.join("SKILL.md"), &plain_skill_md("reader"));
     make_fifo(&folder.join("pipe"));
     std::fs::create_dir_all(folder.join("references")).unwrap();
     make_fifo(&folder.join("references/pipe"));
@@ -143,7 +125,7 @@ fn resources_that_are_fifos_or_folders_are_refused_when_read() {
 fn skill_with_file_swapped_for_fifo(name: &str, relative: &str) -> (tempfile::TempDir, Arc<Skill>) {
     let temp = tempfile::tempdir().unwrap();
     let folder = temp.path().join(name);
-    write(&folder.join("SKILL.md"), &skill_md(name));
+    write(&folder.join("SKILL.md"), &plain_skill_md(name));
     if relative != "SKILL.md" {
         write(&folder.join(relative), "data");
     }

@@ -1,27 +1,12 @@
 //! Archives read only as far as asked (issue 15): entries are decompressed when read, never
 //! past their declared size, and all the archives of one catalog share one memory budget.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use skillbox_core::{CatalogLimits, CatalogOptions, SkillCatalog, SkillRoot};
+use skillbox_core::{CatalogLimits, SkillCatalog, SkippedSkill};
 
-fn skill_md(name: &str, description: &str) -> String {
-    format!("---\nname: {name}\ndescription: {description}\n---\nBody of {description}\n")
-}
-
-fn load_with(roots: &[&Path], limits: CatalogLimits) -> SkillCatalog {
-    SkillCatalog::load(&CatalogOptions {
-        roots: roots
-            .iter()
-            .map(|root| SkillRoot::explicit(*root))
-            .collect(),
-        limits,
-        ..CatalogOptions::default()
-    })
-    .unwrap()
-}
+use crate::{load, load_with, skill_md};
 
 fn deflated() -> zip::write::SimpleFileOptions {
     zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated)
@@ -57,7 +42,7 @@ fn an_archive_entry_is_decompressed_only_when_read() {
     let temp = tempfile::tempdir().unwrap();
     let archive: PathBuf = temp.path().join("lazy.skill");
     archive_with_a_corrupt_entry(&archive);
-    let catalog = load_with(&[&archive], CatalogLimits::default());
+    let catalog = load(&[&archive]);
     assert!(catalog.skipped().is_empty(), "{:#?}", catalog.skipped());
     let skill = catalog.get("lazy").unwrap();
     assert_eq!(skill.body().unwrap().text.as_ref(), "Body of read lazily");
@@ -112,6 +97,17 @@ fn archive_of_size(folder: &Path, name: &str, bytes: usize) -> PathBuf {
     path
 }
 
+/// Of the archives `a-first`, `b-second` and `c-third`, the first two loaded and one was
+/// skipped, which is returned.
+fn only_the_third_is_skipped(catalog: &SkillCatalog) -> &SkippedSkill {
+    let loaded: Vec<&str> = catalog.skills().iter().map(|skill| skill.name()).collect();
+    assert_eq!(loaded, vec!["a-first", "b-second"]);
+    let [skipped] = catalog.skipped() else {
+        panic!("{:#?}", catalog.skipped());
+    };
+    skipped
+}
+
 #[test]
 fn archives_share_one_budget_given_in_path_order() {
     let temp = tempfile::tempdir().unwrap();
@@ -125,11 +121,7 @@ fn archives_share_one_budget_given_in_path_order() {
         ..CatalogLimits::default()
     };
     let catalog = load_with(&[temp.path()], limits);
-    let loaded: Vec<&str> = catalog.skills().iter().map(|skill| skill.name()).collect();
-    assert_eq!(loaded, vec!["a-first", "b-second"]);
-    let [skipped] = catalog.skipped() else {
-        panic!("{:#?}", catalog.skipped());
-    };
+    let skipped = only_the_third_is_skipped(&catalog);
     assert_eq!(skipped.path, archives[2]);
     let message = &skipped.diagnostics[0].message;
     assert!(
@@ -149,11 +141,7 @@ fn what_archives_expand_to_shares_one_budget_too() {
         ..CatalogLimits::default()
     };
     let catalog = load_with(&[temp.path()], limits);
-    let loaded: Vec<&str> = catalog.skills().iter().map(|skill| skill.name()).collect();
-    assert_eq!(loaded, vec!["a-first", "b-second"]);
-    let [skipped] = catalog.skipped() else {
-        panic!("{:#?}", catalog.skipped());
-    };
+    let skipped = only_the_third_is_skipped(&catalog);
     assert!(skipped.path.ends_with("c-third.skill"), "{skipped:?}");
     assert!(
         skipped.diagnostics[0].message.contains("expands to"),

@@ -1,33 +1,7 @@
 //! Hostile catalogs (issue 15) through the catalog itself: which copy of a name is in effect
 //! across roots and versions, and names no model may see.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::path::Path;
-
-use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn skill_md(name: &str, version: Option<&str>, description: &str) -> String {
-    let version = version
-        .map(|v| format!("version: {v}\n"))
-        .unwrap_or_default();
-    format!("---\nname: {name}\ndescription: {description}\n{version}---\nBody of {description}\n")
-}
-
-fn load(roots: &[&Path]) -> SkillCatalog {
-    SkillCatalog::load(&CatalogOptions {
-        roots: roots
-            .iter()
-            .map(|root| SkillRoot::explicit(*root))
-            .collect(),
-        ..CatalogOptions::default()
-    })
-    .unwrap()
-}
+use crate::{load, versioned_skill_md, write};
 
 /// The codes of a skill's diagnostics, as text.
 fn codes(skill: &skillbox_core::Skill) -> Vec<&'static str> {
@@ -44,19 +18,19 @@ fn versions_from_earlier_roots_stay_reachable_by_version_only() {
     let (early, late) = (temp.path().join("early"), temp.path().join("late"));
     write(
         &early.join("conv/SKILL.md"),
-        &skill_md("conv", Some("2.0.0"), "early two"),
+        &versioned_skill_md("conv", Some("2.0.0"), "early two"),
     );
     write(
         &late.join("conv/SKILL.md"),
-        &skill_md("conv", Some("1.0.0"), "late one"),
+        &versioned_skill_md("conv", Some("1.0.0"), "late one"),
     );
     write(
         &early.join("plain/SKILL.md"),
-        &skill_md("plain", None, "early plain"),
+        &versioned_skill_md("plain", None, "early plain"),
     );
     write(
         &late.join("plain/SKILL.md"),
-        &skill_md("plain", Some("0.1.0"), "late plain"),
+        &versioned_skill_md("plain", Some("0.1.0"), "late plain"),
     );
     let catalog = load(&[&early, &late]);
 
@@ -105,7 +79,7 @@ fn build_metadata_finds_the_same_version() {
     let root = temp.path().join("root");
     write(
         &root.join("tag/SKILL.md"),
-        &skill_md("tag", Some("1.2.3+build.7"), "tagged"),
+        &versioned_skill_md("tag", Some("1.2.3+build.7"), "tagged"),
     );
     let catalog = load(&[&root]);
     for asked in ["1.2.3", "1.2.3+build.7", "1.2.3+other"] {

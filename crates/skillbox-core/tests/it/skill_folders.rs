@@ -2,21 +2,12 @@
 //! naming: `SKILL.md` as a folder or a symlink, both spellings at once, sidecars that are folders
 //! or symlinks. Discovery decides this by looking names up in each folder; these cases pin the
 //! decisions to those a listing of the folder gives.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::os::unix::fs::symlink;
-use std::path::Path;
 
-use skillbox_core::{CatalogOptions, DiagnosticCode, SkillCatalog, SkillRoot};
+use skillbox_core::DiagnosticCode;
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn skill_md(name: &str) -> String {
-    format!("---\nname: {name}\ndescription: A skill for tests.\n---\nBody.\n")
-}
+use crate::{load, plain_skill_md, write};
 
 #[test]
 fn naming_corner_cases_decide_as_a_listing_would() {
@@ -26,37 +17,39 @@ fn naming_corner_cases_decide_as_a_listing_would() {
     std::fs::create_dir_all(root.join("folder-named/SKILL.md")).unwrap();
     write(
         &root.join("folder-named/skill.md"),
-        &skill_md("folder-named"),
+        &plain_skill_md("folder-named"),
     );
     // A dangling SKILL.md symlink makes the folder no skill (skill.md is not consulted), so
     // discovery goes on into its subfolders.
-    write(&root.join("dangling/skill.md"), &skill_md("dangling"));
+    write(&root.join("dangling/skill.md"), &plain_skill_md("dangling"));
     symlink("missing.md", root.join("dangling/SKILL.md")).unwrap();
-    write(&root.join("dangling/inner/SKILL.md"), &skill_md("inner"));
+    write(
+        &root.join("dangling/inner/SKILL.md"),
+        &plain_skill_md("inner"),
+    );
     // A symlink to a file inside the skill counts.
-    write(&root.join("linked/real.md"), &skill_md("linked"));
+    write(&root.join("linked/real.md"), &plain_skill_md("linked"));
     symlink("real.md", root.join("linked/SKILL.md")).unwrap();
     // Both spellings: SKILL.md wins.
-    write(&root.join("both/SKILL.md"), &skill_md("both"));
-    write(&root.join("both/skill.md"), &skill_md("lowercase"));
+    write(&root.join("both/SKILL.md"), &plain_skill_md("both"));
+    write(&root.join("both/skill.md"), &plain_skill_md("lowercase"));
     // A folder named tools.json is not a manifest; a symlink to one inside the skill is.
     write(
         &root.join("tools-folder/SKILL.md"),
-        &skill_md("tools-folder"),
+        &plain_skill_md("tools-folder"),
     );
     std::fs::create_dir_all(root.join("tools-folder/tools.json")).unwrap();
-    write(&root.join("tools-link/SKILL.md"), &skill_md("tools-link"));
+    write(
+        &root.join("tools-link/SKILL.md"),
+        &plain_skill_md("tools-link"),
+    );
     write(
         &root.join("tools-link/real-tools.json"),
         r#"[{"name": "count_words", "description": "Count words."}]"#,
     );
     symlink("real-tools.json", root.join("tools-link/tools.json")).unwrap();
 
-    let catalog = SkillCatalog::load(&CatalogOptions {
-        roots: vec![SkillRoot::explicit(root)],
-        ..CatalogOptions::default()
-    })
-    .unwrap();
+    let catalog = load(&[root]);
     let found: Vec<(&str, &str)> = catalog
         .skills()
         .iter()
