@@ -353,6 +353,12 @@ impl SkillCatalog {
             .filter_map(|indices| indices.first().map(|index| &self.skills[*index]))
     }
 
+    /// The copy in effect of every skill a model may see ([`Skill::visible_to_model`]), sorted
+    /// by name: [`SkillCatalog::latest`] without the skills hidden from models.
+    pub fn latest_visible_to_model(&self) -> impl Iterator<Item = &Arc<Skill>> {
+        self.latest().filter(|skill| skill.visible_to_model())
+    }
+
     /// Names of all skills, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)

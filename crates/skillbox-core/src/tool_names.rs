@@ -177,7 +177,7 @@ impl ToolOwnership {
     /// [`Skill::visible_to_model`].
     #[must_use]
     pub fn for_model(catalog: &SkillCatalog) -> Self {
-        Self::resolve(catalog.latest().filter(|skill| skill.visible_to_model()))
+        Self::resolve(catalog.latest_visible_to_model())
     }
 
     /// The skill and tool that answer to `name`.

@@ -8,8 +8,6 @@ use crate::tool_spec::ToolSpec;
 
 /// Names of the Skills Protocol's 8 tools, in the seed's order (the runtime owns them).
 pub use skillbox_core::tool_names::PROTOCOL_TOOL_NAMES;
-/// Names of the skills profile's built-in tools (never removable; the runtime owns them).
-pub use skillbox_core::tool_names::SKILLS_PROFILE_TOOL_NAMES as SKILLS_TOOL_NAMES;
 
 fn spec(name: &str, description: &str, parameters: serde_json::Value) -> ToolSpec {
     ToolSpec {

@@ -142,6 +142,19 @@ impl ToolOutcome {
     }
 }
 
+/// A skill a model may see was not found ([`SkillsProvider::lookup_model_skill`]): the error,
+/// and what may help the caller find the skill it meant. Hidden skills appear in neither list.
+#[derive(Debug)]
+pub struct SkillLookupMiss<'a> {
+    /// [`CatalogError::SkillNotFound`] for the name and version asked.
+    pub error: CatalogError,
+    /// The copies of that name a model may see, newest first: empty when no visible skill has
+    /// the name, so the version asked was the miss otherwise.
+    pub versions: Vec<&'a Arc<Skill>>,
+    /// The visible name closest to the one asked, when close enough to be a typo.
+    pub closest: Option<&'a str>,
+}
+
 /// The LLM surface over a catalog and an executor.
 pub struct SkillsProvider {
     catalog: Arc<SkillCatalog>,
@@ -233,11 +246,7 @@ impl SkillsProvider {
     /// by name.
     #[must_use]
     pub fn model_skills(&self) -> Vec<Arc<Skill>> {
-        self.catalog
-            .latest()
-            .filter(|skill| skill.visible_to_model())
-            .cloned()
-            .collect()
+        self.catalog.latest_visible_to_model().cloned().collect()
     }
 
     /// Look up a skill a model may see, by name and optional version text. A skill hidden
@@ -260,34 +269,32 @@ impl SkillsProvider {
         }
     }
 
-    /// The name of a skill a model may see closest to `wanted`, when close enough to be a typo
-    /// (hidden skills are never suggested).
-    #[must_use]
-    pub fn closest_model_skill_name(&self, wanted: &str) -> Option<&str> {
-        self.catalog
-            .closest_name_among(wanted, self.visible_latest().map(|skill| skill.name()))
-    }
-
-    /// Every version a model may see of the skill `name`, newest first.
-    pub fn model_skill_versions<'a>(
+    /// Look up a skill a model may see, as [`SkillsProvider::find_model_skill`] does, and on a
+    /// miss say what could help the caller: the copies of that name a model may see (a wrong
+    /// version) and the closest visible name (a typo). Each surface words its own hint.
+    ///
+    /// # Errors
+    /// A [`SkillLookupMiss`] when no visible skill has that name and version.
+    pub fn lookup_model_skill<'a>(
         &'a self,
-        name: &'a str,
-    ) -> impl Iterator<Item = &'a Arc<Skill>> {
-        self.catalog
-            .versions(name)
-            .filter(|skill| skill.visible_to_model())
-    }
-
-    fn visible_latest(&self) -> impl Iterator<Item = &Arc<Skill>> {
-        self.catalog
-            .latest()
-            .filter(|skill| skill.visible_to_model())
-    }
-
-    /// Names of every skill (latest versions).
-    #[must_use]
-    pub fn skill_names(&self) -> Vec<String> {
-        self.catalog.names().map(str::to_owned).collect()
+        name: &str,
+        version: Option<&str>,
+    ) -> Result<Arc<Skill>, SkillLookupMiss<'a>> {
+        self.find_model_skill(name, version)
+            .map_err(|error| SkillLookupMiss {
+                error,
+                versions: self
+                    .catalog
+                    .versions(name)
+                    .filter(|skill| skill.visible_to_model())
+                    .collect(),
+                closest: self.catalog.closest_name_among(
+                    name,
+                    self.catalog
+                        .latest_visible_to_model()
+                        .map(|skill| skill.name()),
+                ),
+            })
     }
 
     /// The system-prompt section.
@@ -335,6 +342,47 @@ impl SkillsProvider {
         }
     }
 
+    /// Whether the catalog call `name` (see [`SkillsProvider::catalog_call`]) with `arguments`
+    /// reads skill files: `read_skill_file`, and `describe_skill` with `detail: "full"` (the
+    /// `SKILL.md` text and the resource listing). The others answer from the catalog in memory.
+    /// A server runs the calls that read files off its async threads, under a time budget.
+    #[must_use]
+    pub fn reads_skill_files(name: &str, arguments: &Value) -> bool {
+        match name {
+            "read_skill_file" => true,
+            "describe_skill" => arguments.get("detail").and_then(Value::as_str) == Some("full"),
+            _ => false,
+        }
+    }
+
+    /// Answer a catalog call of the Skills Protocol (`load_skills_protocol_guide`,
+    /// `list_skills`, `describe_skill`, `read_skill_file`) as [`SkillsProvider::handle_tool_call`]
+    /// does, without awaiting anything: it may run on a thread of its own, and reads files
+    /// only when [`SkillsProvider::reads_skill_files`] says so. Any other name is an error.
+    #[must_use]
+    pub fn catalog_call(&self, name: &str, arguments: &Value) -> ToolOutcome {
+        let arguments = match parse_arguments(name, arguments) {
+            Ok(arguments) => arguments,
+            Err(outcome) => return outcome,
+        };
+        self.answer_catalog_call(name, &arguments)
+            .unwrap_or_else(|| ToolOutcome::error(format!("`{name}` is not a catalog call")))
+    }
+
+    fn answer_catalog_call(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> Option<ToolOutcome> {
+        Some(match name {
+            "read_skill_file" => self.read_skill_file(arguments),
+            "list_skills" => self.list_skills(arguments),
+            "describe_skill" => self.describe_skill(arguments),
+            "load_skills_protocol_guide" => ToolOutcome::ok(json!({ "content": PROTOCOL_GUIDE })),
+            _ => return None,
+        })
+    }
+
     /// Answer a tool call. `arguments` may be a JSON object or a string holding one (as
     /// OpenAI-style APIs send them).
     pub async fn handle_tool_call(&self, name: &str, arguments: &Value) -> ToolOutcome {
@@ -342,13 +390,12 @@ impl SkillsProvider {
             Ok(arguments) => arguments,
             Err(outcome) => return outcome,
         };
+        if let Some(outcome) = self.answer_catalog_call(name, &arguments) {
+            return outcome;
+        }
         match name {
             "load_skill" => self.load_skill(&arguments).await,
             "use_skill" => self.use_skill(&arguments).await,
-            "read_skill_file" => self.read_skill_file(&arguments),
-            "list_skills" => self.list_skills(&arguments),
-            "describe_skill" => self.describe_skill(&arguments),
-            "load_skills_protocol_guide" => ToolOutcome::ok(json!({ "content": PROTOCOL_GUIDE })),
             "define_tool" if self.options.define_tools => self.define_tool(&arguments),
             "remove_tool" if self.options.define_tools => self.remove_tool(&arguments),
             "execute_skill" | "run_code" | "create_blob" | "read_blob" => {
@@ -590,9 +637,17 @@ impl SkillsProvider {
             ))
         })?;
         let version = arguments.get("version").and_then(Value::as_str);
-        self.find_model_skill(&name, version).map_err(|_| {
-            let close = self.closest_model_skill_name(&name);
-            ToolOutcome::error(match close {
+        self.find_named_skill(&name, version)
+    }
+
+    /// [`SkillsProvider::lookup_model_skill`], with a miss worded for a model.
+    fn find_named_skill(
+        &self,
+        name: &str,
+        version: Option<&str>,
+    ) -> Result<Arc<Skill>, ToolOutcome> {
+        self.lookup_model_skill(name, version).map_err(|miss| {
+            ToolOutcome::error(match miss.closest {
                 Some(close) => format!("no skill named `{name}`; did you mean `{close}`?"),
                 None => format!("no skill named `{name}`; call load_skill with {{\"list_skills\": true}} to see the skills"),
             })
@@ -747,8 +802,7 @@ impl SkillsProvider {
             }
         }
         if !cut {
-            crate::substitution::append_unused_arguments(&mut text, raw, used);
-            cut = crate::substitution::cut_at(&mut text, MAX_LOADED_SKILL_BYTES);
+            cut = crate::substitution::finish(&mut text, raw, used, MAX_LOADED_SKILL_BYTES);
         }
         if commands_not_run > 0 {
             text.push_str(&format!(
@@ -865,14 +919,13 @@ impl SkillsProvider {
             Some(Value::String(single)) => vec![single.clone()],
             Some(_) => return ToolOutcome::error("parameter `args` must be an array of strings"),
         };
-        let mut lookup = serde_json::Map::new();
-        lookup.insert("skill".to_owned(), Value::String(skill.clone()));
-        if let Err(outcome) = self.find_skill(&lookup, "use_skill") {
-            return outcome;
-        }
+        let skill = match self.find_named_skill(&skill, None) {
+            Ok(skill) => skill,
+            Err(outcome) => return outcome,
+        };
         let result = self
             .executor
-            .run(&self.catalog, &skill, script, &args, RunOptions::default())
+            .run_script(&skill, script, &args, RunOptions::default())
             .await;
         ToolOutcome {
             is_error: !result.success,
@@ -957,7 +1010,7 @@ impl SkillsProvider {
         };
         let mut page = Vec::new();
         let mut next_cursor = Value::Null;
-        for skill in self.visible_latest() {
+        for skill in self.catalog.latest_visible_to_model() {
             let skill_namespace = namespace_of(skill);
             if namespace.is_some_and(|wanted| wanted != skill_namespace) {
                 continue;

@@ -73,10 +73,22 @@ pub fn substitute(
 ) -> Substituted {
     let mut substituted = substitute_text(body, raw, names, skill_directory, max_bytes);
     if !substituted.cut {
-        append_unused_arguments(&mut substituted.text, raw, substituted.used_arguments);
-        substituted.cut = cut_at(&mut substituted.text, max_bytes);
+        substituted.cut = finish(
+            &mut substituted.text,
+            raw,
+            substituted.used_arguments,
+            max_bytes,
+        );
     }
     substituted
+}
+
+/// End a substitution whose whole body is in `text`: `ARGUMENTS: <raw>` appended when no
+/// placeholder used the arguments (`used`), then the text cut to `max_bytes`. Whether anything
+/// was cut.
+pub fn finish(text: &mut String, raw: Option<&str>, used: bool, max_bytes: usize) -> bool {
+    append_unused_arguments(text, raw, used);
+    cut_at(text, max_bytes)
 }
 
 /// Cut `text` to at most `max_bytes` at a character boundary; whether anything was cut.

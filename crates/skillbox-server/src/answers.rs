@@ -15,10 +15,9 @@ use axum::body::{Body, Bytes};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Frame, SizeHint};
-use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::protocol::{RpcError, SERVER_BUSY};
+use crate::protocol::RpcError;
 
 /// Most bytes of answers one batch collects. The requests after that are not run; each gets
 /// -32000 saying to send it again in another batch.
@@ -30,19 +29,11 @@ const ANSWER_PIECE_BYTES: usize = 64 * 1024;
 /// Bytes of blob reads one request (or batch) may return without taking from the budget, as a
 /// body of this size may be received without it: the usual small samples never touch it.
 pub const FREE_READ_BYTES: u64 = 1024 * 1024;
-/// Milliseconds a client is told to wait when the budget is spent.
-pub(crate) const BUDGET_RETRY_AFTER_MS: u64 = 1000;
-
 /// The busy error for a request the large-body budget cannot cover now.
 pub(crate) fn budget_spent(what: &str, budget_bytes: usize) -> RpcError {
-    let mut error = RpcError::new(
-        SERVER_BUSY,
-        format!(
-            "the server is busy: {what} share a budget of {budget_bytes} bytes, which other requests hold now; retry in a moment"
-        ),
-    );
-    error.data = Some(json!({ "retry_after_ms": BUDGET_RETRY_AFTER_MS }));
-    error
+    RpcError::busy(format!(
+        "the server is busy: {what} share a budget of {budget_bytes} bytes, which other requests hold now; retry in a moment"
+    ))
 }
 
 /// The share of the large-body budget one exchange holds for its answer.

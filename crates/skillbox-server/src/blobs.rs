@@ -234,7 +234,7 @@ impl BlobStore {
             )
             .await
             .map_err(storage)?;
-        self.make_file_private(&format!("data/{id}"))?;
+        self.make_file_private(&format!("data/{id}")).await?;
         self.commit(id, kind, size_bytes).await
     }
 
@@ -281,7 +281,7 @@ impl BlobStore {
             return Err(error);
         }
         writer.finish().await.map_err(storage)?;
-        self.make_file_private(&format!("data/{id}"))?;
+        self.make_file_private(&format!("data/{id}")).await?;
         self.commit(id, kind, size_bytes).await
     }
 
@@ -301,20 +301,24 @@ impl BlobStore {
             )
             .await
             .map_err(storage)?;
-        self.make_file_private(&format!("meta/{id}.json"))?;
+        self.make_file_private(&format!("meta/{id}.json")).await?;
         Ok(meta)
     }
 
-    /// Give a file the store just wrote mode 0600. The object store creates files with the
-    /// umask's mode, but always inside the store's 0700 folders, so no one else could open it
-    /// meanwhile.
-    fn make_file_private(&self, key: &str) -> Result<(), BlobError> {
+    /// Give a file the store just wrote mode 0600, on a blocking thread (like the store's own
+    /// writes). The object store creates files with the umask's mode, but always inside the
+    /// store's 0700 folders, so no one else could open it meanwhile.
+    async fn make_file_private(&self, key: &str) -> Result<(), BlobError> {
         let Some(root) = &self.local_root else {
             return Ok(());
         };
         let path = root.join(key);
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
-            .map_err(|error| storage(format!("`{}`: {error}", path.display())))
+        tokio::task::spawn_blocking(move || {
+            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+        })
+        .await
+        .map_err(storage)?
+        .map_err(storage)
     }
 
     /// A blob's metadata.
@@ -343,21 +347,6 @@ impl BlobStore {
             Err(error) => return Err(storage(error)),
         };
         serde_json::from_slice(&record).map_err(storage)
-    }
-
-    /// Read part of a blob, fetching only the bytes returned.
-    ///
-    /// # Errors
-    /// Unknown blob, or storage failure.
-    pub async fn read(
-        &self,
-        blob_id: &str,
-        mode: ReadMode,
-        max_bytes: Option<u64>,
-    ) -> Result<Value, BlobError> {
-        let meta = self.meta(blob_id).await?;
-        let range = mode.range(meta.size_bytes, max_bytes);
-        self.read_range(&meta, range).await
     }
 
     /// Read the bytes `range` (as [`ReadMode::range`] gives it) of the blob `meta` describes,
@@ -411,21 +400,16 @@ impl BlobStore {
         Ok(result)
     }
 
-    /// Whether blobs live in a local folder.
-    #[must_use]
-    pub fn is_local(&self) -> bool {
-        self.local_root.is_some()
-    }
-
-    /// Copy a blob into `folder` for one run, as a file its sandbox user may read (mode 0644)
-    /// under a name no one can guess. The store's own files stay private. Locally the copy is
-    /// made in the kernel (`copy_file_range`); other stores download the blob.
+    /// Copy the blob `meta` describes (as [`BlobStore::meta`] read it) into `folder` for one
+    /// run, as a file its sandbox user may read (mode 0644) under a name no one can guess. The
+    /// store's own files stay private. Locally the copy is made in the kernel
+    /// (`copy_file_range`); other stores download the blob.
     ///
     /// # Errors
-    /// Unknown blob, or storage failure.
-    pub async fn copy_for_run(&self, blob_id: &str, folder: &Path) -> Result<PathBuf, BlobError> {
-        self.meta(blob_id).await?;
-        let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.to_owned()))?;
+    /// Unknown blob (swept since its metadata was read), or storage failure.
+    pub async fn copy_for_run(&self, meta: &BlobMeta, folder: &Path) -> Result<PathBuf, BlobError> {
+        let blob_id = &meta.blob_id;
+        let id = key(blob_id).ok_or_else(|| BlobError::NotFound(blob_id.clone()))?;
         let destination = folder.join(uuid::Uuid::new_v4().simple().to_string());
         let target = destination.clone();
         // `Ok(false)`: the expiry sweep removed the bytes after the metadata was read.
@@ -467,7 +451,7 @@ impl BlobStore {
             .map_err(storage)?
             .map_err(|error| storage(format!("`{}`: {error}", destination.display())))?;
         if !copied {
-            return Err(BlobError::NotFound(blob_id.to_owned()));
+            return Err(BlobError::NotFound(blob_id.clone()));
         }
         Ok(destination)
     }
@@ -610,6 +594,19 @@ mod futures_like {
 mod tests {
     use super::*;
 
+    /// A read as `read_blob` makes it: the metadata, then only the bytes returned.
+    async fn read(
+        store: &BlobStore,
+        blob_id: &str,
+        mode: ReadMode,
+        max_bytes: Option<u64>,
+    ) -> Result<Value, BlobError> {
+        let meta = store.meta(blob_id).await?;
+        store
+            .read_range(&meta, mode.range(meta.size_bytes, max_bytes))
+            .await
+    }
+
     #[tokio::test]
     async fn create_and_read_head_tail_full_and_binary() {
         let folder = tempfile::tempdir().unwrap();
@@ -619,24 +616,21 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(meta.size_bytes, 11);
-        let head = store
-            .read(&meta.blob_id, ReadMode::Head, Some(5))
+        let head = read(&store, &meta.blob_id, ReadMode::Head, Some(5))
             .await
             .unwrap();
         assert_eq!(
             (head["preview"].as_str(), head["truncated"].as_bool()),
             (Some("hello"), Some(true))
         );
-        let tail = store
-            .read(&meta.blob_id, ReadMode::Tail, Some(5))
+        let tail = read(&store, &meta.blob_id, ReadMode::Tail, Some(5))
             .await
             .unwrap();
         assert_eq!(
             (tail["preview"].as_str(), tail["offset"].as_u64()),
             (Some("world"), Some(6))
         );
-        let full = store
-            .read(&meta.blob_id, ReadMode::Full, None)
+        let full = read(&store, &meta.blob_id, ReadMode::Full, None)
             .await
             .unwrap();
         assert_eq!(
@@ -647,17 +641,19 @@ mod tests {
             .create("AAEC/w==", "application/octet-stream", Some("base64"))
             .await
             .unwrap();
-        let read = store
-            .read(&binary.blob_id, ReadMode::Full, None)
+        let binary_read = read(&store, &binary.blob_id, ReadMode::Full, None)
             .await
             .unwrap();
         assert_eq!(
-            (read["encoding"].as_str(), read["preview"].as_str()),
+            (
+                binary_read["encoding"].as_str(),
+                binary_read["preview"].as_str()
+            ),
             (Some("base64"), Some("AAEC/w=="))
         );
         for bad in ["blob:nope", "../etc/passwd", "blob:../../x"] {
             assert!(matches!(
-                store.read(bad, ReadMode::Head, None).await,
+                read(&store, bad, ReadMode::Head, None).await,
                 Err(BlobError::NotFound(_))
             ));
         }
@@ -690,7 +686,7 @@ mod tests {
         .unwrap();
         std::fs::write(folder.path().join(format!("meta/{id}.json")), huge).unwrap();
         assert!(matches!(
-            store.read(&meta.blob_id, ReadMode::Head, None).await,
+            read(&store, &meta.blob_id, ReadMode::Head, None).await,
             Err(BlobError::Storage(message)) if message.contains("more than the 65536")
         ));
     }
@@ -708,13 +704,17 @@ mod tests {
         assert_eq!(mode(&root.join("meta").join(format!("{id}.json"))), 0o600);
         let copies = folder.path().join("copies");
         std::fs::create_dir(&copies).unwrap();
-        let copy = store.copy_for_run(&meta.blob_id, &copies).await.unwrap();
+        let copy = store.copy_for_run(&meta, &copies).await.unwrap();
         assert_eq!(mode(&copy), 0o644);
         assert_eq!(fs_err::read_to_string(&copy).unwrap(), "private");
         assert!(matches!(
-            store
-                .copy_for_run("blob:00000000000000000000000000000000", &copies)
-                .await,
+            store.meta("blob:00000000000000000000000000000000").await,
+            Err(BlobError::NotFound(_))
+        ));
+        // Swept after its metadata was read.
+        fs_err::remove_file(root.join("data").join(id)).unwrap();
+        assert!(matches!(
+            store.copy_for_run(&meta, &copies).await,
             Err(BlobError::NotFound(_))
         ));
     }

@@ -79,6 +79,20 @@ impl DataDir {
     pub fn run_inputs(&self) -> &Path {
         &self.run_inputs
     }
+
+    /// `builtin/`, the root of the built-in skills, under the checked folder (links resolved):
+    /// never rebuilt from the path given, whose links could have changed since the check.
+    #[must_use]
+    pub fn builtin(&self) -> PathBuf {
+        self.root.join("builtin")
+    }
+
+    /// `runtime/`, the runtime folder of the server's runs (their output files are copied there
+    /// before they become blobs), under the checked folder like [`DataDir::builtin`].
+    #[must_use]
+    pub fn runtime(&self) -> PathBuf {
+        self.root.join("runtime")
+    }
 }
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> BlobError + '_ {
@@ -118,8 +132,8 @@ pub(crate) fn create_pass_through_dir(path: &Path) -> Result<(), BlobError> {
         .create(path)
         .map_err(io_error(path))?;
     // The umask may have taken bits away, and an existing folder may have more.
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(PASS_THROUGH_DIR_MODE))
-        .map_err(io_error(path))
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(PASS_THROUGH_DIR_MODE))
+        .map_err(|error| BlobError::Storage(error.to_string()))
 }
 
 fn remove_stale_run_inputs(run_inputs: &Path) {
@@ -189,6 +203,24 @@ mod tests {
         } else {
             eprintln!("SKIPPED the foreign-owner case: needs root to chown");
         }
+    }
+
+    #[test]
+    fn the_builtin_and_runtime_folders_stay_where_the_check_was_made() {
+        let parent = tempfile::tempdir().unwrap();
+        let checked = parent.path().join("checked");
+        std::fs::create_dir(&checked).unwrap();
+        let link = parent.path().join("link");
+        std::os::unix::fs::symlink(&checked, &link).unwrap();
+        let data = DataDir::open(&link.join("data"), crate::blobs::DEFAULT_BLOB_TTL).unwrap();
+        // The link's owner points it elsewhere after the checks passed.
+        let elsewhere = parent.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let resolved = std::fs::canonicalize(checked.join("data")).unwrap();
+        assert_eq!(data.builtin(), resolved.join("builtin"));
+        assert_eq!(data.runtime(), resolved.join("runtime"));
     }
 
     #[test]

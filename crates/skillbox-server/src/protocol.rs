@@ -22,6 +22,9 @@ pub const INTERNAL_ERROR: i64 = -32603;
 pub const SERVER_BUSY: i64 = -32000;
 /// Server-defined: the request took longer than its time budget and was given up.
 pub const TIMED_OUT: i64 = -32001;
+/// Milliseconds a busy client is told to wait before it tries again: `retry_after_ms` in the
+/// -32000 error's data, and the `Retry-After` header (in seconds) of a 503.
+pub const RETRY_AFTER_MS: u64 = 1000;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,6 +56,14 @@ impl RpcError {
     /// `-32603` internal error.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(INTERNAL_ERROR, message)
+    }
+
+    /// `-32000` the server is busy, with `retry_after_ms` ([`RETRY_AFTER_MS`]) in its data.
+    pub fn busy(message: impl Into<String>) -> Self {
+        RpcError {
+            data: Some(json!({ "retry_after_ms": RETRY_AFTER_MS })),
+            ..Self::new(SERVER_BUSY, message)
+        }
     }
 }
 

@@ -15,7 +15,8 @@ use skillbox_exec::executor::python_run::{
 use skillbox_exec::{ErrorType, RunOptions};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::protocol::{RpcError, SERVER_BUSY};
+use crate::blobs::BlobMeta;
+use crate::protocol::RpcError;
 use crate::server::AppState;
 
 /// Default wall-clock limit of one run.
@@ -99,15 +100,10 @@ impl RunGate {
         let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
         let _leave = WaitingGuard(&self.waiting);
         if queued >= self.limits.max_queued {
-            let mut error = RpcError::new(
-                SERVER_BUSY,
-                format!(
-                    "the server is busy: {} runs are executing and {} are waiting; retry in a moment",
-                    self.limits.max_concurrent, self.limits.max_queued
-                ),
-            );
-            error.data = Some(json!({ "retry_after_ms": 1000 }));
-            return Err(error);
+            return Err(RpcError::busy(format!(
+                "the server is busy: {} runs are executing and {} are waiting; retry in a moment",
+                self.limits.max_concurrent, self.limits.max_queued
+            )));
         }
         Arc::clone(&self.running)
             .acquire_owned()
@@ -233,9 +229,9 @@ async fn run_python(
     blob_ids: &[&str],
     timeout: Duration,
 ) -> Result<Value, RpcError> {
-    let blob_ids = check_input_blobs(state, blob_ids).await?;
+    let blobs = check_input_blobs(state, blob_ids).await?;
     let _turn = state.runs.enter().await?;
-    let mut input_blobs = input_blobs(state, &blob_ids).await?;
+    let mut input_blobs = input_blobs(state, &blobs).await?;
     let outcome = state
         .provider
         .executor()
@@ -247,7 +243,9 @@ async fn run_python(
             timeout,
         })
         .await;
-    Ok(run_object(state, label, outcome).await)
+    let run = run_object(state, label, outcome).await;
+    input_blobs.remove().await;
+    Ok(run)
 }
 
 /// `execute_skill` on a `tools.json` skill: `args` is `{"tool": NAME, "arguments": {...}}`.
@@ -530,25 +528,24 @@ fn kind_for(name: &str) -> &'static str {
 /// A skill a protocol client may use: one a model may see ([`Skill::visible_to_model`]). A
 /// hidden skill is answered exactly as a name the catalog does not hold, hints included.
 fn find_skill(state: &AppState, name: &str, version: Option<&str>) -> Result<Arc<Skill>, RpcError> {
-    let provider = &state.provider;
-    provider.find_model_skill(name, version).map_err(|error| {
-        let mut versions = provider.model_skill_versions(name).peekable();
-        let hint = match (
-            version,
-            versions.peek(),
-            provider.closest_model_skill_name(name),
-        ) {
-            (Some(_), Some(_), _) => {
-                let versions: Vec<String> = versions
-                    .filter_map(|skill| skill.id.version.as_ref().map(ToString::to_string))
-                    .collect();
-                format!("; its versions are: {}", versions.join(", "))
-            }
-            (_, None, Some(close)) => format!("; did you mean `{close}`?"),
-            _ => "; list_skills shows the skills".to_owned(),
-        };
-        RpcError::invalid_params(format!("{error}{hint}"))
-    })
+    state
+        .provider
+        .lookup_model_skill(name, version)
+        .map_err(|miss| {
+            let hint = match (version, miss.versions.is_empty(), miss.closest) {
+                (Some(_), false, _) => {
+                    let versions: Vec<String> = miss
+                        .versions
+                        .iter()
+                        .filter_map(|skill| skill.id.version.as_ref().map(ToString::to_string))
+                        .collect();
+                    format!("; its versions are: {}", versions.join(", "))
+                }
+                (_, true, Some(close)) => format!("; did you mean `{close}`?"),
+                _ => "; list_skills shows the skills".to_owned(),
+            };
+            RpcError::invalid_params(format!("{}{hint}", miss.error))
+        })
 }
 
 /// The input blobs of one run: its own copies, in a folder of its own under
@@ -558,38 +555,56 @@ struct RunInputs {
     folder: Option<std::path::PathBuf>,
 }
 
-impl Drop for RunInputs {
-    fn drop(&mut self) {
-        if let Some(folder) = &self.folder
-            && let Err(error) = fs_err::remove_dir_all(folder)
+impl RunInputs {
+    /// Remove the copies (up to [`MAX_INPUT_BLOBS`] files of [`DEFAULT_MAX_INPUT_BYTES`] in
+    /// all) on a blocking thread, and wait until they are gone: the run's answer comes after.
+    /// A request cancelled meanwhile leaves the removal running to its end.
+    async fn remove(mut self) {
+        let Some(folder) = self.folder.take() else {
+            return;
+        };
+        if let Err(error) = tokio::task::spawn_blocking(move || remove_input_copies(&folder)).await
         {
             tracing::warn!(%error, "cannot remove a run's input copies");
         }
     }
 }
 
-/// The distinct input blobs of a run, after checking that each exists and that together they
-/// are within the run's input bytes.
+/// When a run ends early (an error, a cancelled request), its copies are removed in place:
+/// [`RunInputs::remove`] is the usual way, off the async threads.
+impl Drop for RunInputs {
+    fn drop(&mut self) {
+        if let Some(folder) = self.folder.take() {
+            remove_input_copies(&folder);
+        }
+    }
+}
+
+fn remove_input_copies(folder: &std::path::Path) {
+    if let Err(error) = fs_err::remove_dir_all(folder) {
+        tracing::warn!(%error, "cannot remove a run's input copies");
+    }
+}
+
+/// The metadata of a run's distinct input blobs, after checking that each exists and that
+/// together they are within the run's input bytes.
 ///
 /// # Errors
 /// -32602 naming `input_blobs`.
-async fn check_input_blobs<'a>(
-    state: &AppState,
-    blob_ids: &[&'a str],
-) -> Result<Vec<&'a str>, RpcError> {
+async fn check_input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<Vec<BlobMeta>, RpcError> {
     let limit = state.runs.limits().max_input_bytes;
-    let mut distinct: Vec<&str> = Vec::with_capacity(blob_ids.len());
+    let mut distinct: Vec<BlobMeta> = Vec::with_capacity(blob_ids.len());
     let mut total: u64 = 0;
     for blob_id in blob_ids {
         if distinct
             .iter()
-            .any(|seen| seen.eq_ignore_ascii_case(blob_id))
+            .any(|seen| seen.blob_id.eq_ignore_ascii_case(blob_id))
         {
             continue;
         }
         let meta = state.blobs.meta(blob_id).await.map_err(input_blob_error)?;
         total = total.saturating_add(meta.size_bytes);
-        distinct.push(blob_id);
+        distinct.push(meta);
     }
     if total > limit {
         return Err(RpcError::invalid_params(format!(
@@ -609,29 +624,34 @@ fn input_blob_error(error: crate::blobs::BlobError) -> RpcError {
 }
 
 /// Copy a run's input blobs (distinct, already checked) into a folder of its own.
-async fn input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<RunInputs, RpcError> {
+async fn input_blobs(state: &AppState, blobs: &[BlobMeta]) -> Result<RunInputs, RpcError> {
     let mut inputs = RunInputs {
-        files: Vec::with_capacity(blob_ids.len()),
+        files: Vec::with_capacity(blobs.len()),
         folder: None,
     };
-    if blob_ids.is_empty() {
+    if blobs.is_empty() {
         return Ok(inputs);
     }
     let folder = state
         .run_inputs
         .join(uuid::Uuid::new_v4().simple().to_string());
-    crate::data_dir::create_pass_through_dir(&folder).map_err(|error| {
-        crate::server::internal_failure("copying the input blobs failed", &error)
-    })?;
+    let created = folder.clone();
+    tokio::task::spawn_blocking(move || crate::data_dir::create_pass_through_dir(&created))
+        .await
+        .unwrap_or_else(|error| Err(crate::blobs::BlobError::Storage(error.to_string())))
+        .map_err(|error| {
+            crate::server::internal_failure("copying the input blobs failed", &error)
+        })?;
     inputs.folder = Some(folder.clone());
-    for blob_id in blob_ids {
+    for meta in blobs {
         let path = state
             .blobs
-            .copy_for_run(blob_id, &folder)
+            .copy_for_run(meta, &folder)
             .await
             .map_err(input_blob_error)?;
+        // The store writes ids in lower case, whatever case the caller used.
         inputs.files.push(InputBlob {
-            blob_id: (*blob_id).to_ascii_lowercase(),
+            blob_id: meta.blob_id.clone(),
             path,
         });
     }

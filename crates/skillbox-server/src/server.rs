@@ -21,7 +21,7 @@ use skillbox_llm::SkillsProvider;
 use tokio::sync::Semaphore;
 
 use crate::access::{AccessPolicy, check_access, json_body_refusal};
-use crate::answers::{Answer, BUDGET_RETRY_AFTER_MS, BudgetShare, budget_spent};
+use crate::answers::{Answer, BudgetShare, budget_spent};
 use crate::blobs::{BlobError, BlobStore, ReadMode};
 use crate::data_dir::DataDir;
 use crate::protocol::{
@@ -51,8 +51,8 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
 /// the connection is closed (see `stalled_writes.rs`).
 pub const DEFAULT_SEND_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest a catalog call that reads skill files (`read_skill_file`, `describe_skill` with
-/// `detail: "full"`) may take: it runs on a blocking thread, and one that never finishes (a
-/// FIFO, a hung network file system) is given up after this.
+/// `detail: "full"`) may take: it runs on a blocking thread, and one held up by a slow or
+/// stalled file system (core refuses FIFOs and devices at once) is given up after this.
 pub const DEFAULT_CATALOG_CALL_BUDGET: Duration = Duration::from_secs(10);
 /// Catalog calls reading files at once. A call given up on still holds its place until its
 /// thread returns, so stuck reads can take at most this many threads.
@@ -67,12 +67,14 @@ pub struct AppState {
     pub provider: Arc<SkillsProvider>,
     /// Blob storage.
     pub blobs: BlobStore,
-    /// When set, every request needs `Authorization: Bearer <token>`.
-    pub token: Option<String>,
     /// The bounded queue `execute_skill` and `run_code` wait in.
     pub runs: Arc<RunGate>,
-    /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`).
-    pub run_inputs: PathBuf,
+    /// When set, every request needs `Authorization: Bearer <token>`. Private: `access` was
+    /// derived from it, so changing one alone would turn the `Host` check off unseen.
+    token: Option<String>,
+    /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`, checked
+    /// by [`DataDir::open`]).
+    pub(crate) run_inputs: PathBuf,
     /// Which `Host` and `Origin` headers are answered.
     access: Arc<AccessPolicy>,
     /// Bytes of large request bodies that may be in flight.
@@ -86,9 +88,11 @@ pub struct AppState {
 
 impl AppState {
     /// State over a data folder, with the defaults: run limits from the cores, only loopback
-    /// host names (unless a token is set), the default timeouts.
+    /// host names (unless a token is set), the default timeouts. An empty token is no token:
+    /// it would turn the `Host` check off and accept `Bearer ` with nothing after it.
     #[must_use]
     pub fn new(provider: Arc<SkillsProvider>, data: &DataDir, token: Option<String>) -> Self {
+        let token = token.filter(|token| !token.is_empty());
         let access = Arc::new(AccessPolicy::new(Vec::new(), token.is_some()));
         AppState {
             provider,
@@ -103,6 +107,12 @@ impl AppState {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             send_stall_timeout: DEFAULT_SEND_STALL_TIMEOUT,
         }
+    }
+
+    /// The bearer token every request needs, if any (never empty).
+    #[must_use]
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
     }
 
     /// The same state with other run limits.
@@ -159,7 +169,7 @@ pub fn router(state: AppState) -> Router {
             accept_json_body,
         ))
     };
-    let token: Option<Arc<str>> = state.token.as_deref().map(Arc::from);
+    let token: Option<Arc<str>> = state.token().map(Arc::from);
     Router::new()
         .route("/rpc", json_body(post(rpc)))
         .route("/healthz", get(healthz))
@@ -222,7 +232,7 @@ async fn accept_json_body(
             StatusCode::SERVICE_UNAVAILABLE,
             [(
                 header::RETRY_AFTER,
-                (BUDGET_RETRY_AFTER_MS / 1000).to_string(),
+                (protocol::RETRY_AFTER_MS / 1000).to_string(),
             )],
             Json(failure(Value::Null, error)),
         )
@@ -231,25 +241,27 @@ async fn accept_json_body(
     next.run(request).await
 }
 
+#[derive(Debug, PartialEq, Eq)]
 enum BodyLength {
     Known(usize),
     Unknown,
 }
 
 /// The body's length from `Content-Length`; a request with neither it nor
-/// `Transfer-Encoding` has no body.
+/// `Transfer-Encoding` has no body. `Transfer-Encoding` wins over `Content-Length` (a body sent
+/// in chunks is read by its chunks, whatever length it also declares), here as in hyper, so a
+/// small declared length cannot slip a large body past the budget behind any server.
 fn body_length(headers: &HeaderMap) -> BodyLength {
-    if let Some(length) = headers.get(header::CONTENT_LENGTH) {
-        return length
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        return BodyLength::Unknown;
+    }
+    match headers.get(header::CONTENT_LENGTH) {
+        Some(length) => length
             .to_str()
             .ok()
             .and_then(|length| length.parse().ok())
-            .map_or(BodyLength::Unknown, BodyLength::Known);
-    }
-    if headers.contains_key(header::TRANSFER_ENCODING) {
-        BodyLength::Unknown
-    } else {
-        BodyLength::Known(0)
+            .map_or(BodyLength::Unknown, BodyLength::Known),
+        None => BodyLength::Known(0),
     }
 }
 
@@ -289,7 +301,8 @@ fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
 }
 
 async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
-    Json(json!({ "status": "ok", "skills": state.provider.model_skills().len() }))
+    let skills = state.provider.catalog().latest_visible_to_model().count();
+    Json(json!({ "status": "ok", "skills": skills }))
 }
 
 /// Answer a body. Each answer is serialized as soon as it is made; a batch stops running its
@@ -454,10 +467,12 @@ async fn catalog_method(
         string_param(&params, "name")?;
     }
     let arguments = Value::Object(params);
-    let outcome = if reads_skill_files(method, &arguments) {
+    let outcome = if SkillsProvider::reads_skill_files(method, &arguments) {
         read_off_the_async_threads(state, method, arguments).await?
     } else {
-        state.provider.handle_tool_call(method, &arguments).await
+        // From the catalog in memory: answered in place, as a trip through the blocking pool
+        // would more than double its CPU cost (`BENCHMARKS.md`).
+        state.provider.catalog_call(method, &arguments)
     };
     if outcome.is_error {
         let message = outcome
@@ -470,21 +485,9 @@ async fn catalog_method(
     Ok(outcome.content)
 }
 
-/// Whether a catalog call reads skill files: `read_skill_file`, and `describe_skill` with
-/// `detail: "full"` (the `SKILL.md` text and the resource listing). `list_skills`, the guide and
-/// the other details come from the catalog in memory and are answered in place: a trip
-/// through the blocking pool would more than double their CPU cost (`BENCHMARKS.md`).
-fn reads_skill_files(method: &str, arguments: &Value) -> bool {
-    match method {
-        "read_skill_file" => true,
-        "describe_skill" => arguments.get("detail").and_then(Value::as_str) == Some("full"),
-        _ => false,
-    }
-}
-
 /// Run a catalog call that reads files on a blocking thread, never on the async workers,
-/// within the catalog budget: a read that never finishes (a FIFO, a hung network file system)
-/// gets an error after the budget while the server goes on answering.
+/// within the catalog budget: a read that never finishes (a stalled file system) gets an
+/// error after the budget while the server goes on answering.
 async fn read_off_the_async_threads(
     state: &AppState,
     method: &str,
@@ -510,11 +513,10 @@ async fn read_off_the_async_threads(
             Err(_) => return Err(over_budget()),
         };
     let provider = Arc::clone(&state.provider);
-    let runtime = tokio::runtime::Handle::current();
     let name = method.to_owned();
     let call = tokio::task::spawn_blocking(move || {
         let _turn = turn;
-        runtime.block_on(provider.handle_tool_call(&name, &arguments))
+        provider.catalog_call(&name, &arguments)
     });
     match tokio::time::timeout_at(deadline, call).await {
         Ok(Ok(outcome)) => Ok(outcome),
@@ -581,9 +583,6 @@ pub enum ServeError {
         /// Why.
         message: String,
     },
-    /// The server failed while running.
-    #[error("the server stopped: {0}")]
-    Serve(String),
 }
 
 /// Check the listening rule: beyond loopback a token is required.
@@ -605,16 +604,14 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(100);
 
 /// Serve on an already bound listener until `shutdown` resolves, then let requests in flight
-/// finish for at most [`SHUTDOWN_GRACE`].
-///
-/// # Errors
-/// When serving fails.
+/// finish for at most [`SHUTDOWN_GRACE`]. Serving does not fail: a failed accept is logged and
+/// retried, a failed connection logged.
 pub async fn serve_on(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    serve_with_grace(listener, state, shutdown, SHUTDOWN_GRACE).await
+) {
+    serve_with_grace(listener, state, shutdown, SHUTDOWN_GRACE).await;
 }
 
 /// [`serve_on`] with a chosen grace period.
@@ -623,17 +620,16 @@ pub async fn serve_on(
 /// so a client that sends its request line or headers slowly (or not at all) is disconnected
 /// instead of holding the connection forever; and a client that stops reading its answer is
 /// disconnected after the send-stall timeout, which frees the answer.
-///
-/// # Errors
-/// When serving fails.
 pub async fn serve_with_grace(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     grace: Duration,
-) -> Result<(), ServeError> {
-    let header_read_timeout = state.header_read_timeout;
+) {
     let send_stall_timeout = state.send_stall_timeout;
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(state.header_read_timeout);
     let app = router(state);
     let connections = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -649,13 +645,10 @@ pub async fn serve_with_grace(
             },
             () = &mut shutdown => break,
         };
-        let connection = hyper::server::conn::http1::Builder::new()
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(header_read_timeout)
-            .serve_connection(
-                hyper_util::rt::TokioIo::new(StallTimeout::new(stream, send_stall_timeout)),
-                hyper_util::service::TowerToHyperService::new(app.clone()),
-            );
+        let connection = http.serve_connection(
+            hyper_util::rt::TokioIo::new(StallTimeout::new(stream, send_stall_timeout)),
+            hyper_util::service::TowerToHyperService::new(app.clone()),
+        );
         let connection = connections.watch(connection);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
@@ -670,7 +663,6 @@ pub async fn serve_with_grace(
             tracing::warn!(grace_seconds = grace.as_secs(), "requests still open after the shutdown grace period were dropped");
         }
     }
-    Ok(())
 }
 
 /// Bind `address` after checking the token rule.
@@ -691,13 +683,7 @@ pub async fn bind(
 }
 
 /// Serve a bound listener until SIGINT or SIGTERM, sweeping expired blobs meanwhile.
-///
-/// # Errors
-/// When serving fails.
-pub async fn serve_listener(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-) -> Result<(), ServeError> {
+pub async fn serve_listener(listener: tokio::net::TcpListener, state: AppState) {
     let blobs = state.blobs.clone();
     let sweeper = tokio::spawn(async move {
         let mut interval = tokio::time::interval(BLOB_SWEEP_INTERVAL);
@@ -710,18 +696,18 @@ pub async fn serve_listener(
             }
         }
     });
-    let served = serve_on(listener, state, shutdown_signal()).await;
+    serve_on(listener, state, shutdown_signal()).await;
     sweeper.abort();
-    served
 }
 
 /// Bind `address` (after the token rule) and serve until SIGINT or SIGTERM.
 ///
 /// # Errors
-/// Token rule, bind failure, or serve failure.
+/// Token rule or bind failure.
 pub async fn serve(address: SocketAddr, state: AppState) -> Result<(), ServeError> {
-    let listener = bind(address, state.token.as_deref()).await?;
-    serve_listener(listener, state).await
+    let listener = bind(address, state.token()).await?;
+    serve_listener(listener, state).await;
+    Ok(())
 }
 
 async fn shutdown_signal() {
@@ -749,4 +735,29 @@ fn handler_futures_are_send(state: &AppState) {
     is_send(state.provider.handle_tool_call("x", &Value::Null));
     let mut share = BudgetShare::new(&state.large_bodies, LARGE_BODIES_BUDGET_BYTES);
     is_send(dispatch(state, "x", None, &mut share));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunked_body_is_of_unknown_length_whatever_length_it_declares() {
+        let headers = |pairs: &[(header::HeaderName, &'static str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.insert(name, header::HeaderValue::from_static(value));
+            }
+            headers
+        };
+        let chunked = (header::TRANSFER_ENCODING, "chunked");
+        let declared = (header::CONTENT_LENGTH, "2");
+        assert_eq!(
+            body_length(&headers(&[declared.clone(), chunked.clone()])),
+            BodyLength::Unknown
+        );
+        assert_eq!(body_length(&headers(&[chunked])), BodyLength::Unknown);
+        assert_eq!(body_length(&headers(&[declared])), BodyLength::Known(2));
+        assert_eq!(body_length(&headers(&[])), BodyLength::Known(0));
+    }
 }

@@ -1,5 +1,6 @@
 //! Helpers every skillbox test suite needs: where the repository and the shared corpus are,
-//! the Python venv holding the reference implementations, and one tokio runtime per test binary.
+//! the Python venv holding the reference implementations, one tokio runtime per test binary,
+//! and skill trees written from text.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -68,6 +69,18 @@ pub fn running_as_root(test: &str, needs: &str) -> bool {
     }
     eprintln!("SKIPPED {test}: needs root ({needs})");
     false
+}
+
+/// Write `files` (path relative to `root`, text) under `root`, creating the folders on the way.
+pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
+    for (relative, text) in files {
+        let path = root.join(relative);
+        std::fs::create_dir_all(path.parent().expect("a file has a parent folder")).unwrap_or_else(
+            |error| panic!("cannot create the folder of {}: {error}", path.display()),
+        );
+        std::fs::write(&path, text)
+            .unwrap_or_else(|error| panic!("cannot write {}: {error}", path.display()));
+    }
 }
 
 /// Make a FIFO (named pipe) at `path` with the system's `mkfifo`, for tests of readers that must

@@ -115,9 +115,11 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     };
     let data = skillbox_server::DataDir::open(&data_dir, skillbox_server::blobs::DEFAULT_BLOB_TTL)?;
     // The built-in skills (the protocol guide) come from a root of their own; the catalog
-    // refuses their reserved names from any other root, so no root can shadow them.
-    let builtin = skillbox_llm::builtin_skills::write_builtin_skills(&data_dir.join("builtin"))
-        .map_err(|error| {
+    // refuses their reserved names from any other root, so no root can shadow them. Its path
+    // and the runtime folder's are built from the folder `DataDir` checked, links resolved:
+    // the path given could lead elsewhere by the time they are used.
+    let builtin =
+        skillbox_llm::builtin_skills::write_builtin_skills(&data.builtin()).map_err(|error| {
             anyhow::anyhow!(
                 "cannot write the built-in skills under `{}`: {error}",
                 data_dir.display()
@@ -139,7 +141,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     let executor = Arc::new(super::execute::executor_in(
         global,
         catalog.roots(),
-        Some(data_dir.join("runtime")),
+        Some(data.runtime()),
     )?);
     let provider = Arc::new(SkillsProvider::new(
         catalog,
@@ -157,20 +159,16 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .map_or(max_concurrent * 4, usize::from),
         ..defaults
     };
-    let mut state = skillbox_server::AppState::new(
-        provider,
-        &data,
-        arguments.token.clone().filter(|token| !token.is_empty()),
-    )
-    .with_run_limits(limits)
-    .with_allowed_hosts(arguments.allowed_hosts.clone());
+    let mut state = skillbox_server::AppState::new(provider, &data, arguments.token.clone())
+        .with_run_limits(limits)
+        .with_allowed_hosts(arguments.allowed_hosts.clone());
     if let Some(timeout_ms) = arguments.header_read_timeout_ms {
         state = state.with_header_read_timeout(std::time::Duration::from_millis(timeout_ms));
     }
     raise_open_files_limit();
     let runtime = super::execute::runtime()?;
     runtime.block_on(async {
-        let listener = skillbox_server::bind(arguments.listen, state.token.as_deref()).await?;
+        let listener = skillbox_server::bind(arguments.listen, state.token()).await?;
         let address = listener
             .local_addr()
             .map_err(|error| anyhow::anyhow!("cannot read the bound address: {error}"))?;
@@ -179,7 +177,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             "skillbox: serving the Skills Protocol at http://{address}/rpc (blobs in {})",
             data_dir.display()
         );
-        skillbox_server::serve_listener(listener, state).await?;
+        skillbox_server::serve_listener(listener, state).await;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

@@ -1,8 +1,6 @@
 //! Shared test helpers: the real binary, temporary skill trees, and the Python peer venv.
 
-use std::path::Path;
-
-pub use skillbox_testkit::{corpus_root, peer_python, repo_root};
+pub use skillbox_testkit::{corpus_root, peer_python, repo_root, write_tree};
 
 /// A command running the real `skillbox` binary from the repository root, with the
 /// environment cleared of anything that would change which roots it reads.
@@ -14,15 +12,6 @@ pub fn skillbox() -> assert_cmd::Command {
         .env_remove("SKILLBOX_LOG")
         .env("COLUMNS", "100");
     command
-}
-
-/// Write files (path relative to `root` → contents) into a tree.
-pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
-    for (relative, contents) in files {
-        let path = root.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, contents).unwrap();
-    }
 }
 
 /// A minimal valid SKILL.md for `name`.

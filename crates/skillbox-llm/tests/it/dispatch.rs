@@ -158,7 +158,7 @@ fn read_skill_file_refuses_a_fifo_without_blocking() {
     .unwrap();
     skillbox_testkit::make_fifo(&folder.join("references/notes.md"));
     let provider = std::sync::Arc::new(SkillsProvider::new(
-        super::support::catalog(root.path()),
+        super::support::catalog(&[root.path()]),
         super::support::executor(),
         ProviderOptions::default(),
     ));
@@ -325,7 +325,7 @@ fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
     )
     .unwrap();
     let provider = SkillsProvider::new(
-        super::support::catalog(root.path()),
+        super::support::catalog(&[root.path()]),
         super::support::executor(),
         ProviderOptions::default(),
     );
@@ -434,7 +434,7 @@ fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
     for file in ["SKILL.md", "tools.json", "scripts/shout_text.mjs"] {
         assert!(folder.join(file).is_file(), "{file}");
     }
-    let reloaded = super::support::catalog(persistent_root.path());
+    let reloaded = super::support::catalog(&[persistent_root.path()]);
     let skill = reloaded.get("shout-text").unwrap();
     assert!(!skill.has_errors(), "{:?}", skill.diagnostics);
     assert_eq!(
@@ -487,7 +487,7 @@ fn command_preprocessing_is_opt_in_single_pass_and_never_injects_arguments() {
         "---\nname: live\ndescription: Live context.\n---\nGreeting: !`echo hello`\nFailing: !`echo broken >&2; exit 3`\nLiteral: !`echo '$ARGUMENTS'`\n```!\necho one\necho two\n```\nTopic: $ARGUMENTS\n",
     )
     .unwrap();
-    let catalog = super::support::catalog(root.path());
+    let catalog = super::support::catalog(&[root.path()]);
     let plain = SkillsProvider::new(
         catalog.clone(),
         super::support::executor(),
@@ -550,7 +550,10 @@ fn a_provider_is_built_from_configuration_with_filters() {
         ProviderOptions::default(),
     )
     .unwrap();
-    assert_eq!(provider.skill_names(), vec!["csv-insights", "text-tools"]);
+    assert_eq!(
+        provider.catalog().names().collect::<Vec<_>>(),
+        vec!["csv-insights", "text-tools"]
+    );
     let sample = super::support::repo_root().join("examples/skills/csv-insights/assets/sample.csv");
     let outcome = call(
         &provider,

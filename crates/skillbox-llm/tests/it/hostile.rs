@@ -2,39 +2,14 @@
 //! when the skills were written to break them.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
-use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_llm::{PromptFormat, ProviderOptions, SkillsProvider, ToolOutcome, ToolProfile};
 
-use super::support::{call, executor, temp_root};
-
-/// Write `files` (relative path, text) under `root`, readable by everyone.
-fn write_tree(root: &Path, files: &[(&str, &str)]) {
-    for (path, text) in files {
-        let path = root.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-    }
-}
-
-/// A catalog over `roots`, lowest precedence first.
-fn catalog_over(roots: &[&Path]) -> Arc<SkillCatalog> {
-    Arc::new(
-        SkillCatalog::load(&CatalogOptions {
-            roots: roots
-                .iter()
-                .map(|root| SkillRoot::explicit(*root))
-                .collect(),
-            ..CatalogOptions::default()
-        })
-        .unwrap(),
-    )
-}
+use super::support::{call, catalog, executor, temp_root, write_tree};
 
 fn provider_over(roots: &[&Path], options: ProviderOptions) -> SkillsProvider {
-    SkillsProvider::new(catalog_over(roots), executor(), options)
+    SkillsProvider::new(catalog(roots), executor(), options)
 }
 
 fn skill_md(name: &str, extra: &str, body: &str) -> String {
@@ -375,6 +350,11 @@ fn load_skill_output_is_capped_whatever_the_arguments_multiply_to() {
     );
     let instructions = instructions(&text);
     let note = &instructions[instructions.rfind('x').unwrap() + 1..];
+    assert!(
+        instructions.len() - note.len() <= skillbox_llm::provider::MAX_LOADED_SKILL_BYTES,
+        "{} bytes before the note",
+        instructions.len() - note.len()
+    );
     insta::assert_snapshot!("load_skill_cut_note", note);
 }
 

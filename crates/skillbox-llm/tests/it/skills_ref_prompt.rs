@@ -17,7 +17,8 @@ fn xml_prompt_equals_skills_ref_to_prompt_on_the_corpus() {
         "skill-tools",
     ] {
         let root = repo_root().join("../shared/corpus").join(root);
-        let provider = SkillsProvider::new(catalog(&root), executor(), ProviderOptions::default());
+        let provider =
+            SkillsProvider::new(catalog(&[&root]), executor(), ProviderOptions::default());
         let skills = provider.model_skills();
         assert!(!skills.is_empty(), "{}", root.display());
         let ours = provider.system_prompt(PromptFormat::Xml);

@@ -5,12 +5,16 @@ use serde_json::Value;
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
 use skillbox_llm::{ProviderOptions, SkillsProvider, ToolOutcome};
-pub use skillbox_testkit::{repo_root, runtime};
+pub use skillbox_testkit::{repo_root, runtime, write_tree};
 
-pub fn catalog(root: &Path) -> Arc<SkillCatalog> {
+/// A catalog over `roots`, lowest precedence first.
+pub fn catalog(roots: &[&Path]) -> Arc<SkillCatalog> {
     Arc::new(
         SkillCatalog::load(&CatalogOptions {
-            roots: vec![SkillRoot::explicit(root)],
+            roots: roots
+                .iter()
+                .map(|root| SkillRoot::explicit(*root))
+                .collect(),
             ..CatalogOptions::default()
         })
         .unwrap(),
@@ -38,7 +42,7 @@ pub fn executor() -> Arc<Executor> {
 
 pub fn examples_provider(options: ProviderOptions) -> SkillsProvider {
     SkillsProvider::new(
-        catalog(&repo_root().join("examples/skills")),
+        catalog(&[&repo_root().join("examples/skills")]),
         executor(),
         options,
     )

@@ -534,3 +534,25 @@ async fn the_router_checks_hosts_and_content_types_without_a_socket() {
         assert_eq!(response.status(), expected, "{host} {content_type}");
     }
 }
+
+#[tokio::test]
+async fn an_empty_token_is_no_token_and_keeps_the_host_check() {
+    let data = tempfile::tempdir().unwrap();
+    let app = skillbox_server::router(state(examples(), data.path(), Some("")));
+    let request = |host: &str| {
+        Request::post("/rpc")
+            .header(header::HOST, host)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(
+                r#"{"jsonrpc": "2.0", "id": 1, "method": "list_skills"}"#,
+            ))
+            .unwrap()
+    };
+    for (host, expected) in [
+        ("localhost:7878", StatusCode::OK),
+        ("attacker.example:7878", StatusCode::FORBIDDEN),
+    ] {
+        let response = app.clone().oneshot(request(host)).await.unwrap();
+        assert_eq!(response.status(), expected, "{host}");
+    }
+}
