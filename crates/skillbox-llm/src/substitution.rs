@@ -105,7 +105,7 @@ pub fn cut_at(text: &mut String, max_bytes: usize) -> bool {
 }
 
 /// Append `ARGUMENTS: <raw>` when arguments were given and no placeholder used them.
-pub fn append_unused_arguments(output: &mut String, raw: Option<&str>, used: bool) {
+fn append_unused_arguments(output: &mut String, raw: Option<&str>, used: bool) {
     let raw_text = raw.unwrap_or("");
     if !used && !raw_text.trim().is_empty() {
         output.push_str("\n\nARGUMENTS: ");

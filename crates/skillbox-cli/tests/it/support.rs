@@ -1,5 +1,7 @@
 //! Shared test helpers: the real binary, temporary skill trees, and the Python peer venv.
 
+use std::path::Path;
+
 pub use skillbox_testkit::{corpus_root, peer_python, repo_root, write_tree};
 
 /// A command running the real `skillbox` binary from the repository root, with the
