@@ -30,6 +30,12 @@ pub const MAX_TOOL_NAME_CHARS: usize = 64;
 /// `^[a-zA-Z0-9_.-]{1,64}$`, the strictest of the targets).
 pub const MAX_PARAMETER_NAME_CHARS: usize = 64;
 
+/// Most diagnostics of one `tools.json` given the line and column of the field they name. Each
+/// location scans the text, so a hostile manifest with a problem in each of thousands of
+/// parameters would take time quadratic in its size; later diagnostics get their tool's
+/// position.
+const MAX_LOCATED_DIAGNOSTICS: usize = 100;
+
 /// JSON Schema keywords whose value is one subschema, checked for nested property names and
 /// types.
 const SUBSCHEMA_KEYWORDS: &[&str] = &[
@@ -148,12 +154,14 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
     }
     let mut tools: Vec<ToolDefinition> =
         Vec::with_capacity(entries.len().min(MAX_TOOLS_PER_MANIFEST));
+    let locations_left = std::cell::Cell::new(MAX_LOCATED_DIAGNOSTICS);
     for (index, entry) in entries.iter().enumerate().take(MAX_TOOLS_PER_MANIFEST) {
         let first_new = diagnostics.len();
         let place = ToolPlace {
             text,
             index,
             offset: element_offsets.get(index).copied(),
+            locations_left: &locations_left,
         };
         let mut outcome = parse_tool(&place, entry, &mut diagnostics);
         if let Some(offset) = element_offsets.get(index) {
@@ -199,6 +207,8 @@ struct ToolPlace<'t> {
     index: usize,
     /// Where the tool's declaration starts in the text.
     offset: Option<usize>,
+    /// Field locations the manifest may still look up ([`MAX_LOCATED_DIAGNOSTICS`]).
+    locations_left: &'t std::cell::Cell<usize>,
 }
 
 impl ToolPlace<'_> {
@@ -230,8 +240,11 @@ impl ToolPlace<'_> {
                 JsonStep::Index(index) => field.push_str(&format!("[{index}]")),
             }
         }
+        let left = self.locations_left.get();
+        self.locations_left.set(left.saturating_sub(1));
         let position = self
             .offset
+            .filter(|_| left > 0)
             .and_then(|offset| locate(self.text, offset, path))
             .map(|offset| crate::manifest::position_of(self.text, offset));
         Diagnostic::new(severity, DiagnosticCode::ToolInvalid, message)

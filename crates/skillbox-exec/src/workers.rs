@@ -129,8 +129,26 @@ struct Worker {
     last_used: Instant,
     /// Its host folder (without namespaces) and uid, released when the worker goes.
     _layout: RunLayout,
-    /// The pool's count of live workers, which this one is in until it is dropped.
-    live: Arc<AtomicUsize>,
+    /// Its place in the pool's count of live workers, given back when it is dropped.
+    _slot: LiveSlot,
+}
+
+/// A place in a pool's count of live workers: taken, under the pool's lock, before a worker
+/// starts (so two calls starting workers at once both see the pool full) and given back when
+/// dropped (a worker that failed to start, or a worker's end).
+struct LiveSlot(Arc<AtomicUsize>);
+
+impl LiveSlot {
+    fn take(live: &Arc<AtomicUsize>) -> Self {
+        live.fetch_add(1, Ordering::Relaxed);
+        LiveSlot(Arc::clone(live))
+    }
+}
+
+impl Drop for LiveSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Worker {
@@ -144,11 +162,10 @@ impl Worker {
 
 impl Drop for Worker {
     /// A worker ends only by being killed (retired, evicted, abandoned mid-call, or its pool
-    /// dropped): its whole process tree goes, and the control group its helper made, and it is
-    /// counted out of its pool.
+    /// dropped): its whole process tree goes, and the control group its helper made, and then
+    /// its slot counts it out of its pool.
     fn drop(&mut self) {
         kill_tree(self.process_id);
-        self.live.fetch_sub(1, Ordering::Relaxed);
         // The killed helper could not remove its run's control group.
         if let Some(pid) = self.process_id {
             let helper = pid.as_raw().unsigned_abs();
@@ -165,7 +182,7 @@ impl Drop for Worker {
 pub struct WorkerPool {
     config: WorkerPoolConfig,
     idle: Mutex<HashMap<WorkerKey, Vec<Worker>>>,
-    /// Workers alive: each counts itself in when started and out when dropped.
+    /// Workers alive or starting: each holds a [`LiveSlot`].
     live: Arc<AtomicUsize>,
     permits: Semaphore,
 }
@@ -242,7 +259,7 @@ impl WorkerPool {
     }
 
     async fn checkout(&self, key: &WorkerKey, spawn: &WorkerSpawn<'_>) -> Result<Worker, String> {
-        {
+        let slot = {
             let mut idle = self.idle.lock().await;
             if let Some(worker) = idle.get_mut(key).and_then(Vec::pop) {
                 return Ok(worker);
@@ -264,8 +281,10 @@ impl WorkerPool {
                     drop(workers.swap_remove(index));
                 }
             }
-        }
-        start_worker(spawn, &self.live)
+            // Counted in before the lock is let go: a call checking out meanwhile sees it.
+            LiveSlot::take(&self.live)
+        };
+        start_worker(spawn, slot)
     }
 
     /// One call on `worker`; the worker comes back when it can serve again (a worker not
@@ -376,8 +395,8 @@ impl WorkerPool {
     }
 }
 
-/// Start a worker, counted in `live` while it lives.
-fn start_worker(spawn: &WorkerSpawn<'_>, live: &Arc<AtomicUsize>) -> Result<Worker, String> {
+/// Start a worker in `slot` (given back if it cannot start).
+fn start_worker(spawn: &WorkerSpawn<'_>, slot: LiveSlot) -> Result<Worker, String> {
     let (invocation, layout): (Invocation, RunLayout) =
         (spawn.prepare)().map_err(|error| error.message)?;
     let setup_token = uuid::Uuid::new_v4().simple().to_string();
@@ -420,9 +439,6 @@ fn start_worker(spawn: &WorkerSpawn<'_>, live: &Arc<AtomicUsize>) -> Result<Work
         calls: 0,
         last_used: Instant::now(),
         _layout: layout,
-        live: {
-            live.fetch_add(1, Ordering::Relaxed);
-            Arc::clone(live)
-        },
+        _slot: slot,
     })
 }

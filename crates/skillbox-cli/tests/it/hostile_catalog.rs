@@ -387,3 +387,42 @@ fn tool_schemas_providers_reject_fail_validate_with_positions() {
     let many = names.iter().filter(|name| name.contains("many_")).count();
     assert_eq!(many, 120, "{names:?}");
 }
+
+/// A `tools.json` just under the size cap whose one tool has a problem in each of 40,000
+/// parameters: each problem is reported, but only the first ones are located in the text (each
+/// location scans it), so loading the catalog stays linear instead of taking minutes.
+#[test]
+fn a_problem_in_every_parameter_does_not_stall_the_catalog() {
+    let temporary = tempfile::tempdir().unwrap();
+    let root = temporary.path();
+    let parameters: Vec<String> = (0..40_000).map(|index| format!("\"p{index}\":1")).collect();
+    let tools = format!(
+        "[{{\"name\":\"wide\",\"description\":\"d\",\"parameters\":{{{}}}}}]",
+        parameters.join(",")
+    );
+    write_tree(
+        root,
+        &[
+            (
+                "wide/SKILL.md",
+                &skill_md("wide", "Many broken parameters."),
+            ),
+            ("wide/tools.json", &tools),
+        ],
+    );
+    // Generous: the catalog loads in about a second; before, this took minutes.
+    let output = skillbox()
+        .args(["validate", "--json", "--root"])
+        .arg(root)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let report = json_stdout(&output);
+    let diagnostics = diagnostics_of(&report, "wide");
+    let invalid = with_code(&diagnostics, "tool-invalid");
+    assert!(invalid.len() > 40_000, "{}", invalid.len());
+    // The first problems point at their parameter, the later ones at their tool.
+    let column_of = |diagnostic: &serde_json::Value| diagnostic["column"].as_u64();
+    assert!(column_of(invalid[0]) > Some(40), "{}", invalid[0]);
+    assert_eq!(column_of(invalid[30_000]), Some(2), "{}", invalid[30_000]);
+}

@@ -327,3 +327,66 @@ fn a_slow_schema_check_does_not_hold_the_async_threads() {
     let message = slow.value["error"].as_str().unwrap();
     assert!(message.contains("items"), "{message}");
 }
+
+/// Two calls that each need a new worker while the pool is full, at once: each must make room
+/// (evicting an idle worker), so the pool never holds more than `max_workers`. Counting a new
+/// worker in only once it had started let the second call see the room the first had just made
+/// and start a worker beyond the cap.
+#[test]
+fn concurrent_new_workers_stay_within_the_pool_cap() {
+    const MAX_WORKERS: usize = 2;
+    const ROUNDS: usize = 4;
+    let fixture = Fixture::new();
+    let names: Vec<String> = (0..2 * ROUNDS + 2)
+        .map(|index| format!("pooled{index}"))
+        .collect();
+    for name in &names {
+        fixture.skill(name);
+        fixture.file(
+            &format!("{name}/tools.json"),
+            r#"[{"name": "ping", "description": "Answers", "script": "scripts/ping.py"}]"#,
+        );
+        fixture.file(
+            &format!("{name}/scripts/ping.py"),
+            "def handler(args):\n    return 'pong'\n",
+        );
+    }
+    let catalog = std::sync::Arc::new(fixture.catalog());
+    let mut config = fixture.config();
+    config.workers = WorkerPoolConfig {
+        enabled: true,
+        max_workers: MAX_WORKERS,
+        max_calls_per_worker: 100,
+    };
+    let executor = std::sync::Arc::new(Executor::new(config).unwrap());
+    let call_on = |name: &str| {
+        let (executor, catalog, name) = (
+            std::sync::Arc::clone(&executor),
+            std::sync::Arc::clone(&catalog),
+            name.to_owned(),
+        );
+        runtime().spawn(async move {
+            let skill = catalog.get(&name).unwrap();
+            executor
+                .call_tool(skill, &skill.tools[0], json!({}), RunOptions::default())
+                .await
+        })
+    };
+    // Fill the pool.
+    for name in &names[..MAX_WORKERS] {
+        let result = runtime().block_on(call_on(name)).unwrap();
+        assert_eq!(result.value, json!("pong"), "{result:?}");
+    }
+    for pair in names[MAX_WORKERS..].chunks(2) {
+        let calls: Vec<_> = pair.iter().map(|name| call_on(name)).collect();
+        for call in calls {
+            let result = runtime().block_on(call).unwrap();
+            assert_eq!(result.value, json!("pong"), "{result:?}");
+        }
+        assert!(
+            executor.live_workers() <= MAX_WORKERS,
+            "{} workers alive after calls on {pair:?}; the cap is {MAX_WORKERS}",
+            executor.live_workers()
+        );
+    }
+}
