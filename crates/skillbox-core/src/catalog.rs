@@ -170,6 +170,28 @@ impl SkillCatalog {
     /// When an explicit root does not exist, or an include/exclude pattern is not a valid glob.
     /// Problems with individual skills never fail the load; they are diagnostics.
     pub fn load(options: &CatalogOptions) -> Result<SkillCatalog, CatalogError> {
+        SkillCatalog::load_after(options, None)
+    }
+
+    /// Load again after files changed (the hot-reload path): as [`SkillCatalog::load`], except
+    /// that a skill folder which `previous` served without errors and which now cannot be
+    /// loaded, or loads with errors (a `SKILL.md` saved half-edited, say), keeps its copy from
+    /// `previous`, with a `skill-kept-last-good` warning in the catalog's diagnostics saying
+    /// what is wrong with the new one. A folder that is gone is gone.
+    ///
+    /// # Errors
+    /// As [`SkillCatalog::load`].
+    pub fn reload(
+        options: &CatalogOptions,
+        previous: &SkillCatalog,
+    ) -> Result<SkillCatalog, CatalogError> {
+        SkillCatalog::load_after(options, Some(previous))
+    }
+
+    fn load_after(
+        options: &CatalogOptions,
+        previous: Option<&SkillCatalog>,
+    ) -> Result<SkillCatalog, CatalogError> {
         let started = std::time::Instant::now();
         let include = build_globs(&options.include)?;
         let exclude = build_globs(&options.exclude)?;
@@ -247,15 +269,40 @@ impl SkillCatalog {
             HashMap::with_capacity(outcomes.len());
         let mut shadowed = Vec::new();
         let mut skipped = Vec::new();
+        let last_good: HashMap<&Path, &Arc<Skill>> = previous
+            .into_iter()
+            .flat_map(|previous| previous.skills.iter().chain(&previous.shadowed))
+            .filter(|skill| !skill.has_errors())
+            .map(|skill| (skill.directory.as_path(), skill))
+            .collect();
         for (path, outcome) in outcomes {
             let skill = match outcome {
-                LoadOutcome::Loaded(skill) => skill,
+                LoadOutcome::Loaded(skill) => match last_good.get(skill.directory.as_path()) {
+                    Some(good) if skill.has_errors() => {
+                        let problems: Vec<&Diagnostic> = skill
+                            .diagnostics
+                            .iter()
+                            .filter(|d| d.severity == Severity::Error)
+                            .collect();
+                        diagnostics.push(kept_last_good(good, &problems));
+                        Arc::clone(good)
+                    }
+                    _ => skill,
+                },
                 LoadOutcome::Skipped(skip_diagnostics) => {
-                    skipped.push(SkippedSkill {
-                        path,
-                        diagnostics: skip_diagnostics,
-                    });
-                    continue;
+                    if let Some(good) = last_good.get(path.as_path()) {
+                        diagnostics.push(kept_last_good(
+                            good,
+                            &skip_diagnostics.iter().collect::<Vec<_>>(),
+                        ));
+                        Arc::clone(good)
+                    } else {
+                        skipped.push(SkippedSkill {
+                            path,
+                            diagnostics: skip_diagnostics,
+                        });
+                        continue;
+                    }
                 }
             };
             if let Some(refusal) = reserved_name_refusal(&skill, options) {
@@ -493,17 +540,39 @@ impl SkillCatalog {
 /// only reference to a skill it is merging, so the skill can always be changed; the diagnostic
 /// is also kept among the catalog's own. Should the skill ever be shared here, a debug build
 /// panics and a release build logs the diagnostic it could not attach.
+/// Attach a diagnostic to a skill being merged. A skill kept from the previous snapshot
+/// ([`SkillCatalog::reload`]) is shared with it and keeps the diagnostics it had; the new one
+/// is logged instead (the catalog's own list has it too for shadowing, the only case).
 fn add_diagnostic(skill: &mut Arc<Skill>, diagnostic: Diagnostic) {
     match Arc::get_mut(skill) {
         Some(skill) => skill.diagnostics.push(diagnostic),
         None => {
             let skill = &skill.id;
-            if cfg!(debug_assertions) {
-                panic!("skill `{skill}` is shared while merging, so `{diagnostic}` was lost");
-            }
-            tracing::error!(%skill, %diagnostic, "a diagnostic could not be attached to a shared skill");
+            tracing::warn!(%skill, %diagnostic, "not attached to a skill kept from the previous load");
         }
     }
+}
+
+/// The warning for a skill whose last good copy a reload keeps: which skill, and what is
+/// wrong with the files now.
+fn kept_last_good(good: &Skill, problems: &[&Diagnostic]) -> Diagnostic {
+    let reasons: Vec<String> = problems
+        .iter()
+        .take(3)
+        .map(|problem| problem.message.clone())
+        .collect();
+    let diagnostic = Diagnostic::warning(
+        DiagnosticCode::SkillKeptLastGood,
+        format!(
+            "skill `{}` no longer loads cleanly ({}); its last good version is still served",
+            good.id,
+            reasons.join("; ")
+        ),
+    )
+    .in_file(&good.skill_md_path)
+    .with_hint("fix the files (`skillbox validate` shows every problem); the next save reloads it");
+    tracing::warn!("{diagnostic}");
+    diagnostic
 }
 
 /// What copies of a skill are merged by: the name, and the version without build metadata

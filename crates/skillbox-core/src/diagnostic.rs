@@ -130,6 +130,8 @@ diagnostic_codes! {
     ArchiveInvalid => "archive-invalid",
     /// A file is larger than the catalog reads; what was read is used.
     FileTooLarge => "file-too-large",
+    /// A reload found the skill broken (being edited, say), so its last good copy is kept.
+    SkillKeptLastGood => "skill-kept-last-good",
 }
 
 impl fmt::Display for DiagnosticCode {

@@ -9,6 +9,7 @@
 
 mod archives;
 mod hostile_catalogs;
+mod reload;
 mod skill_folders;
 mod special_files;
 
