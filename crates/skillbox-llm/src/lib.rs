@@ -4,6 +4,7 @@
 
 pub mod builtin_skills;
 pub mod builtin_tools;
+pub mod live;
 pub mod preprocess;
 pub mod prompt;
 pub mod provider;
@@ -11,6 +12,7 @@ pub mod session;
 pub mod substitution;
 pub mod tool_spec;
 
+pub use live::{CatalogChange, LiveProvider, RootWatcher, watch_roots};
 pub use prompt::{PromptBudget, PromptFormat, render_prompt};
 pub use provider::{
     ProviderError, ProviderOptions, SkillLookupMiss, SkillsProvider, ToolOutcome, ToolProfile,

@@ -161,7 +161,9 @@ pub struct SkillsProvider {
     executor: Arc<Executor>,
     options: ProviderOptions,
     tools: ToolOwnership,
-    defined: std::sync::RwLock<BTreeMap<String, DefinedTool>>,
+    /// Tools made with `define_tool`, shared by the providers a hot reload builds over new
+    /// catalogs ([`SkillsProvider::with_catalog`]), so a reload does not forget them.
+    defined: Arc<std::sync::RwLock<BTreeMap<String, DefinedTool>>>,
     warnings: Vec<String>,
 }
 
@@ -195,9 +197,19 @@ impl SkillsProvider {
             executor,
             options,
             tools,
-            defined: std::sync::RwLock::default(),
+            defined: Arc::default(),
             warnings,
         }
+    }
+
+    /// A provider over another catalog (a reload of the same roots) with this one's executor,
+    /// options and defined tools.
+    #[must_use]
+    pub fn with_catalog(&self, catalog: Arc<SkillCatalog>) -> Self {
+        let mut provider =
+            SkillsProvider::new(catalog, Arc::clone(&self.executor), self.options.clone());
+        provider.defined = Arc::clone(&self.defined);
+        provider
     }
 
     /// Build everything from configuration, in the shape of seed 002's
@@ -676,15 +688,6 @@ impl SkillsProvider {
             Ok(skill) => skill,
             Err(outcome) => return outcome,
         };
-        let body = match skill.body() {
-            Ok(body) => body,
-            Err(error) => {
-                return ToolOutcome::error(format!(
-                    "cannot read skill `{}`: {error}",
-                    skill.name()
-                ));
-            }
-        };
         let raw_arguments = match arguments.get("arguments") {
             Some(Value::String(text)) => Some(text.clone()),
             Some(Value::Array(items)) => Some(
@@ -700,23 +703,41 @@ impl SkillsProvider {
             Some(Value::Null) | None => None,
             Some(other) => Some(other.to_string()),
         };
-        let names = declared_argument_names(&skill);
+        match self
+            .skill_instructions(&skill, raw_arguments.as_deref())
+            .await
+        {
+            Ok(text) => ToolOutcome::ok(Value::String(text)),
+            Err(message) => ToolOutcome::error(message),
+        }
+    }
+
+    /// The instructions of `skill` as `load_skill` gives them: the body with `raw_arguments`
+    /// substituted (and its commands run when preprocessing is on), notes where it was cut,
+    /// and the listing of its files. Visibility is the caller's business: front doors that
+    /// serve people (MCP prompts) use it for skills hidden from models, too.
+    ///
+    /// # Errors
+    /// A message naming the skill when its `SKILL.md` can no longer be read.
+    pub async fn skill_instructions(
+        &self,
+        skill: &Arc<Skill>,
+        raw_arguments: Option<&str>,
+    ) -> Result<String, String> {
+        let body = skill
+            .body()
+            .map_err(|error| format!("cannot read skill `{}`: {error}", skill.name()))?;
+        let names = declared_argument_names(skill);
         let directory =
             std::fs::canonicalize(&skill.directory).unwrap_or_else(|_| skill.directory.clone());
         let directory_text = directory.display().to_string();
         let (mut text, cut) = if self.options.preprocess_commands {
-            self.preprocess(
-                &skill,
-                &body.text,
-                raw_arguments.as_deref(),
-                &names,
-                &directory_text,
-            )
-            .await
+            self.preprocess(&skill, &body.text, raw_arguments, &names, &directory_text)
+                .await
         } else {
             let substituted = substitute(
                 &body.text,
-                raw_arguments.as_deref(),
+                raw_arguments,
                 &names,
                 &directory_text,
                 MAX_LOADED_SKILL_BYTES,
@@ -733,8 +754,8 @@ impl SkillsProvider {
                 "\n\n[The instructions with their arguments substituted are longer than {MAX_LOADED_SKILL_BYTES} bytes and were cut here; load the skill again with shorter arguments.]"
             ));
         }
-        text.push_str(&self.resource_listing(&skill, &directory));
-        ToolOutcome::ok(Value::String(text))
+        text.push_str(&self.resource_listing(skill, &directory));
+        Ok(text)
     }
 
     /// Run the body's commands and substitute arguments in its text pieces only. At most
@@ -1206,7 +1227,8 @@ fn decode_cursor(cursor: &str) -> Option<String> {
 }
 
 /// Names the frontmatter's `arguments` field declares (space-separated text or a list).
-fn declared_argument_names(skill: &Skill) -> Vec<String> {
+#[must_use]
+pub fn declared_argument_names(skill: &Skill) -> Vec<String> {
     match skill.properties.raw().get("arguments") {
         Some(Value::String(text)) => text.split_whitespace().map(str::to_owned).collect(),
         Some(Value::Array(items)) => items
