@@ -103,6 +103,8 @@ pub enum Command {
     Tools(ToolsArguments),
     /// Serve the Skills Protocol (JSON-RPC 2.0 at POST /rpc).
     Serve(ServeArguments),
+    /// Serve the skills over MCP on stdin and stdout (for MCP clients that start a command).
+    Mcp(McpArguments),
     /// Let the code of a project's skill folders run (or list the trusted folders).
     Trust(TrustArguments),
     /// Stop trusting a skill folder: its skills' code no longer runs.
@@ -187,6 +189,21 @@ pub struct ServeArguments {
     /// how long an idle keep-alive connection stays open; default 15000).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub header_read_timeout_ms: Option<u64>,
+}
+
+/// `skillbox mcp`.
+#[derive(Debug, Args)]
+pub struct McpArguments {
+    /// Skill roots (added after any --root).
+    #[arg(id = "mcp_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
+    /// `skills`: load_skill, use_skill, read_skill_file and every tools.json tool; `protocol`:
+    /// the eight Skills Protocol tools.
+    #[arg(long, default_value = "skills", value_parser = ["skills", "protocol"])]
+    pub profile: String,
+    /// Do not reload the skills when their files change.
+    #[arg(long)]
+    pub no_watch: bool,
 }
 
 /// `skillbox prompt`.

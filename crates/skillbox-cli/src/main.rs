@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         Command::Prompt(prompt) => commands::surface::prompt(&arguments.global, prompt),
         Command::Tools(tools) => commands::surface::tools(&arguments.global, tools),
         Command::Serve(serve) => commands::surface::serve(&arguments.global, serve),
+        Command::Mcp(mcp) => commands::mcp::run(&arguments.global, mcp),
         Command::Trust(trust) => commands::trust::trust(&arguments.global, trust),
         Command::Untrust(untrust) => commands::trust::untrust(untrust),
     };
@@ -74,7 +75,7 @@ fn main() -> ExitCode {
 
 fn init_tracing(verbose: u8) {
     let default = match verbose {
-        0 => "warn",
+        0 => "warn,rmcp=error",
         1 => "info",
         2 => "debug",
         _ => "trace",

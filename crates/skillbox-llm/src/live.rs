@@ -215,6 +215,6 @@ pub fn watch_roots(
     });
     Ok(RootWatcher {
         _debouncer: debouncer,
-        reloader: reloader,
+        reloader,
     })
 }

@@ -732,7 +732,7 @@ impl SkillsProvider {
             std::fs::canonicalize(&skill.directory).unwrap_or_else(|_| skill.directory.clone());
         let directory_text = directory.display().to_string();
         let (mut text, cut) = if self.options.preprocess_commands {
-            self.preprocess(&skill, &body.text, raw_arguments, &names, &directory_text)
+            self.preprocess(skill, &body.text, raw_arguments, &names, &directory_text)
                 .await
         } else {
             let substituted = substitute(

@@ -2,6 +2,7 @@
 
 pub mod execute;
 pub mod list;
+pub mod mcp;
 pub mod show;
 pub mod surface;
 pub mod trust;

@@ -17,7 +17,10 @@ pub fn provider(global: &GlobalOptions) -> anyhow::Result<SkillsProvider> {
     provider_with(global, ProviderOptions::default())
 }
 
-fn provider_options(global: &GlobalOptions, options: ProviderOptions) -> ProviderOptions {
+pub(crate) fn provider_options(
+    global: &GlobalOptions,
+    options: ProviderOptions,
+) -> ProviderOptions {
     ProviderOptions {
         preprocess_commands: global.execution.preprocess_commands,
         ..options

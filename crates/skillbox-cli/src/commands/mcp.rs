@@ -1,0 +1,58 @@
+//! `skillbox mcp`: the skills over MCP on stdin and stdout, reloaded as their files change.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use skillbox_core::{CatalogOptions, SkillCatalog, ValidationMode};
+use skillbox_llm::{LiveProvider, ProviderOptions, SkillsProvider, ToolProfile, watch_roots};
+use skillbox_mcp::McpOptions;
+
+use crate::arguments::{GlobalOptions, McpArguments};
+
+/// How long the end of a session waits for work still running (a tool call the client did not
+/// wait for) before the process exits.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// `skillbox mcp`.
+pub fn run(global: &GlobalOptions, arguments: &McpArguments) -> anyhow::Result<ExitCode> {
+    let profile = ToolProfile::parse(&arguments.profile).ok_or_else(|| {
+        anyhow::anyhow!(
+            "unknown profile `{}`; use `skills` or `protocol`",
+            arguments.profile
+        )
+    })?;
+    let options = CatalogOptions {
+        roots: super::roots(global, &arguments.roots)?,
+        mode: ValidationMode::Lenient,
+        ..CatalogOptions::default()
+    };
+    let catalog = SkillCatalog::load(&options)?;
+    for skipped in catalog.skipped() {
+        crate::output::eprint_diagnostics(&skipped.diagnostics);
+    }
+    let executor = Arc::new(super::execute::executor(global, catalog.roots())?);
+    let provider = SkillsProvider::new(
+        Arc::new(catalog),
+        executor,
+        super::surface::provider_options(global, ProviderOptions::default()),
+    );
+    let runtime = super::execute::runtime()?;
+    let outcome = runtime.block_on(async {
+        let live = LiveProvider::new(provider);
+        let _watcher = if arguments.no_watch {
+            None
+        } else {
+            Some(watch_roots(Arc::clone(&live), options)?)
+        };
+        tracing::info!(
+            skills = live.current().catalog().len(),
+            "serving MCP on stdio"
+        );
+        skillbox_mcp::serve_stdio(live, McpOptions { profile }).await?;
+        anyhow::Ok(())
+    });
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    outcome?;
+    Ok(ExitCode::SUCCESS)
+}

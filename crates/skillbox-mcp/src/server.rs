@@ -1,0 +1,708 @@
+//! The MCP server handler: every request takes the provider in effect once
+//! ([`LiveProvider::current`]) and answers from that snapshot, so a reload in the middle of a
+//! request never mixes two catalogs. Tool calls go through the one dispatcher,
+//! `SkillsProvider::handle_tool_call`. Reloads are announced to every connected session
+//! (`list_changed`, and `resources/updated` for subscribed files), and to 2026-07-28 clients
+//! through their `subscriptions/listen` streams.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, PromptMessage, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ResourceTemplate, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+use skillbox_llm::{CatalogChange, LiveProvider, PromptFormat, SkillsProvider, ToolProfile};
+use tokio::sync::broadcast;
+
+use crate::catalog_view::{self, FREE_ARGUMENTS};
+use crate::uri;
+
+/// Resources per `resources/list` page.
+pub const RESOURCES_PER_PAGE: usize = 1000;
+/// Skills per `skills/list` page (each entry hashes every file of its skill).
+pub const SKILLS_PER_PAGE: usize = 50;
+/// Prompts per `prompts/list` page.
+pub const PROMPTS_PER_PAGE: usize = 1000;
+
+/// What the server offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpOptions {
+    /// Which tools: the skills profile or the 8 Skills Protocol tools.
+    pub profile: ToolProfile,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        McpOptions {
+            profile: ToolProfile::Skills,
+        }
+    }
+}
+
+/// What all sessions share.
+struct Shared {
+    live: Arc<LiveProvider>,
+    options: McpOptions,
+    sessions: Mutex<Vec<Weak<Session>>>,
+    instructions: Mutex<Option<(u64, Arc<str>)>>,
+}
+
+/// One connected client (stdio has one; streamable HTTP one per MCP session, or per request
+/// when stateless).
+#[derive(Default)]
+struct Session {
+    peer: OnceLock<Peer<RoleServer>>,
+    subscribed: Mutex<BTreeSet<String>>,
+}
+
+/// The MCP door over a live provider. Clone it for each session ([`SkillsMcpServer::session`]).
+#[derive(Clone)]
+pub struct SkillsMcpServer {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+}
+
+impl std::fmt::Debug for SkillsMcpServer {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SkillsMcpServer")
+            .field("options", &self.shared.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SkillsMcpServer {
+    /// A server over `live`. Starts the task that announces reloads to connected sessions, so
+    /// it must be called inside a tokio runtime.
+    #[must_use]
+    pub fn new(live: Arc<LiveProvider>, options: McpOptions) -> Self {
+        let shared = Arc::new(Shared {
+            live,
+            options,
+            sessions: Mutex::default(),
+            instructions: Mutex::default(),
+        });
+        tokio::spawn(announce_reloads(
+            Arc::downgrade(&shared),
+            shared.live.subscribe(),
+        ));
+        SkillsMcpServer {
+            shared,
+            session: Arc::default(),
+        }
+    }
+
+    /// The handler for a new session: the same catalog and options, its own peer and
+    /// subscriptions.
+    #[must_use]
+    pub fn session(&self) -> Self {
+        SkillsMcpServer {
+            shared: Arc::clone(&self.shared),
+            session: Arc::default(),
+        }
+    }
+
+    fn provider(&self) -> Arc<SkillsProvider> {
+        self.shared.live.current()
+    }
+
+    fn remember_peer(&self, peer: &Peer<RoleServer>) {
+        if self.session.peer.set(peer.clone()).is_ok()
+            && let Ok(mut sessions) = self.shared.sessions.lock()
+        {
+            sessions.retain(|session| session.strong_count() > 0);
+            sessions.push(Arc::downgrade(&self.session));
+        }
+    }
+
+    /// The server's instructions: the skills section of the system prompt, rendered once per
+    /// catalog generation.
+    fn instructions(&self) -> Arc<str> {
+        let generation = self.shared.live.generation();
+        if let Ok(cached) = self.shared.instructions.lock()
+            && let Some((cached_generation, text)) = cached.as_ref()
+            && *cached_generation == generation
+        {
+            return Arc::clone(text);
+        }
+        let text: Arc<str> = Arc::from(self.provider().system_prompt(PromptFormat::Markdown));
+        if let Ok(mut cached) = self.shared.instructions.lock() {
+            *cached = Some((generation, Arc::clone(&text)));
+        }
+        text
+    }
+}
+
+/// Send what each reload changed to every session still connected.
+async fn announce_reloads(shared: Weak<Shared>, mut changes: broadcast::Receiver<CatalogChange>) {
+    loop {
+        let change = match changes.recv().await {
+            Ok(change) => Some(change),
+            Err(broadcast::error::RecvError::Lagged(_)) => None,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let sessions: Vec<Arc<Session>> = match shared.sessions.lock() {
+            Ok(mut sessions) => {
+                sessions.retain(|session| session.strong_count() > 0);
+                sessions.iter().filter_map(Weak::upgrade).collect()
+            }
+            Err(_) => return,
+        };
+        let changed = changed_uris(&shared.live.current(), change.as_ref());
+        for session in sessions {
+            let Some(peer) = session.peer.get() else {
+                continue;
+            };
+            if peer.is_transport_closed() {
+                continue;
+            }
+            let _ = peer.notify_tool_list_changed().await;
+            let _ = peer.notify_prompt_list_changed().await;
+            let _ = peer.notify_resource_list_changed().await;
+            let subscribed: Vec<String> = session
+                .subscribed
+                .lock()
+                .map(|subscribed| {
+                    subscribed
+                        .iter()
+                        .filter(|uri| {
+                            changed
+                                .as_ref()
+                                .is_none_or(|changed| changed.contains(*uri))
+                        })
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            for uri in subscribed {
+                let _ = peer
+                    .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(
+                        uri,
+                    ))
+                    .await;
+            }
+        }
+    }
+}
+
+/// The URIs of the files a reload's change touched, among the skills now served; `None` when
+/// unknown (a lagging receiver), meaning anything may have changed.
+fn changed_uris(
+    provider: &SkillsProvider,
+    change: Option<&CatalogChange>,
+) -> Option<BTreeSet<String>> {
+    let change = change?;
+    let mut uris = BTreeSet::new();
+    for skill in provider.model_skills() {
+        for path in &change.changed_paths {
+            if let Ok(relative) = path.strip_prefix(&skill.directory) {
+                let relative = relative.to_string_lossy();
+                let relative = if relative == skill.skill_md_name {
+                    catalog_view::SKILL_MD.to_owned()
+                } else {
+                    relative.into_owned()
+                };
+                if !relative.is_empty() {
+                    uris.insert(uri::file_uri(skill.name(), &relative));
+                }
+            }
+        }
+    }
+    Some(uris)
+}
+
+/// A page of `items` after the opaque `cursor` (a decimal offset this server made).
+fn page<T>(
+    items: impl Iterator<Item = T>,
+    cursor: Option<&str>,
+    per_page: usize,
+) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    let offset = match cursor {
+        None => 0,
+        Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+            ErrorData::invalid_params(
+                format!(
+                    "cursor `{cursor}` was not made by this server; start again without a cursor"
+                ),
+                None,
+            )
+        })?,
+    };
+    let mut items: Vec<T> = items.skip(offset).take(per_page + 1).collect();
+    let next = (items.len() > per_page).then(|| {
+        items.truncate(per_page);
+        (offset + per_page).to_string()
+    });
+    Ok((items, next))
+}
+
+fn cursor_of(request: Option<&PaginatedRequestParams>) -> Option<&str> {
+    request.and_then(|request| request.cursor.as_deref())
+}
+
+/// Run blocking catalog work (file reads, digests) off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
+) -> Result<T, ErrorData> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| ErrorData::internal_error(format!("the request stopped: {error}"), None))?
+}
+
+impl ServerHandler for SkillsMcpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_completions()
+            .enable_skills_with_directory_read()
+            .build();
+        let mut info =
+            ServerConfig::new(capabilities).with_instructions(self.instructions().to_string());
+        info.server_info = Implementation::new("skillbox", env!("CARGO_PKG_VERSION"))
+            .with_title("skillbox: Agent Skills");
+        info
+    }
+
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        self.remember_peer(&context.peer);
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.remember_peer(&context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let provider = self.provider();
+        let tools = catalog_view::tools(&provider, self.shared.options.profile);
+        let (tools, next) = page(
+            tools.into_iter(),
+            cursor_of(request.as_ref()),
+            usize::MAX - 1,
+        )?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        catalog_view::tools(&self.provider(), self.shared.options.profile)
+            .into_iter()
+            .find(|tool| tool.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let provider = self.provider();
+        let offered = provider.tools(self.shared.options.profile);
+        if !offered.iter().any(|tool| tool.name == request.name) {
+            let names: Vec<&str> = offered.iter().map(|tool| tool.name.as_str()).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; the tools are: {}",
+                    request.name,
+                    names.join(", ")
+                ),
+                None,
+            ));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = provider.handle_tool_call(&request.name, &arguments).await;
+        let text = outcome.text();
+        let mut result = if outcome.is_error {
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        } else {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        };
+        if outcome.content.is_object() {
+            result.structured_content = Some(outcome.content);
+        }
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let provider = self.provider();
+        let prompts =
+            catalog_view::prompt_skills(&provider).map(|skill| catalog_view::prompt(skill));
+        let (prompts, next) = page(prompts, cursor_of(request.as_ref()), PROMPTS_PER_PAGE)?;
+        let mut result = ListPromptsResult::with_all_items(prompts);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let provider = self.provider();
+        let Some(skill) = catalog_view::prompt_skills(&provider)
+            .find(|skill| skill.name() == request.name)
+            .cloned()
+        else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no prompt named `{}`; prompts/list lists them",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let arguments = catalog_view::prompt_arguments(&skill, request.arguments.as_ref())?;
+        let text = provider
+            .skill_instructions(&skill, arguments.as_deref())
+            .await
+            .map_err(|message| ErrorData::internal_error(message, None))?;
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description(skill.description.clone())
+                .into(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let provider = self.provider();
+        let cursor = cursor_of(request.as_ref()).map(str::to_owned);
+        blocking(move || {
+            let skills = provider.model_skills();
+            let resources = skills
+                .iter()
+                .flat_map(|skill| catalog_view::skill_resources(skill));
+            let (resources, next) = page(resources, cursor.as_deref(), RESOURCES_PER_PAGE)?;
+            let mut result = ListResourcesResult::with_all_items(resources);
+            result.next_cursor = next;
+            Ok(result)
+        })
+        .await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(uri::FILE_TEMPLATE, "skill-file")
+                .with_title("A file of a skill")
+                .with_description(
+                    "Any file of a skill by its path inside the skill folder, e.g. skill://pdf/SKILL.md or skill://pdf/scripts/fill.py",
+                ),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let provider = self.provider();
+        blocking(move || catalog_view::read(&provider, &request.uri))
+            .await
+            .map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        uri::parse(&request.uri)
+            .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+        self.remember_peer(&context.peer);
+        if let Ok(mut subscribed) = self.session.subscribed.lock() {
+            subscribed.insert(request.uri);
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut subscribed) = self.session.subscribed.lock() {
+            subscribed.remove(&request.uri);
+        }
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.shared.live.subscribe();
+        loop {
+            let change = tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                change = changes.recv() => change,
+            };
+            let change = match change {
+                Ok(change) => Some(change),
+                Err(broadcast::error::RecvError::Lagged(_)) => None,
+                Err(broadcast::error::RecvError::Closed) => return Ok(()),
+            };
+            let sink = context.sink();
+            let accepted = context.accepted();
+            if accepted.tools_list_changed == Some(true) {
+                let _ = sink.notify_tool_list_changed().await;
+            }
+            if accepted.prompts_list_changed == Some(true) {
+                let _ = sink.notify_prompt_list_changed().await;
+            }
+            if accepted.resources_list_changed == Some(true) {
+                let _ = sink.notify_resource_list_changed().await;
+            }
+            let changed = changed_uris(&self.provider(), change.as_ref());
+            for uri in accepted.resource_subscriptions.iter().flatten() {
+                if changed.as_ref().is_none_or(|changed| changed.contains(uri)) {
+                    let _ = sink.notify_resource_updated(uri.clone()).await;
+                }
+            }
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let provider = self.provider();
+        let wanted = request.argument.value.clone();
+        let values: Vec<String> = match &request.r#ref {
+            Reference::Resource(reference) if reference.uri == uri::FILE_TEMPLATE => {
+                match request.argument.name.as_str() {
+                    "skill" => provider
+                        .model_skills()
+                        .iter()
+                        .map(|skill| skill.name().to_owned())
+                        .filter(|name| name.starts_with(&wanted))
+                        .collect(),
+                    "path" => {
+                        let skill_name = request
+                            .context
+                            .as_ref()
+                            .and_then(|context| context.arguments.as_ref())
+                            .and_then(|arguments| arguments.get("skill"))
+                            .cloned()
+                            .unwrap_or_default();
+                        match provider.find_model_skill(&skill_name, None) {
+                            Ok(skill) => {
+                                blocking(move || {
+                                    Ok(catalog_view::skill_resources(&skill)
+                                        .filter_map(|resource| {
+                                            uri::parse(&resource.uri).ok().map(|uri| uri.path)
+                                        })
+                                        .filter(|path| path.starts_with(&wanted))
+                                        .collect())
+                                })
+                                .await?
+                            }
+                            Err(_) => Vec::new(),
+                        }
+                    }
+                    other => {
+                        return Err(ErrorData::invalid_params(
+                            format!(
+                                "the skill-file template has the arguments `skill` and `path`, not `{other}`"
+                            ),
+                            None,
+                        ));
+                    }
+                }
+            }
+            Reference::Resource(reference) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "no resource template `{}`; the template is `{}`",
+                        reference.uri,
+                        uri::FILE_TEMPLATE
+                    ),
+                    None,
+                ));
+            }
+            Reference::Prompt(reference) => {
+                let Some(skill) = catalog_view::prompt_skills(&provider)
+                    .find(|skill| skill.name() == reference.name)
+                else {
+                    return Err(ErrorData::invalid_params(
+                        format!("no prompt named `{}`", reference.name),
+                        None,
+                    ));
+                };
+                let known = catalog_view::prompt(skill)
+                    .arguments
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|argument| argument.name == request.argument.name);
+                if !known {
+                    return Err(ErrorData::invalid_params(
+                        format!(
+                            "prompt `{}` has no argument `{}`",
+                            reference.name, request.argument.name
+                        ),
+                        None,
+                    ));
+                }
+                // A skill's arguments are free text: the hint is the only suggestion there is.
+                match (
+                    &skill.properties.argument_hint,
+                    request.argument.name.as_str(),
+                ) {
+                    (Some(hint), FREE_ARGUMENTS) if wanted.is_empty() => vec![hint.clone()],
+                    _ => Vec::new(),
+                }
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "completions are offered for prompts and the skill-file template",
+                    None,
+                ));
+            }
+        };
+        let total = values.len();
+        let mut values = values;
+        values.truncate(CompletionInfo::MAX_VALUES);
+        let has_more = total > values.len();
+        let completion =
+            CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)
+                .map_err(|message| ErrorData::internal_error(message, None))?;
+        Ok(CompleteResult::new(completion))
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let provider = self.provider();
+        let cursor = cursor_of(request.as_ref()).map(str::to_owned);
+        blocking(move || {
+            let skills = provider.model_skills();
+            let (skills, next) = page(skills.iter(), cursor.as_deref(), SKILLS_PER_PAGE)?;
+            let entries = skills
+                .into_iter()
+                .filter_map(|skill| match catalog_view::skill_entry(skill) {
+                    Ok(entry) => Some(entry),
+                    Err(reason) => {
+                        tracing::debug!(skill = skill.name(), %reason, "not in skills/list");
+                        None
+                    }
+                })
+                .collect();
+            let mut result = ListSkillsResult::with_all_items(entries);
+            result.next_cursor = next;
+            Ok(result)
+        })
+        .await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let provider = self.provider();
+        blocking(move || {
+            let unknown = || {
+                ErrorData::invalid_params(
+                    format!("no skill is served at `{}`; skills/list lists them", request.uri),
+                    None,
+                )
+            };
+            let parsed = uri::parse(&request.uri).map_err(|_| unknown())?;
+            if parsed.path != catalog_view::SKILL_MD {
+                return Err(unknown());
+            }
+            let skill = provider
+                .find_model_skill(&parsed.skill, None)
+                .map_err(|_| unknown())?;
+            let entry = catalog_view::skill_entry(&skill).map_err(|reason| {
+                ErrorData::invalid_params(
+                    format!(
+                        "skill `{}` is served as tools and resources, but not as a skills-extension entry: {reason}",
+                        skill.name()
+                    ),
+                    None,
+                )
+            })?;
+            if entry.uri != request.uri {
+                return Err(unknown());
+            }
+            Ok(GetSkillResult::new(entry))
+        })
+        .await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let provider = self.provider();
+        blocking(move || {
+            let parsed = uri::parse(&request.uri)
+                .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+            let skill = provider
+                .find_model_skill(&parsed.skill, None)
+                .map_err(|_| {
+                    ErrorData::invalid_params(
+                        format!("no skill named `{}` is served here", parsed.skill),
+                        None,
+                    )
+                })?;
+            let children = catalog_view::directory_children(&skill, &parsed.path)?;
+            let (children, next) = page(
+                children.into_iter(),
+                request.cursor.as_deref(),
+                RESOURCES_PER_PAGE,
+            )?;
+            let mut result = ListResourcesResult::with_all_items(children);
+            result.next_cursor = next;
+            Ok(result)
+        })
+        .await
+    }
+}

@@ -1,0 +1,149 @@
+//! `skill://<name>/<path>` URIs (the skills extension's form, with no organisational prefix):
+//! made from a skill's name and a file's relative path, and taken apart again for reads. Path
+//! segments are percent-encoded where a URI cannot hold a character literally; decoding
+//! refuses anything that could leave the skill (`..`, `.`, empty segments, a `/` or NUL
+//! hidden in an escape), before the catalog's own containment check.
+
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+
+/// The scheme of every resource this server serves.
+pub const SCHEME: &str = "skill://";
+/// The resource template for any file of a skill.
+pub const FILE_TEMPLATE: &str = "skill://{skill}/{+path}";
+
+/// Characters escaped in a path segment: controls, space, and those RFC 3986 reserves or
+/// forbids (`/` separates segments and is never part of one).
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b']')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// The URI of one file of a skill.
+#[must_use]
+pub fn file_uri(skill: &str, relative_path: &str) -> String {
+    let mut uri = String::with_capacity(SCHEME.len() + skill.len() + relative_path.len() + 1);
+    uri.push_str(SCHEME);
+    uri.extend(utf8_percent_encode(skill, SEGMENT));
+    for segment in relative_path.split('/') {
+        uri.push('/');
+        uri.extend(utf8_percent_encode(segment, SEGMENT));
+    }
+    uri
+}
+
+/// The URI of a skill's folder (its `SKILL.md` URI without `/SKILL.md`), or of a folder in it.
+#[must_use]
+pub fn directory_uri(skill: &str, relative_path: &str) -> String {
+    if relative_path.is_empty() {
+        let mut uri = String::from(SCHEME);
+        uri.extend(utf8_percent_encode(skill, SEGMENT));
+        uri
+    } else {
+        file_uri(skill, relative_path)
+    }
+}
+
+/// A `skill://` URI taken apart: the skill's name and the path inside it (empty for the
+/// skill's folder itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillUri {
+    /// The skill's name.
+    pub skill: String,
+    /// The `/`-separated path inside the skill, decoded; empty for the folder.
+    pub path: String,
+}
+
+/// Why a URI names nothing this server serves.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UriError {
+    /// Another scheme.
+    #[error("`{0}` is not a skill resource: URIs here start with `skill://`")]
+    Scheme(String),
+    /// Query or fragment, or a malformed escape.
+    #[error("`{0}` is not a plain skill URI (no query, fragment or malformed `%` escape)")]
+    Malformed(String),
+    /// A segment that could step out of the skill.
+    #[error("`{0}` has an empty, `.` or `..` path segment; name a file inside the skill")]
+    Escapes(String),
+}
+
+/// Take a `skill://` URI apart.
+///
+/// # Errors
+/// When it is not one, or its path could leave the skill.
+pub fn parse(uri: &str) -> Result<SkillUri, UriError> {
+    let rest = uri
+        .strip_prefix(SCHEME)
+        .ok_or_else(|| UriError::Scheme(uri.to_owned()))?;
+    if rest.contains(['?', '#']) {
+        return Err(UriError::Malformed(uri.to_owned()));
+    }
+    let mut segments = rest.split('/');
+    let skill = decode_segment(segments.next().unwrap_or_default(), uri)?;
+    let mut path = Vec::new();
+    for segment in segments {
+        path.push(decode_segment(segment, uri)?);
+    }
+    Ok(SkillUri {
+        skill,
+        path: path.join("/"),
+    })
+}
+
+fn decode_segment(segment: &str, uri: &str) -> Result<String, UriError> {
+    let decoded = percent_decode_str(segment)
+        .decode_utf8()
+        .map_err(|_| UriError::Malformed(uri.to_owned()))?;
+    if decoded.is_empty() || decoded == "." || decoded == ".." {
+        return Err(UriError::Escapes(uri.to_owned()));
+    }
+    if decoded.contains(['/', '\0']) {
+        return Err(UriError::Malformed(uri.to_owned()));
+    }
+    Ok(decoded.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_refuses_escapes() {
+        let uri = file_uri("pdf", "references/a b#1.md");
+        assert_eq!(uri, "skill://pdf/references/a%20b%231.md");
+        assert_eq!(
+            parse(&uri),
+            Ok(SkillUri {
+                skill: "pdf".into(),
+                path: "references/a b#1.md".into()
+            })
+        );
+        assert_eq!(directory_uri("pdf", ""), "skill://pdf");
+        assert_eq!(parse("skill://pdf").map(|uri| uri.path), Ok(String::new()));
+        for bad in [
+            "skill://pdf/../etc/passwd",
+            "skill://pdf/%2e%2e/x",
+            "skill://pdf/a//b",
+            "skill://pdf/a%2Fb",
+            "skill://pdf/a%00",
+            "skill://pdf/a?x=1",
+            "skill://../x",
+            "file:///etc/passwd",
+            "skill://pdf/%ff",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+}
