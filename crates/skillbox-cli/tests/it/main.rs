@@ -7,6 +7,7 @@ mod discovery;
 mod execute;
 mod hostile_catalog;
 mod list_and_show;
+mod mcp;
 mod serve;
 mod serve_hostile;
 mod serve_runs;

@@ -1,0 +1,169 @@
+//! `skillbox mcp` (stdio) and `/mcp` of `skillbox serve` (streamable HTTP) through the official
+//! Python MCP SDK as the client (`tests/peers/mcp_client.py`), and bad input written straight to
+//! the server's stdin.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use skillbox_testkit::repo_root;
+
+use super::support::{make_world_readable, peer_python};
+
+/// A PNG's first bytes: not UTF-8, so it is served as a blob.
+const LOGO: &[u8] = &[
+    0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0xff, 0xfe,
+];
+
+/// The editable root the client works on: `alpha` (named arguments, a reference, a binary
+/// asset, a script that prints to stdout, metadata whose text must pass through verbatim),
+/// `hidden` (only a person may invoke it) and `quiet` (no person may).
+pub fn write_mcp_root(root: &Path) {
+    let write = |path: &str, bytes: &[u8]| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    write(
+        "alpha/SKILL.md",
+        b"---\nname: alpha\ndescription: Explains a topic.\narguments: [topic, depth]\nmetadata:\n  owner: tests\n  revision: 1.10\n---\n# Alpha\n\nTopic: $topic\nDepth: $depth\n",
+    );
+    write("alpha/references/guide.md", b"# Guide\n");
+    write("alpha/assets/logo.png", LOGO);
+    write(
+        "alpha/scripts/noisy.py",
+        b"print('printed to stdout')\nimport sys\nprint('and to stderr', file=sys.stderr)\n",
+    );
+    write(
+        "hidden/SKILL.md",
+        b"---\nname: hidden\ndescription: Only a person starts this.\ndisable-model-invocation: true\n---\nHidden body.\n",
+    );
+    write(
+        "quiet/SKILL.md",
+        b"---\nname: quiet\ndescription: Only the model starts this.\nuser-invocable: false\n---\nQuiet body.\n",
+    );
+    make_world_readable(root);
+}
+
+fn run_client(arguments: &[&str]) -> Value {
+    let output = Command::new(peer_python())
+        .arg(repo_root().join("tests/peers/mcp_client.py"))
+        .args(arguments)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the client failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["failures"], json!([]), "{report:#}");
+    assert!(report["checks"].as_array().unwrap().len() >= 40, "{report}");
+    report
+}
+
+#[test]
+fn the_python_sdk_uses_every_feature_over_stdio() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("skills");
+    write_mcp_root(&root);
+    let examples = repo_root().join("examples/skills");
+    run_client(&[
+        "stdio",
+        root.to_str().unwrap(),
+        "--",
+        env!("CARGO_BIN_EXE_skillbox"),
+        "mcp",
+        examples.to_str().unwrap(),
+        root.to_str().unwrap(),
+    ]);
+}
+
+/// Send raw lines to `skillbox mcp` and read its answers: stdout carries protocol messages only.
+fn exchange(lines: &[&str]) -> Vec<Value> {
+    let temp = tempfile::tempdir().unwrap();
+    write_mcp_root(temp.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillbox"))
+        .args(["mcp", "--no-watch", temp.path().to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let mut answers = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        answers.push(
+            serde_json::from_str::<Value>(&line)
+                .unwrap_or_else(|_| panic!("stdout holds a line that is not JSON: {line}")),
+        );
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "`skillbox mcp` exit status {status} when stdin closed"
+    );
+    answers
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+#[test]
+fn bad_input_gets_clear_errors_and_the_session_goes_on() {
+    let answers = exchange(&[
+        INITIALIZE,
+        INITIALIZED,
+        r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"skill://alpha/../../etc/passwd"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"load_skill","arguments":{"name":7}}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"alpha","arguments":{"nope":"x"}}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#,
+    ]);
+    let by_id = |id: i64| {
+        answers
+            .iter()
+            .find(|answer| answer["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to request {id}: {answers:#?}"))
+    };
+    assert_eq!(by_id(2)["error"]["code"], -32601, "{answers:#?}");
+    let unknown_tool = &by_id(3)["error"];
+    assert_eq!(unknown_tool["code"], -32602);
+    assert!(
+        unknown_tool["message"]
+            .as_str()
+            .unwrap()
+            .contains("load_skill")
+    );
+    assert!(
+        by_id(4)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(".."),
+        "{answers:#?}"
+    );
+    assert_eq!(by_id(5)["result"]["isError"], true, "{answers:#?}");
+    assert_eq!(by_id(6)["error"]["code"], -32602);
+    assert!(by_id(7)["result"]["tools"].as_array().unwrap().len() >= 3);
+}
+
+#[test]
+fn a_line_that_is_not_json_is_refused_without_ending_the_session() {
+    let answers = exchange(&[
+        INITIALIZE,
+        INITIALIZED,
+        "this is not json",
+        r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
+    ]);
+    assert!(
+        answers.iter().any(|answer| answer["id"] == json!(9)),
+        "{answers:#?}"
+    );
+}
