@@ -189,6 +189,13 @@ pub struct ServeArguments {
     /// how long an idle keep-alive connection stays open; default 15000).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub header_read_timeout_ms: Option<u64>,
+    /// The tools `/mcp` offers: `skills` (load_skill, use_skill, read_skill_file and every
+    /// tools.json tool) or `protocol` (the eight Skills Protocol tools).
+    #[arg(long, default_value = "skills", value_parser = ["skills", "protocol"])]
+    pub mcp_profile: String,
+    /// Do not reload the skills when their files change.
+    #[arg(long)]
+    pub no_watch: bool,
 }
 
 /// `skillbox mcp`.

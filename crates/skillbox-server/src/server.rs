@@ -15,10 +15,14 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use skillbox_llm::SkillsProvider;
+use skillbox_llm::{LiveProvider, SkillsProvider};
+use skillbox_mcp::{McpOptions, SkillsMcpServer};
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::answers::{Answer, BudgetShare, budget_spent};
@@ -84,6 +88,21 @@ pub struct AppState {
     catalog_budget: Duration,
     header_read_timeout: Duration,
     send_stall_timeout: Duration,
+    /// MCP over streamable HTTP at `/mcp`, when on ([`AppState::with_mcp`]).
+    mcp: Option<McpDoor>,
+}
+
+/// The `/mcp` endpoint and what ends its sessions when the server stops.
+#[derive(Clone)]
+struct McpDoor {
+    service: StreamableHttpService<SkillsMcpServer, LocalSessionManager>,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for McpDoor {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("McpDoor").finish_non_exhaustive()
+    }
 }
 
 impl AppState {
@@ -106,7 +125,20 @@ impl AppState {
             catalog_budget: DEFAULT_CATALOG_CALL_BUDGET,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             send_stall_timeout: DEFAULT_SEND_STALL_TIMEOUT,
+            mcp: None,
         }
+    }
+
+    /// Also serve MCP over streamable HTTP at `/mcp`, from `live` (which hot reload swaps),
+    /// behind the same `Host`/`Origin` checks, token and body limit as `/rpc`. Must be called
+    /// inside a tokio runtime.
+    #[must_use]
+    pub fn with_mcp(mut self, live: Arc<LiveProvider>, options: McpOptions) -> Self {
+        let shutdown = CancellationToken::new();
+        let service =
+            skillbox_mcp::http_service(live, options, MAX_REQUEST_BYTES, shutdown.clone());
+        self.mcp = Some(McpDoor { service, shutdown });
+        self
     }
 
     /// The bearer token every request needs, if any (never empty).
@@ -170,9 +202,13 @@ pub fn router(state: AppState) -> Router {
         ))
     };
     let token: Option<Arc<str>> = state.token().map(Arc::from);
-    Router::new()
+    let mut routes = Router::new()
         .route("/rpc", json_body(post(rpc)))
-        .route("/healthz", get(healthz))
+        .route("/healthz", get(healthz));
+    if let Some(door) = &state.mcp {
+        routes = routes.route_service("/mcp", door.service.clone());
+    }
+    routes
         .layer(middleware::from_fn_with_state(token, require_token))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&state.access),
@@ -696,7 +732,15 @@ pub async fn serve_listener(listener: tokio::net::TcpListener, state: AppState) 
             }
         }
     });
-    serve_on(listener, state, shutdown_signal()).await;
+    let mcp_shutdown = state.mcp.as_ref().map(|door| door.shutdown.clone());
+    let shutdown = async move {
+        shutdown_signal().await;
+        // Open MCP event streams would hold the graceful shutdown forever.
+        if let Some(mcp_shutdown) = mcp_shutdown {
+            mcp_shutdown.cancel();
+        }
+    };
+    serve_on(listener, state, shutdown).await;
     sweeper.abort();
 }
 

@@ -130,12 +130,12 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         })?;
     let mut roots = super::roots(global, &arguments.roots)?;
     roots.push(skillbox_core::SkillRoot::builtin(builtin));
-    let catalog = Arc::new(super::load_catalog(
+    let catalog_options = skillbox_core::CatalogOptions {
         roots,
-        &[],
-        &[],
-        skillbox_core::ValidationMode::Lenient,
-    )?);
+        mode: skillbox_core::ValidationMode::Lenient,
+        ..skillbox_core::CatalogOptions::default()
+    };
+    let catalog = Arc::new(skillbox_core::SkillCatalog::load(&catalog_options)?);
     for skipped in catalog.skipped() {
         crate::output::eprint_diagnostics(&skipped.diagnostics);
     }
@@ -146,11 +146,12 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         catalog.roots(),
         Some(data.runtime()),
     )?);
-    let provider = Arc::new(SkillsProvider::new(
+    let live = skillbox_llm::LiveProvider::new(SkillsProvider::new(
         catalog,
         executor,
         provider_options(global, ProviderOptions::default()),
     ));
+    let provider = live.current();
     let defaults = skillbox_server::RunLimits::default();
     let max_concurrent = arguments
         .max_runs
@@ -170,14 +171,23 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     }
     raise_open_files_limit();
     let runtime = super::execute::runtime()?;
+    let mcp_options = skillbox_mcp::McpOptions {
+        profile: ToolProfile::parse(&arguments.mcp_profile).unwrap_or(ToolProfile::Skills),
+    };
     runtime.block_on(async {
+        let state = state.with_mcp(Arc::clone(&live), mcp_options);
+        let _watcher = if arguments.no_watch {
+            None
+        } else {
+            Some(skillbox_llm::watch_roots(Arc::clone(&live), catalog_options)?)
+        };
         let listener = skillbox_server::bind(arguments.listen, state.token()).await?;
         let address = listener
             .local_addr()
             .map_err(|error| anyhow::anyhow!("cannot read the bound address: {error}"))?;
         // The one line a person (or a test using port 0) needs: where to send requests.
         eprintln!(
-            "skillbox: serving the Skills Protocol at http://{address}/rpc (blobs in {})",
+            "skillbox: serving the Skills Protocol at http://{address}/rpc and MCP at http://{address}/mcp (blobs in {})",
             data_dir.display()
         );
         skillbox_server::serve_listener(listener, state).await;

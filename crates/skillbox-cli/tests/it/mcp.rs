@@ -167,3 +167,88 @@ fn a_line_that_is_not_json_is_refused_without_ending_the_session() {
         "{answers:#?}"
     );
 }
+
+#[test]
+fn the_python_sdk_uses_every_feature_over_streamable_http() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("skills");
+    write_mcp_root(&root);
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) = super::serve::start_server_with(
+        data.path(),
+        &[repo_root().join("examples/skills"), root.clone()],
+        &[],
+    );
+    let mcp_url = url.replace("/rpc", "/mcp");
+    let report =
+        std::panic::catch_unwind(|| run_client(&["http", root.to_str().unwrap(), &mcp_url]));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    report.unwrap();
+}
+
+#[test]
+fn mcp_over_http_refuses_foreign_origins_and_hosts_and_needs_the_token() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) = super::serve::start_server_with(
+        data.path(),
+        &[repo_root().join("examples/skills")],
+        &["--token", "sesame"],
+    );
+    let mcp_url = url.replace("/rpc", "/mcp");
+    let initialize: Value = serde_json::from_str(INITIALIZE).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let status = |headers: &[(&str, &str)]| {
+        runtime.block_on(async {
+            let mut request = reqwest::Client::new()
+                .post(&mcp_url)
+                .header("Accept", "application/json, text/event-stream")
+                .json(&initialize);
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            request.send().await.unwrap().status().as_u16()
+        })
+    };
+    let with_token = ("Authorization", "Bearer sesame");
+    let foreign_origin = status(&[with_token, ("Origin", "http://evil.example")]);
+    let no_token = status(&[]);
+    let wrong_token = status(&[("Authorization", "Bearer nope")]);
+    let accepted = status(&[with_token]);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert_eq!(foreign_origin, 403);
+    assert_eq!(no_token, 401);
+    assert_eq!(wrong_token, 401);
+    assert_eq!(accepted, 200);
+}
+
+#[test]
+fn mcp_over_http_without_a_token_answers_loopback_names_only() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) =
+        super::serve::start_server_with(data.path(), &[repo_root().join("examples/skills")], &[]);
+    let mcp_url = url.replace("/rpc", "/mcp");
+    let initialize: Value = serde_json::from_str(INITIALIZE).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let status = |host: &str| {
+        runtime.block_on(async {
+            reqwest::Client::new()
+                .post(&mcp_url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Host", host)
+                .json(&initialize)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        })
+    };
+    let rebound = status("attacker.example:80");
+    let loopback = status("localhost");
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert_eq!(rebound, 403);
+    assert_eq!(loopback, 200);
+}
