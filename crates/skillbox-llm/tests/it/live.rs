@@ -1,0 +1,84 @@
+//! Hot reload: the provider in effect is swapped whole, a held snapshot keeps answering from
+//! its catalog, and the watcher reloads after files under a root change.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use skillbox_core::{CatalogOptions, SkillRoot};
+use skillbox_llm::{LiveProvider, ProviderOptions, SkillsProvider, watch_roots};
+
+use crate::support::{catalog, executor, temp_root};
+
+fn write_skill(root: &std::path::Path, name: &str, description: &str) {
+    let folder = root.join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_reload_swaps_the_whole_provider_and_held_snapshots_stay() {
+    let root = temp_root();
+    write_skill(root.path(), "first", "The first.");
+    let live = LiveProvider::new(SkillsProvider::new(
+        catalog(&[root.path()]),
+        executor(),
+        ProviderOptions::default(),
+    ));
+    let held = live.current();
+    let mut changes = live.subscribe();
+    write_skill(root.path(), "second", "The second.");
+    let options = CatalogOptions {
+        roots: vec![SkillRoot::explicit(root.path())],
+        ..CatalogOptions::default()
+    };
+    let change = live
+        .reload(&options, vec![root.path().join("second/SKILL.md")])
+        .unwrap();
+    assert_eq!(change.generation, 1);
+    assert_eq!(changes.try_recv().unwrap(), change);
+    assert!(live.current().find_model_skill("second", None).is_ok());
+    assert!(held.find_model_skill("second", None).is_err());
+    assert!(Arc::ptr_eq(live.current().executor(), held.executor()));
+}
+
+#[test]
+fn the_watcher_reloads_after_a_write_settles() {
+    let root = temp_root();
+    write_skill(root.path(), "first", "The first.");
+    let runtime = skillbox_testkit::runtime();
+    let live = LiveProvider::new(SkillsProvider::new(
+        catalog(&[root.path()]),
+        executor(),
+        ProviderOptions::default(),
+    ));
+    let options = CatalogOptions {
+        roots: vec![SkillRoot::explicit(root.path())],
+        ..CatalogOptions::default()
+    };
+    let _guard = runtime.enter();
+    let _watcher = watch_roots(Arc::clone(&live), options).unwrap();
+    let mut changes = live.subscribe();
+    write_skill(root.path(), "first", "Edited.");
+    let change = runtime
+        .block_on(async { tokio::time::timeout(Duration::from_secs(5), changes.recv()).await })
+        .expect("a reload within 5 s")
+        .unwrap();
+    assert!(
+        change
+            .changed_paths
+            .iter()
+            .any(|path| path.ends_with("first/SKILL.md")),
+        "{change:?}"
+    );
+    assert_eq!(
+        live.current()
+            .find_model_skill("first", None)
+            .unwrap()
+            .description,
+        "Edited."
+    );
+}
