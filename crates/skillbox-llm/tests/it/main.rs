@@ -4,5 +4,6 @@
 mod dispatch;
 mod formats;
 mod hostile;
+mod services;
 mod skills_ref_prompt;
 mod support;
