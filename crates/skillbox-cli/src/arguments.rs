@@ -240,6 +240,10 @@ pub struct CallArguments {
     /// The arguments as a JSON object.
     #[arg(long, value_name = "JSON", default_value = "{}")]
     pub args: String,
+    /// Where blobs are kept, for `execute_skill`, `run_code`, `create_blob` and `read_blob`
+    /// (default: as for `skillbox serve`, the user's data folder, `skillbox/`).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
     /// Time limit in milliseconds (default 30000).
     #[arg(long, value_name = "N")]
     pub timeout_ms: Option<u64>,
