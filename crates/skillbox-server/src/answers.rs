@@ -1,9 +1,10 @@
 //! What answers may cost. A request of a few hundred bytes can ask for a large answer (a
 //! `read_blob` of 16 MiB), so answers are bounded like request bodies are:
 //! - the bytes blob reads return are taken from the large-body budget before they are
-//!   fetched (`BudgetShare`, a `ReadBudget`), beyond the first [`FREE_READ_BYTES`] of each request (or
-//!   batch), and held until the whole answer has been handed to the connection ([`Answer`]);
-//!   past the budget the read gets -32000 with `retry_after_ms`;
+//!   fetched (`BudgetShare`, the `ReadBudget` of the protocol call), beyond the first
+//!   [`FREE_READ_BYTES`] of each request (or batch), and held until the whole answer has been
+//!   handed to the connection ([`Answer`]); past the budget the read gets -32000 with
+//!   `retry_after_ms`;
 //! - the answers of one batch stop being collected at [`MAX_BATCH_ANSWER_BYTES`]
 //!   (see `server.rs`).
 

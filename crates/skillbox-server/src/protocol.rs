@@ -632,6 +632,26 @@ mod tests {
     }
 
     #[test]
+    fn service_errors_keep_their_messages_and_get_the_protocol_codes() {
+        assert_eq!(
+            RpcError::from(ServiceError::invalid_params("parameter `x`")),
+            RpcError::invalid_params("parameter `x`")
+        );
+        let busy = RpcError::from(ServiceError::busy("retry in a moment"));
+        assert_eq!(busy, RpcError::busy("retry in a moment"));
+        assert_eq!(
+            (busy.code, busy.data),
+            (SERVER_BUSY, Some(json!({"retry_after_ms": RETRY_AFTER_MS})))
+        );
+        assert_eq!(
+            RpcError::from(ServiceError::internal("failed")),
+            RpcError::internal("failed")
+        );
+        let unknown = RpcError::from(ProtocolCallError::UnknownTool("nope".to_owned()));
+        assert_eq!(unknown.code, METHOD_NOT_FOUND);
+    }
+
+    #[test]
     fn batches_stop_being_read_past_the_limit() {
         let entry = r#"{"jsonrpc": "2.0", "method": "m"}"#;
         let batch = |count: usize| format!("[{}]", vec![entry; count].join(","));
