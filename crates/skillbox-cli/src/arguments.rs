@@ -211,6 +211,10 @@ pub struct McpArguments {
     /// Do not reload the skills when their files change.
     #[arg(long)]
     pub no_watch: bool,
+    /// Where the protocol profile keeps blobs and run files (default: as `serve`, `skillbox/`
+    /// in the user's data folder).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// `skillbox prompt`.
@@ -264,6 +268,10 @@ pub struct CallArguments {
     /// The arguments as a JSON object.
     #[arg(long, value_name = "JSON", default_value = "{}")]
     pub args: String,
+    /// Where blobs are kept, for `execute_skill`, `run_code`, `create_blob` and `read_blob`
+    /// (default: as for `skillbox serve`, the user's data folder, `skillbox/`).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
     /// Time limit in milliseconds (default 30000).
     #[arg(long, value_name = "N")]
     pub timeout_ms: Option<u64>,

@@ -15,7 +15,8 @@ pub mod tool_spec;
 pub use live::{CatalogChange, LiveProvider, RootWatcher, watch_roots};
 pub use prompt::{PromptBudget, PromptFormat, render_prompt};
 pub use provider::{
-    ProviderError, ProviderOptions, SkillLookupMiss, SkillsProvider, ToolOutcome, ToolProfile,
+    ProtocolCallError, ProviderError, ProviderOptions, SkillLookupMiss, SkillsProvider,
+    ToolOutcome, ToolProfile,
 };
 pub use session::Session;
 pub use tool_spec::{ToolFormat, ToolSpec, render_tools};

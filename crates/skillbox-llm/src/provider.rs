@@ -17,6 +17,10 @@ use crate::prompt::{PromptBudget, PromptFormat, render_prompt};
 use crate::substitution::substitute;
 use crate::tool_spec::ToolSpec;
 
+mod protocol_call;
+
+pub use protocol_call::ProtocolCallError;
+
 /// Bytes of a file `read_skill_file` returns before cutting it with a note.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024;
 /// Bytes of text `load_skill` returns at most for a skill's instructions (after argument
@@ -165,6 +169,8 @@ pub struct SkillsProvider {
     /// catalogs ([`SkillsProvider::with_catalog`]), so a reload does not forget them.
     defined: Arc<std::sync::RwLock<BTreeMap<String, DefinedTool>>>,
     warnings: Vec<String>,
+    /// The run and blob services, when given ([`SkillsProvider::with_services`]).
+    services: Option<Arc<skillbox_services::Services>>,
 }
 
 impl std::fmt::Debug for SkillsProvider {
@@ -199,6 +205,7 @@ impl SkillsProvider {
             tools,
             defined: Arc::default(),
             warnings,
+            services: None,
         }
     }
 
@@ -209,6 +216,7 @@ impl SkillsProvider {
         let mut provider =
             SkillsProvider::new(catalog, Arc::clone(&self.executor), self.options.clone());
         provider.defined = Arc::clone(&self.defined);
+        provider.services = self.services.clone();
         provider
     }
 
@@ -402,19 +410,15 @@ impl SkillsProvider {
             Ok(arguments) => arguments,
             Err(outcome) => return outcome,
         };
-        if let Some(outcome) = self.answer_catalog_call(name, &arguments) {
-            return outcome;
+        if builtin_tools::PROTOCOL_TOOL_NAMES.contains(&name) {
+            let answer = self.protocol_call(name, &Value::Object(arguments)).await;
+            return ToolOutcome::from_protocol_result(answer);
         }
         match name {
             "load_skill" => self.load_skill(&arguments).await,
             "use_skill" => self.use_skill(&arguments).await,
             "define_tool" if self.options.define_tools => self.define_tool(&arguments),
             "remove_tool" if self.options.define_tools => self.remove_tool(&arguments),
-            "execute_skill" | "run_code" | "create_blob" | "read_blob" => {
-                ToolOutcome::error(format!(
-                    "`{name}` needs the Skills Protocol server's run and blob services (`skillbox serve`); this provider answers the catalog tools only"
-                ))
-            }
             _ => match self
                 .defined_tool(name)
                 .or_else(|| self.tools.owner(name).cloned())

@@ -1,9 +1,10 @@
 //! What answers may cost. A request of a few hundred bytes can ask for a large answer (a
 //! `read_blob` of 16 MiB), so answers are bounded like request bodies are:
 //! - the bytes blob reads return are taken from the large-body budget before they are
-//!   fetched ([`BudgetShare::take`]), beyond the first [`FREE_READ_BYTES`] of each request (or
-//!   batch), and held until the whole answer has been handed to the connection ([`Answer`]);
-//!   past the budget the read gets -32000 with `retry_after_ms`;
+//!   fetched (`BudgetShare`, the `ReadBudget` of the protocol call), beyond the first
+//!   [`FREE_READ_BYTES`] of each request (or batch), and held until the whole answer has been
+//!   handed to the connection ([`Answer`]); past the budget the read gets -32000 with
+//!   `retry_after_ms`;
 //! - the answers of one batch stop being collected at [`MAX_BATCH_ANSWER_BYTES`]
 //!   (see `server.rs`).
 
@@ -17,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use hyper::body::{Frame, SizeHint};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::protocol::RpcError;
+use skillbox_services::{ReadBudget, ServiceError};
 
 /// Most bytes of answers one batch collects. The requests after that are not run; each gets
 /// -32000 saying to send it again in another batch.
@@ -30,8 +31,8 @@ const ANSWER_PIECE_BYTES: usize = 64 * 1024;
 /// body of this size may be received without it: the usual small samples never touch it.
 pub const FREE_READ_BYTES: u64 = 1024 * 1024;
 /// The busy error for a request the large-body budget cannot cover now.
-pub(crate) fn budget_spent(what: &str, budget_bytes: usize) -> RpcError {
-    RpcError::busy(format!(
+pub(crate) fn budget_spent(what: &str, budget_bytes: usize) -> ServiceError {
+    ServiceError::busy(format!(
         "the server is busy: {what} share a budget of {budget_bytes} bytes, which other requests hold now; retry in a moment"
     ))
 }
@@ -56,13 +57,15 @@ impl BudgetShare {
             permits: None,
         }
     }
+}
 
+impl ReadBudget for BudgetShare {
     /// Cover `bytes` more of blob reads: from what is still free, then from the budget, at once
     /// or not at all.
     ///
     /// # Errors
-    /// -32000 with `retry_after_ms` when the budget cannot cover them now.
-    pub(crate) fn take(&mut self, bytes: u64) -> Result<(), RpcError> {
+    /// Busy (-32000 with `retry_after_ms`) when the budget cannot cover them now.
+    fn take(&mut self, bytes: u64) -> Result<(), ServiceError> {
         let free = bytes.min(self.free_bytes);
         let bytes = bytes - free;
         if bytes == 0 {

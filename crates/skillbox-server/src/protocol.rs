@@ -7,6 +7,8 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use skillbox_llm::ProtocolCallError;
+use skillbox_services::ServiceError;
 
 /// The body is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -24,7 +26,7 @@ pub const SERVER_BUSY: i64 = -32000;
 pub const TIMED_OUT: i64 = -32001;
 /// Milliseconds a busy client is told to wait before it tries again: `retry_after_ms` in the
 /// -32000 error's data, and the `Retry-After` header (in seconds) of a 503.
-pub const RETRY_AFTER_MS: u64 = 1000;
+pub const RETRY_AFTER_MS: u64 = skillbox_services::RETRY_AFTER_MS;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -63,6 +65,36 @@ impl RpcError {
         RpcError {
             data: Some(json!({ "retry_after_ms": RETRY_AFTER_MS })),
             ..Self::new(SERVER_BUSY, message)
+        }
+    }
+}
+
+/// The codes of the services' errors: -32602 for the caller's mistakes, -32000 with
+/// `data.retry_after_ms` for a busy runtime, -32603 for failures inside; messages as they are.
+impl From<ServiceError> for RpcError {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::InvalidParams(message) => RpcError::invalid_params(message),
+            ServiceError::Busy {
+                message,
+                retry_after_ms,
+            } => RpcError {
+                data: Some(json!({ "retry_after_ms": retry_after_ms })),
+                ..RpcError::new(SERVER_BUSY, message)
+            },
+            ServiceError::Internal(message) => RpcError::internal(message),
+            other => RpcError::internal(other.to_string()),
+        }
+    }
+}
+
+/// A protocol call's error: a service's as above, an unknown tool -32601.
+impl From<ProtocolCallError> for RpcError {
+    fn from(error: ProtocolCallError) -> Self {
+        match error {
+            ProtocolCallError::Service(error) => error.into(),
+            ProtocolCallError::UnknownTool(_) => RpcError::new(METHOD_NOT_FOUND, error.to_string()),
+            other => RpcError::internal(other.to_string()),
         }
     }
 }
@@ -597,6 +629,26 @@ mod tests {
             rejected.error.message.contains("longer than"),
             "{rejected:?}"
         );
+    }
+
+    #[test]
+    fn service_errors_keep_their_messages_and_get_the_protocol_codes() {
+        assert_eq!(
+            RpcError::from(ServiceError::invalid_params("parameter `x`")),
+            RpcError::invalid_params("parameter `x`")
+        );
+        let busy = RpcError::from(ServiceError::busy("retry in a moment"));
+        assert_eq!(busy, RpcError::busy("retry in a moment"));
+        assert_eq!(
+            (busy.code, busy.data),
+            (SERVER_BUSY, Some(json!({"retry_after_ms": RETRY_AFTER_MS})))
+        );
+        assert_eq!(
+            RpcError::from(ServiceError::internal("failed")),
+            RpcError::internal("failed")
+        );
+        let unknown = RpcError::from(ProtocolCallError::UnknownTool("nope".to_owned()));
+        assert_eq!(unknown.code, METHOD_NOT_FOUND);
     }
 
     #[test]

@@ -4,7 +4,6 @@
 //! flight, a per-request timeout, and a timeout for reading request headers.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,18 +20,17 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use skillbox_llm::{LiveProvider, SkillsProvider};
 use skillbox_mcp::{McpOptions, SkillsMcpServer};
+use skillbox_services::params::string_param;
+use skillbox_services::{DataDir, RunLimits, Services};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::answers::{Answer, BudgetShare, budget_spent};
-use crate::blobs::{BlobError, BlobStore, ReadMode};
-use crate::data_dir::DataDir;
 use crate::protocol::{
     self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, RpcBody, RpcError, RpcRequest,
     failure, parse_request, success,
 };
-use crate::runs::{RunGate, RunLimits};
 use crate::stalled_writes::StallTimeout;
 
 pub use crate::answers::MAX_BATCH_ANSWER_BYTES;
@@ -67,18 +65,17 @@ pub const BLOB_SWEEP_INTERVAL: Duration = Duration::from_secs(10 * 60);
 /// What every request can reach.
 #[derive(Debug, Clone)]
 pub struct AppState {
-    /// The catalog and the tool dispatcher.
-    pub provider: Arc<SkillsProvider>,
-    /// Blob storage.
-    pub blobs: BlobStore,
-    /// The bounded queue `execute_skill` and `run_code` wait in.
-    pub runs: Arc<RunGate>,
+    /// The catalog and the tool dispatcher in effect, with the state's services: every method
+    /// is answered through it. Hot reload swaps it whole ([`AppState::live`]); a request takes
+    /// it once ([`AppState::provider`]) and answers from that snapshot.
+    live: Arc<LiveProvider>,
+    /// The blob store and the bounded queue `execute_skill` and `run_code` wait in (the same
+    /// the provider answers with). Private: replacing them alone would leave the provider with
+    /// the old ones.
+    services: Arc<Services>,
     /// When set, every request needs `Authorization: Bearer <token>`. Private: `access` was
     /// derived from it, so changing one alone would turn the `Host` check off unseen.
     token: Option<String>,
-    /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`, checked
-    /// by [`DataDir::open`]).
-    pub(crate) run_inputs: PathBuf,
     /// Which `Host` and `Origin` headers are answered.
     access: Arc<AccessPolicy>,
     /// Bytes of large request bodies that may be in flight.
@@ -107,18 +104,18 @@ impl std::fmt::Debug for McpDoor {
 
 impl AppState {
     /// State over a data folder, with the defaults: run limits from the cores, only loopback
-    /// host names (unless a token is set), the default timeouts. An empty token is no token:
-    /// it would turn the `Host` check off and accept `Bearer ` with nothing after it.
+    /// host names (unless a token is set), the default timeouts. The provider answers with the
+    /// services of `data` (whatever services it had). An empty token is no token: it would
+    /// turn the `Host` check off and accept `Bearer ` with nothing after it.
     #[must_use]
     pub fn new(provider: Arc<SkillsProvider>, data: &DataDir, token: Option<String>) -> Self {
         let token = token.filter(|token| !token.is_empty());
         let access = Arc::new(AccessPolicy::new(Vec::new(), token.is_some()));
+        let services = Arc::new(Services::new(data, RunLimits::default()));
         AppState {
-            provider,
-            blobs: data.blobs().clone(),
+            live: LiveProvider::new(provider.with_services(Arc::clone(&services))),
+            services,
             token,
-            runs: Arc::new(RunGate::new(RunLimits::default())),
-            run_inputs: data.run_inputs().to_path_buf(),
             access,
             large_bodies: Arc::new(Semaphore::new(LARGE_BODIES_BUDGET_BYTES)),
             catalog_calls: Arc::new(Semaphore::new(MAX_CATALOG_CALLS_IN_FLIGHT)),
@@ -129,14 +126,18 @@ impl AppState {
         }
     }
 
-    /// Also serve MCP over streamable HTTP at `/mcp`, from `live` (which hot reload swaps),
+    /// Also serve MCP over streamable HTTP at `/mcp`, from the same live provider as `/rpc`,
     /// behind the same `Host`/`Origin` checks, token and body limit as `/rpc`. Must be called
     /// inside a tokio runtime.
     #[must_use]
-    pub fn with_mcp(mut self, live: Arc<LiveProvider>, options: McpOptions) -> Self {
+    pub fn with_mcp(mut self, options: McpOptions) -> Self {
         let shutdown = CancellationToken::new();
-        let service =
-            skillbox_mcp::http_service(live, options, MAX_REQUEST_BYTES, shutdown.clone());
+        let service = skillbox_mcp::http_service(
+            Arc::clone(&self.live),
+            options,
+            MAX_REQUEST_BYTES,
+            shutdown.clone(),
+        );
         self.mcp = Some(McpDoor { service, shutdown });
         self
     }
@@ -147,10 +148,33 @@ impl AppState {
         self.token.as_deref()
     }
 
+    /// The live provider: what hot reload swaps (`skillbox_llm::watch_roots`).
+    #[must_use]
+    pub fn live(&self) -> &Arc<LiveProvider> {
+        &self.live
+    }
+
+    /// The provider in effect now: take it once per request.
+    #[must_use]
+    pub fn provider(&self) -> Arc<SkillsProvider> {
+        self.live.current()
+    }
+
+    /// The run and blob services every door answers with.
+    #[must_use]
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
     /// The same state with other run limits.
     #[must_use]
     pub fn with_run_limits(mut self, limits: RunLimits) -> Self {
-        self.runs = Arc::new(RunGate::new(limits));
+        self.services = Arc::new(self.services.with_run_limits(limits));
+        let provider = self
+            .live
+            .current()
+            .with_services(Arc::clone(&self.services));
+        self.live = LiveProvider::new(provider);
         self
     }
 
@@ -270,7 +294,7 @@ async fn accept_json_body(
                 header::RETRY_AFTER,
                 (protocol::RETRY_AFTER_MS / 1000).to_string(),
             )],
-            Json(failure(Value::Null, error)),
+            Json(failure(Value::Null, error.into())),
         )
             .into_response();
     };
@@ -337,7 +361,7 @@ fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
 }
 
 async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
-    let skills = state.provider.catalog().latest_visible_to_model().count();
+    let skills = state.provider().catalog().latest_visible_to_model().count();
     Json(json!({ "status": "ok", "skills": skills }))
 }
 
@@ -442,42 +466,20 @@ pub(crate) async fn dispatch(
             catalog_method(state, method, small(params)?).await
         }
         "create_blob" => {
+            // Straight to the services the provider answers with: its content (up to 64 MiB)
+            // is read from the body, never built into a JSON value.
             let CreateBlobParams {
                 content,
                 kind,
                 encoding,
             } = CreateBlobParams::decode(params)?;
-            let meta = state
-                .blobs
-                .create(content, &kind, encoding.as_deref())
-                .await
-                .map_err(blob_error)?;
-            Ok(json!({ "blob_id": meta.blob_id, "size_bytes": meta.size_bytes }))
+            Ok(state
+                .services
+                .create_blob(content, &kind, encoding.as_deref())
+                .await?)
         }
-        "read_blob" => {
-            let params = small(params)?;
-            let blob_id = string_param(&params, "blob_id")?;
-            let mode =
-                ReadMode::parse(params.get("mode").and_then(Value::as_str)).map_err(blob_error)?;
-            let max_bytes = match params.get("max_bytes") {
-                None | Some(Value::Null) => None,
-                Some(value) => {
-                    Some(value.as_u64().filter(|bytes| *bytes > 0).ok_or_else(|| {
-                        RpcError::invalid_params("parameter `max_bytes` must be a positive integer")
-                    })?)
-                }
-            };
-            let meta = state.blobs.meta(blob_id).await.map_err(blob_error)?;
-            let range = mode.range(meta.size_bytes, max_bytes);
-            share.take(range.end - range.start)?;
-            state
-                .blobs
-                .read_range(&meta, range)
-                .await
-                .map_err(blob_error)
-        }
-        "execute_skill" => crate::runs::execute_skill(state, run(params)?).await,
-        "run_code" => crate::runs::run_code(state, run(params)?).await,
+        "read_blob" => protocol_call(state, method, small(params)?, share).await,
+        "execute_skill" | "run_code" => protocol_call(state, method, run(params)?, share).await,
         other => Err(RpcError::new(
             protocol::METHOD_NOT_FOUND,
             format!(
@@ -486,6 +488,20 @@ pub(crate) async fn dispatch(
             ),
         )),
     }
+}
+
+/// A method answered by the provider's protocol entry, blob reads taking from `share`.
+async fn protocol_call(
+    state: &AppState,
+    method: &str,
+    params: serde_json::Map<String, Value>,
+    share: &mut BudgetShare,
+) -> Result<Value, RpcError> {
+    let arguments = Value::Object(params);
+    Ok(state
+        .provider()
+        .protocol_call_within(method, &arguments, share)
+        .await?)
 }
 
 /// Catalog methods go through the same dispatcher the LLM tools use; its error results are
@@ -508,17 +524,9 @@ async fn catalog_method(
     } else {
         // From the catalog in memory: answered in place, as a trip through the blocking pool
         // would more than double its CPU cost (`BENCHMARKS.md`).
-        state.provider.catalog_call(method, &arguments)
+        state.provider().catalog_call(method, &arguments)
     };
-    if outcome.is_error {
-        let message = outcome
-            .content
-            .get("error")
-            .and_then(Value::as_str)
-            .map_or_else(|| outcome.text(), str::to_owned);
-        return Err(RpcError::invalid_params(message));
-    }
-    Ok(outcome.content)
+    Ok(outcome.into_protocol_result()?)
 }
 
 /// Run a catalog call that reads files on a blocking thread, never on the async workers,
@@ -548,7 +556,7 @@ async fn read_off_the_async_threads(
             Ok(Err(_)) => return Err(RpcError::internal("the server is stopping")),
             Err(_) => return Err(over_budget()),
         };
-    let provider = Arc::clone(&state.provider);
+    let provider = state.provider();
     let name = method.to_owned();
     let call = tokio::task::spawn_blocking(move || {
         let _turn = turn;
@@ -566,40 +574,6 @@ async fn read_off_the_async_threads(
             Err(over_budget())
         }
     }
-}
-
-/// A required string parameter (any string, empty included).
-pub(crate) fn string_param<'a>(
-    params: &'a serde_json::Map<String, Value>,
-    name: &str,
-) -> Result<&'a str, RpcError> {
-    match params.get(name) {
-        Some(Value::String(value)) => Ok(value),
-        Some(_) => Err(RpcError::invalid_params(format!(
-            "parameter `{name}` must be a string"
-        ))),
-        None => Err(RpcError::invalid_params(format!(
-            "missing required parameter `{name}`"
-        ))),
-    }
-}
-
-fn blob_error(error: BlobError) -> RpcError {
-    match error {
-        BlobError::NotFound(_) | BlobError::Invalid(_) => {
-            RpcError::invalid_params(error.to_string())
-        }
-        BlobError::Storage(_) => internal_failure("blob storage failed", &error),
-    }
-}
-
-/// The -32603 answer for a failure inside the server. Its details (host paths of the data
-/// folder, say) go to the server's log, not to the client.
-pub(crate) fn internal_failure(what: &str, error: &dyn std::fmt::Display) -> RpcError {
-    tracing::error!(%error, "{what}");
-    RpcError::internal(format!(
-        "{what} inside the server; the server's log has the details"
-    ))
 }
 
 /// Why the server refused to start.
@@ -720,7 +694,7 @@ pub async fn bind(
 
 /// Serve a bound listener until SIGINT or SIGTERM, sweeping expired blobs meanwhile.
 pub async fn serve_listener(listener: tokio::net::TcpListener, state: AppState) {
-    let blobs = state.blobs.clone();
+    let blobs = state.services.blobs().clone();
     let sweeper = tokio::spawn(async move {
         let mut interval = tokio::time::interval(BLOB_SWEEP_INTERVAL);
         loop {
@@ -776,7 +750,7 @@ async fn shutdown_signal() {
 #[allow(dead_code)]
 fn handler_futures_are_send(state: &AppState) {
     fn is_send<T: Send>(_: T) {}
-    is_send(state.provider.handle_tool_call("x", &Value::Null));
+    is_send(state.provider().handle_tool_call("x", &Value::Null));
     let mut share = BudgetShare::new(&state.large_bodies, LARGE_BODIES_BUDGET_BYTES);
     is_send(dispatch(state, "x", None, &mut share));
 }

@@ -19,6 +19,7 @@ use skillbox_exec::{
     Executor, ExecutorConfig, HelperCommand, RunOptions, SandboxMode, SandboxPolicy,
     WorkerPoolConfig,
 };
+use skillbox_llm::SkillsProvider;
 
 use crate::arguments::{
     CallArguments, DoctorArguments, ExecutionOptions, GlobalOptions, RunArguments,
@@ -211,7 +212,8 @@ pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<E
 }
 
 /// `skillbox call`: every tool goes through the provider's `handle_tool_call`, so this prints
-/// what a model would receive (escaped for the terminal).
+/// what a model would receive (escaped for the terminal). The run and blob tools are answered
+/// with the services of the data folder `skillbox serve` uses by default (`--data-dir`).
 pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result<ExitCode> {
     let parsed: Value = match serde_json::from_str(&arguments.args) {
         Ok(value) => value,
@@ -222,7 +224,13 @@ pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    let provider = super::surface::provider(global)?;
+    // Only the run and blob tools need the data folder: the others never create it.
+    let provider = if SkillsProvider::answers_with_services(&arguments.tool) {
+        let (_, data) = super::surface::open_data_dir(arguments.data_dir.as_deref())?;
+        super::surface::provider_with_services(global, &data)?
+    } else {
+        super::surface::provider(global)?
+    };
     for warning in provider.warnings() {
         eprintln!("warning: {}", printable(warning));
     }

@@ -31,12 +31,29 @@ pub fn run(global: &GlobalOptions, arguments: &McpArguments) -> anyhow::Result<E
     for skipped in catalog.skipped() {
         crate::output::eprint_diagnostics(&skipped.diagnostics);
     }
-    let executor = Arc::new(super::execute::executor(global, catalog.roots())?);
-    let provider = SkillsProvider::new(
+    // The protocol profile's runs and blobs need the data folder (as `serve` and `call` use
+    // it); the skills profile never opens it.
+    let data = match profile {
+        ToolProfile::Protocol => {
+            Some(super::surface::open_data_dir(arguments.data_dir.as_deref())?.1)
+        }
+        ToolProfile::Skills => None,
+    };
+    let executor = Arc::new(super::execute::executor_in(
+        global,
+        catalog.roots(),
+        data.as_ref().map(skillbox_services::DataDir::runtime),
+    )?);
+    let mut provider = SkillsProvider::new(
         Arc::new(catalog),
         executor,
         super::surface::provider_options(global, ProviderOptions::default()),
     );
+    if let Some(data) = &data {
+        let services =
+            skillbox_services::Services::new(data, skillbox_services::RunLimits::default());
+        provider = provider.with_services(Arc::new(services));
+    }
     let runtime = super::execute::runtime()?;
     let outcome = runtime.block_on(async {
         let live = LiveProvider::new(provider);

@@ -40,6 +40,44 @@ fn provider_with(
     ))
 }
 
+/// The provider over the global roots answering the run and blob tools too, with the services
+/// of `data`. Runs' output files are copied into the runtime folder before they become blobs:
+/// it is kept beside the blobs, on the data folder's disk, not in a small /run.
+pub fn provider_with_services(
+    global: &GlobalOptions,
+    data: &skillbox_services::DataDir,
+) -> anyhow::Result<SkillsProvider> {
+    let catalog = Arc::new(super::default_catalog(global)?);
+    let executor = Arc::new(super::execute::executor_in(
+        global,
+        catalog.roots(),
+        Some(data.runtime()),
+    )?);
+    let services = skillbox_services::Services::new(data, skillbox_services::RunLimits::default());
+    Ok(SkillsProvider::new(
+        catalog,
+        executor,
+        provider_options(global, ProviderOptions::default()),
+    )
+    .with_services(Arc::new(services)))
+}
+
+/// Open the data folder of blobs and runs: `given` (`--data-dir`), or by default `skillbox/`
+/// in the user's data folder. Returns the path as given too, for messages.
+pub fn open_data_dir(
+    given: Option<&std::path::Path>,
+) -> anyhow::Result<(std::path::PathBuf, skillbox_services::DataDir)> {
+    let data_dir = match given {
+        Some(directory) => directory.to_path_buf(),
+        None => dirs::data_dir()
+            .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
+            .join("skillbox"),
+    };
+    let data =
+        skillbox_services::DataDir::open(&data_dir, skillbox_services::blobs::DEFAULT_BLOB_TTL)?;
+    Ok((data_dir, data))
+}
+
 /// A provider for commands that only render (`prompt`, `tools`): they never run code, so the
 /// executor is built without probing the sandbox.
 fn rendering_provider(
@@ -110,13 +148,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         );
     }
     skillbox_server::check_listen(arguments.listen, arguments.token.as_deref())?;
-    let data_dir = match &arguments.data_dir {
-        Some(directory) => directory.clone(),
-        None => dirs::data_dir()
-            .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
-            .join("skillbox"),
-    };
-    let data = skillbox_server::DataDir::open(&data_dir, skillbox_server::blobs::DEFAULT_BLOB_TTL)?;
+    let (data_dir, data) = open_data_dir(arguments.data_dir.as_deref())?;
     // The built-in skills (the protocol guide) come from a root of their own; the catalog
     // refuses their reserved names from any other root, so no root can shadow them. Its path
     // and the runtime folder's are built from the folder `DataDir` checked, links resolved:
@@ -146,12 +178,11 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         catalog.roots(),
         Some(data.runtime()),
     )?);
-    let live = skillbox_llm::LiveProvider::new(SkillsProvider::new(
+    let provider = Arc::new(SkillsProvider::new(
         catalog,
         executor,
         provider_options(global, ProviderOptions::default()),
     ));
-    let provider = live.current();
     let defaults = skillbox_server::RunLimits::default();
     let max_concurrent = arguments
         .max_runs
@@ -175,11 +206,14 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         profile: ToolProfile::parse(&arguments.mcp_profile).unwrap_or(ToolProfile::Skills),
     };
     runtime.block_on(async {
-        let state = state.with_mcp(Arc::clone(&live), mcp_options);
+        let state = state.with_mcp(mcp_options);
         let _watcher = if arguments.no_watch {
             None
         } else {
-            Some(skillbox_llm::watch_roots(Arc::clone(&live), catalog_options)?)
+            Some(skillbox_llm::watch_roots(
+                Arc::clone(state.live()),
+                catalog_options,
+            )?)
         };
         let listener = skillbox_server::bind(arguments.listen, state.token()).await?;
         let address = listener

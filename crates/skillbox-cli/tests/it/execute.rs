@@ -243,6 +243,87 @@ fn call_answers_the_built_in_tools_too() {
 }
 
 #[test]
+fn call_answers_the_run_and_blob_tools_with_the_data_folder() {
+    let data = tempfile::tempdir().unwrap();
+    let call = |tool: &str, arguments: serde_json::Value, data_dir: Option<&std::path::Path>| {
+        let mut command = skillbox();
+        command.args(["--root", "examples/skills", "call", tool, "--args"]);
+        command.arg(arguments.to_string());
+        match data_dir {
+            Some(folder) => command.arg("--data-dir").arg(folder),
+            // `skillbox serve`'s default: `skillbox/` in the user's data folder.
+            None => command.env("XDG_DATA_HOME", data.path()),
+        };
+        let output = command.output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{tool}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        json_stdout(&output)
+    };
+    let folder = data.path().join("given");
+    let text = "One two three. Four five!";
+    let created = call(
+        "create_blob",
+        serde_json::json!({"content": text, "kind": "text/plain"}),
+        Some(&folder),
+    );
+    let blob_id = created["blob_id"].as_str().unwrap();
+    assert_eq!(created["size_bytes"], text.len());
+    // A later command reads it back from the same folder.
+    let read = call(
+        "read_blob",
+        serde_json::json!({"blob_id": blob_id, "mode": "full"}),
+        Some(&folder),
+    );
+    assert_eq!(read["preview"], text, "{read}");
+
+    let executed = call(
+        "execute_skill",
+        serde_json::json!({"name": "text.stats", "args": {"text": text}}),
+        Some(&folder),
+    );
+    assert_eq!(executed["status"], "completed", "{executed}");
+    assert_eq!(executed["output"]["words"], 5, "{executed}");
+    assert!(
+        executed["run_id"].as_str().unwrap().starts_with("run_"),
+        "{executed}"
+    );
+
+    let ran = call(
+        "run_code",
+        serde_json::json!({
+            "language": "python",
+            "code": "import runtime\n\ndef main(args):\n    return len(runtime.blobs.read_text(args['blob']).split())\n",
+            "args": {"blob": blob_id},
+            "input_blobs": [blob_id],
+        }),
+        Some(&folder),
+    );
+    assert_eq!(
+        (&ran["status"], &ran["output"]),
+        (&serde_json::json!("completed"), &serde_json::json!(5)),
+        "{ran}"
+    );
+
+    // Without --data-dir, the blobs go where `skillbox serve` keeps them by default.
+    let created = call(
+        "create_blob",
+        serde_json::json!({"content": "x", "kind": "text/plain"}),
+        None,
+    );
+    let id = created["blob_id"].as_str().unwrap().strip_prefix("blob:");
+    let stored = data
+        .path()
+        .join("skillbox/blobs/meta")
+        .join(format!("{}.json", id.unwrap()));
+    assert!(stored.is_file(), "{}", stored.display());
+}
+
+#[test]
 fn prompt_and_tools_commands() {
     let output = skillbox()
         .args(["--root", "examples/skills", "prompt", "--format", "xml"])

@@ -82,10 +82,16 @@ fn the_python_sdk_uses_every_feature_over_stdio() {
 
 /// Send raw lines to `skillbox mcp` and read its answers: stdout carries protocol messages only.
 fn exchange(lines: &[&str]) -> Vec<Value> {
+    exchange_with(&[], lines)
+}
+
+/// [`exchange`] with more arguments for `skillbox mcp`.
+fn exchange_with(extra: &[&str], lines: &[&str]) -> Vec<Value> {
     let temp = tempfile::tempdir().unwrap();
     write_mcp_root(temp.path());
     let mut child = Command::new(env!("CARGO_BIN_EXE_skillbox"))
         .args(["mcp", "--no-watch", temp.path().to_str().unwrap()])
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -251,4 +257,54 @@ fn mcp_over_http_without_a_token_answers_loopback_names_only() {
     server.wait().unwrap();
     assert_eq!(rebound, 403);
     assert_eq!(loopback, 200);
+}
+
+#[test]
+fn the_protocol_profile_runs_code_and_keeps_blobs() {
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().join("data");
+    let answers = exchange_with(
+        &[
+            "--profile",
+            "protocol",
+            "--data-dir",
+            data_dir.to_str().unwrap(),
+        ],
+        &[
+            INITIALIZE,
+            INITIALIZED,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_blob","arguments":{"content":"hello blob","kind":"text/plain"}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"def main(args):\n    return 6 * 7"}}}"#,
+        ],
+    );
+    let by_id = |id: i64| {
+        answers
+            .iter()
+            .find(|answer| answer["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to request {id}: {answers:#?}"))
+    };
+    let names: Vec<&str> = by_id(2)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 8, "{names:?}");
+    assert!(names.contains(&"execute_skill") && names.contains(&"run_code"));
+    let blob = &by_id(3)["result"];
+    assert_eq!(blob["isError"], false, "{blob:#}");
+    assert!(
+        blob["structuredContent"]["blob_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("blob:")
+    );
+    let run = &by_id(4)["result"];
+    assert_eq!(run["isError"], false, "{run:#}");
+    assert_eq!(run["structuredContent"]["status"], "completed", "{run:#}");
+    assert!(
+        run["content"][0]["text"].as_str().unwrap().contains("42"),
+        "{run:#}"
+    );
 }

@@ -5,5 +5,6 @@ mod dispatch;
 mod formats;
 mod hostile;
 mod live;
+mod services;
 mod skills_ref_prompt;
 mod support;

@@ -1,6 +1,7 @@
-//! `execute_skill` and `run_code`: parameters checked (protocol errors are JSON-RPC errors),
-//! a place in the bounded run queue taken, the run done by the executor, and the outcome
-//! turned into a Run object (a failing skill is a successful response with `status: "failed"`).
+//! `execute_skill` and `run_code`: parameters checked (each problem is a
+//! [`ServiceError::InvalidParams`] naming the parameter), a place in the bounded run queue
+//! taken, the run done by the caller's executor, and the outcome turned into a Run object (a
+//! failing skill is a successful answer with `status: "failed"`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,9 +16,10 @@ use skillbox_exec::executor::python_run::{
 use skillbox_exec::{ErrorType, RunOptions};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::blobs::BlobMeta;
-use crate::protocol::RpcError;
-use crate::server::AppState;
+use crate::blobs::{BlobError, BlobMeta};
+use crate::error::ServiceError;
+use crate::params::string_param;
+use crate::{RunContext, Services};
 
 /// Default wall-clock limit of one run.
 pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -93,14 +95,14 @@ impl RunGate {
     }
 
     /// Wait for a turn, or fail at once with the busy error when the queue is full.
-    async fn enter(&self) -> Result<OwnedSemaphorePermit, RpcError> {
+    async fn enter(&self) -> Result<OwnedSemaphorePermit, ServiceError> {
         if let Ok(permit) = Arc::clone(&self.running).try_acquire_owned() {
             return Ok(permit);
         }
         let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
         let _leave = WaitingGuard(&self.waiting);
         if queued >= self.limits.max_queued {
-            return Err(RpcError::busy(format!(
+            return Err(ServiceError::busy(format!(
                 "the server is busy: {} runs are executing and {} are waiting; retry in a moment",
                 self.limits.max_concurrent, self.limits.max_queued
             )));
@@ -108,7 +110,7 @@ impl RunGate {
         Arc::clone(&self.running)
             .acquire_owned()
             .await
-            .map_err(|_| RpcError::internal("the run queue is closed (the server is stopping)"))
+            .map_err(|_| ServiceError::internal("the run queue is closed (the server is stopping)"))
     }
 }
 
@@ -120,19 +122,56 @@ impl Drop for WaitingGuard<'_> {
     }
 }
 
-/// `execute_skill {name, version?, args?, input_blobs?, timeout_ms?}`.
-///
-/// # Errors
-/// Protocol errors: bad parameters, unknown skill, version, blob or tool, an instruction skill,
-/// a full queue.
-pub async fn execute_skill(
-    state: &AppState,
-    params: Map<String, Value>,
-) -> Result<Value, RpcError> {
-    let name = required_string(&params, "name")?;
-    let version = optional_string(&params, "version")?;
-    let args = optional_object(&params, "args")?;
-    let blob_ids = string_list(&params, "input_blobs", MAX_INPUT_BLOBS)?;
+impl Services {
+    /// `execute_skill {name, version?, args?, input_blobs?, timeout_ms?}`: run a `skill.toml`
+    /// action's export, or a tool of a `tools.json` skill, that `context` finds by name.
+    ///
+    /// # Errors
+    /// Bad parameters, an unknown skill, version, blob or tool, an instruction skill
+    /// ([`ServiceError::InvalidParams`]); a full queue ([`ServiceError::Busy`]).
+    pub async fn execute_skill(
+        &self,
+        context: &dyn RunContext,
+        params: &Map<String, Value>,
+    ) -> Result<Value, ServiceError> {
+        execute_skill(&Run::new(self, context), params).await
+    }
+
+    /// `run_code {language, code, entrypoint?, args?, mount_skills?, input_blobs?, limits?}`:
+    /// run model-written Python with the skills `context` finds mounted.
+    ///
+    /// # Errors
+    /// Bad parameters, an unsupported language, unknown skills or blobs
+    /// ([`ServiceError::InvalidParams`]); a full queue ([`ServiceError::Busy`]).
+    pub async fn run_code(
+        &self,
+        context: &dyn RunContext,
+        params: &Map<String, Value>,
+    ) -> Result<Value, ServiceError> {
+        run_code(&Run::new(self, context), params).await
+    }
+}
+
+/// The services and the caller's context one call runs with.
+struct Run<'a> {
+    services: &'a Services,
+    context: &'a dyn RunContext,
+}
+
+impl<'a> Run<'a> {
+    fn new(services: &'a Services, context: &'a dyn RunContext) -> Self {
+        Run { services, context }
+    }
+}
+
+async fn execute_skill(
+    state: &Run<'_>,
+    params: &Map<String, Value>,
+) -> Result<Value, ServiceError> {
+    let name = required_string(params, "name")?;
+    let version = optional_string(params, "version")?;
+    let args = optional_object(params, "args")?;
+    let blob_ids = string_list(params, "input_blobs", MAX_INPUT_BLOBS)?;
     let timeout = timeout_param(params.get("timeout_ms"), "timeout_ms")?;
     let skill = find_skill(state, name, version)?;
     let label = match skill.id.version.as_ref() {
@@ -152,55 +191,50 @@ pub async fn execute_skill(
         return execute_tool(state, &skill, &label, args, &blob_ids, timeout).await;
     }
     if skill.kind() == SkillKind::Action {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "skill `{name}` is an action skill without a [runtime] section in its skill.toml (language, entrypoint, export), so there is nothing to execute; its author must add one"
         )));
     }
-    Err(RpcError::invalid_params(format!(
+    Err(ServiceError::invalid_params(format!(
         "skill `{name}` is an instruction skill: it cannot be executed; read it with describe_skill (detail \"full\") or read_skill_file and follow it"
     )))
 }
 
-/// `run_code {language, code, entrypoint?, args?, mount_skills?, input_blobs?, limits?}`.
-///
-/// # Errors
-/// Protocol errors: bad parameters, an unsupported language, unknown skills or blobs, a full
-/// queue.
-pub async fn run_code(state: &AppState, params: Map<String, Value>) -> Result<Value, RpcError> {
-    let language = required_string(&params, "language")?;
+async fn run_code(state: &Run<'_>, params: &Map<String, Value>) -> Result<Value, ServiceError> {
+    let language = required_string(params, "language")?;
     if !language.eq_ignore_ascii_case("python") {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "parameter `language` must be \"python\" (the only language run_code supports), not \"{language}\""
         )));
     }
-    let code = required_string(&params, "code")?;
+    let code = required_string(params, "code")?;
     if code.len() > MAX_CODE_BYTES {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "parameter `code` is {} bytes; at most {MAX_CODE_BYTES} are accepted (put data in a blob)",
             code.len()
         )));
     }
-    let entrypoint = optional_string(&params, "entrypoint")?.unwrap_or("main");
+    let entrypoint = optional_string(params, "entrypoint")?.unwrap_or("main");
     if !is_python_identifier(entrypoint) {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "parameter `entrypoint` must be a Python function name, not `{entrypoint}`"
         )));
     }
-    let args = optional_object(&params, "args")?;
-    let skill_names = string_list(&params, "mount_skills", MAX_MOUNTED_SKILLS)?;
-    let blob_ids = string_list(&params, "input_blobs", MAX_INPUT_BLOBS)?;
+    let args = optional_object(params, "args")?;
+    let skill_names = string_list(params, "mount_skills", MAX_MOUNTED_SKILLS)?;
+    let blob_ids = string_list(params, "input_blobs", MAX_INPUT_BLOBS)?;
     let timeout = match params.get("limits") {
         None | Some(Value::Null) => DEFAULT_RUN_TIMEOUT,
         Some(Value::Object(limits)) => {
             if let Some(unknown) = limits.keys().find(|key| key.as_str() != "timeout_ms") {
-                return Err(RpcError::invalid_params(format!(
+                return Err(ServiceError::invalid_params(format!(
                     "parameter `limits.{unknown}` is not a limit this server knows; the limits are: timeout_ms"
                 )));
             }
             timeout_param(limits.get("timeout_ms"), "limits.timeout_ms")?
         }
         Some(_) => {
-            return Err(RpcError::invalid_params(
+            return Err(ServiceError::invalid_params(
                 "parameter `limits` must be an object such as {\"timeout_ms\": 10000}",
             ));
         }
@@ -221,19 +255,19 @@ pub async fn run_code(state: &AppState, params: Map<String, Value>) -> Result<Va
 /// with the Run. Nothing is copied before the run has its turn, so callers the queue refuses
 /// cost no disk.
 async fn run_python(
-    state: &AppState,
+    state: &Run<'_>,
     label: &str,
     target: PythonTarget<'_>,
     args: Value,
     mount_skills: &[Arc<Skill>],
     blob_ids: &[&str],
     timeout: Duration,
-) -> Result<Value, RpcError> {
-    let blobs = check_input_blobs(state, blob_ids).await?;
-    let _turn = state.runs.enter().await?;
-    let mut input_blobs = input_blobs(state, &blobs).await?;
+) -> Result<Value, ServiceError> {
+    let blobs = check_input_blobs(state.services, blob_ids).await?;
+    let _turn = state.services.runs.enter().await?;
+    let mut input_blobs = input_blobs(state.services, &blobs).await?;
     let outcome = state
-        .provider
+        .context
         .executor()
         .run_python(PythonRun {
             target,
@@ -243,20 +277,20 @@ async fn run_python(
             timeout,
         })
         .await;
-    let run = run_object(state, label, outcome).await;
+    let run = run_object(state.services, label, outcome).await;
     input_blobs.remove().await;
     Ok(run)
 }
 
 /// `execute_skill` on a `tools.json` skill: `args` is `{"tool": NAME, "arguments": {...}}`.
 async fn execute_tool(
-    state: &AppState,
+    state: &Run<'_>,
     skill: &Skill,
     label: &str,
     mut args: Value,
     blob_ids: &[&str],
     timeout: Duration,
-) -> Result<Value, RpcError> {
+) -> Result<Value, ServiceError> {
     let tool_names = || {
         skill
             .tools
@@ -266,13 +300,13 @@ async fn execute_tool(
             .join(", ")
     };
     if !blob_ids.is_empty() {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "skill `{}` is a tools.json skill: its tools take their input in `args.arguments`, so `input_blobs` cannot be mounted; use run_code to work on blobs",
             skill.name()
         )));
     }
     let Some(object) = args.as_object_mut() else {
-        return Err(RpcError::invalid_params(
+        return Err(ServiceError::invalid_params(
             "parameter `args` must be an object",
         ));
     };
@@ -280,7 +314,7 @@ async fn execute_tool(
         .keys()
         .find(|key| !matches!(key.as_str(), "tool" | "arguments"))
     {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "parameter `args.{unknown}` is not expected: skill `{}` is a tools.json skill, so `args` is {{\"tool\": NAME, \"arguments\": {{...}}}} (tools: {})",
             skill.name(),
             tool_names()
@@ -289,7 +323,7 @@ async fn execute_tool(
     let tool_name = match object.get("tool") {
         Some(Value::String(tool)) => tool.clone(),
         _ => {
-            return Err(RpcError::invalid_params(format!(
+            return Err(ServiceError::invalid_params(format!(
                 "parameter `args.tool` must name the tool to call: skill `{}` is a tools.json skill (tools: {})",
                 skill.name(),
                 tool_names()
@@ -297,7 +331,7 @@ async fn execute_tool(
         }
     };
     let Some(tool) = skill.tools.iter().find(|tool| tool.name == tool_name) else {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "skill `{}` has no tool `{tool_name}`; its tools are: {}",
             skill.name(),
             tool_names()
@@ -307,15 +341,15 @@ async fn execute_tool(
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(Value::Object(arguments)) => Value::Object(arguments),
         Some(_) => {
-            return Err(RpcError::invalid_params(
+            return Err(ServiceError::invalid_params(
                 "parameter `args.arguments` must be an object of the tool's parameters",
             ));
         }
     };
-    let _turn = state.runs.enter().await?;
+    let _turn = state.services.runs.enter().await?;
     let started = Instant::now();
     let result = state
-        .provider
+        .context
         .executor()
         .call_tool(
             skill,
@@ -350,7 +384,7 @@ async fn execute_tool(
             })
         }
     };
-    let sandbox = state.provider.executor().sandbox_level();
+    let sandbox = state.context.executor().sandbox_level();
     Ok(run_json(
         &label,
         &outcome,
@@ -362,14 +396,14 @@ async fn execute_tool(
 }
 
 /// Turn an outcome into a Run, storing `out/` files as output blobs.
-async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) -> Value {
+async fn run_object(services: &Services, label: &str, outcome: PythonRunOutcome) -> Value {
     let mut result = outcome.result.clone();
     let mut logs = outcome.logs_preview.clone();
     let mut output_files = Vec::new();
     for file in &outcome.output_files {
         // What the client is told; host paths in the details go to the log only.
         let stored = match open_output_file(file) {
-            Ok(opened) => state
+            Ok(opened) => services
                 .blobs
                 .create_from_reader(
                     tokio::fs::File::from_std(opened),
@@ -378,7 +412,7 @@ async fn run_object(state: &AppState, label: &str, outcome: PythonRunOutcome) ->
                 )
                 .await
                 .map_err(|error| match error {
-                    crate::blobs::BlobError::Storage(details) => {
+                    BlobError::Storage(details) => {
                         tracing::error!(file = %file.name, %details, "an output file could not be stored");
                         "blob storage failed inside the server; the server's log has the details"
                             .to_owned()
@@ -525,27 +559,17 @@ fn kind_for(name: &str) -> &'static str {
     }
 }
 
-/// A skill a protocol client may use: one a model may see ([`Skill::visible_to_model`]). A
-/// hidden skill is answered exactly as a name the catalog does not hold, hints included.
-fn find_skill(state: &AppState, name: &str, version: Option<&str>) -> Result<Arc<Skill>, RpcError> {
+/// A skill the caller lets protocol clients use; the caller words the miss (a hidden skill is
+/// answered exactly as a name the catalog does not hold, hints included).
+fn find_skill(
+    state: &Run<'_>,
+    name: &str,
+    version: Option<&str>,
+) -> Result<Arc<Skill>, ServiceError> {
     state
-        .provider
-        .lookup_model_skill(name, version)
-        .map_err(|miss| {
-            let hint = match (version, miss.versions.is_empty(), miss.closest) {
-                (Some(_), false, _) => {
-                    let versions: Vec<String> = miss
-                        .versions
-                        .iter()
-                        .filter_map(|skill| skill.id.version.as_ref().map(ToString::to_string))
-                        .collect();
-                    format!("; its versions are: {}", versions.join(", "))
-                }
-                (_, true, Some(close)) => format!("; did you mean `{close}`?"),
-                _ => "; list_skills shows the skills".to_owned(),
-            };
-            RpcError::invalid_params(format!("{}{hint}", miss.error))
-        })
+        .context
+        .find_skill(name, version)
+        .map_err(ServiceError::InvalidParams)
 }
 
 /// The input blobs of one run: its own copies, in a folder of its own under
@@ -591,8 +615,11 @@ fn remove_input_copies(folder: &std::path::Path) {
 ///
 /// # Errors
 /// -32602 naming `input_blobs`.
-async fn check_input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<Vec<BlobMeta>, RpcError> {
-    let limit = state.runs.limits().max_input_bytes;
+async fn check_input_blobs(
+    services: &Services,
+    blob_ids: &[&str],
+) -> Result<Vec<BlobMeta>, ServiceError> {
+    let limit = services.runs.limits().max_input_bytes;
     let mut distinct: Vec<BlobMeta> = Vec::with_capacity(blob_ids.len());
     let mut total: u64 = 0;
     for blob_id in blob_ids {
@@ -602,29 +629,33 @@ async fn check_input_blobs(state: &AppState, blob_ids: &[&str]) -> Result<Vec<Bl
         {
             continue;
         }
-        let meta = state.blobs.meta(blob_id).await.map_err(input_blob_error)?;
+        let meta = services
+            .blobs
+            .meta(blob_id)
+            .await
+            .map_err(input_blob_error)?;
         total = total.saturating_add(meta.size_bytes);
         distinct.push(meta);
     }
     if total > limit {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "parameter `input_blobs`: the blobs hold {total} bytes in all, and one run may read at most {limit} (each run gets its own copy); pass fewer or smaller blobs"
         )));
     }
     Ok(distinct)
 }
 
-fn input_blob_error(error: crate::blobs::BlobError) -> RpcError {
+fn input_blob_error(error: BlobError) -> ServiceError {
     match error {
-        crate::blobs::BlobError::NotFound(_) => {
-            RpcError::invalid_params(format!("parameter `input_blobs`: {error}"))
+        BlobError::NotFound(_) => {
+            ServiceError::invalid_params(format!("parameter `input_blobs`: {error}"))
         }
-        other => crate::server::internal_failure("copying the input blobs failed", &other),
+        other => ServiceError::internal_failure("copying the input blobs failed", &other),
     }
 }
 
 /// Copy a run's input blobs (distinct, already checked) into a folder of its own.
-async fn input_blobs(state: &AppState, blobs: &[BlobMeta]) -> Result<RunInputs, RpcError> {
+async fn input_blobs(services: &Services, blobs: &[BlobMeta]) -> Result<RunInputs, ServiceError> {
     let mut inputs = RunInputs {
         files: Vec::with_capacity(blobs.len()),
         folder: None,
@@ -632,19 +663,19 @@ async fn input_blobs(state: &AppState, blobs: &[BlobMeta]) -> Result<RunInputs, 
     if blobs.is_empty() {
         return Ok(inputs);
     }
-    let folder = state
+    let folder = services
         .run_inputs
         .join(uuid::Uuid::new_v4().simple().to_string());
     let created = folder.clone();
     tokio::task::spawn_blocking(move || crate::data_dir::create_pass_through_dir(&created))
         .await
-        .unwrap_or_else(|error| Err(crate::blobs::BlobError::Storage(error.to_string())))
+        .unwrap_or_else(|error| Err(BlobError::Storage(error.to_string())))
         .map_err(|error| {
-            crate::server::internal_failure("copying the input blobs failed", &error)
+            ServiceError::internal_failure("copying the input blobs failed", &error)
         })?;
     inputs.folder = Some(folder.clone());
     for meta in blobs {
-        let path = state
+        let path = services
             .blobs
             .copy_for_run(meta, &folder)
             .await
@@ -658,10 +689,13 @@ async fn input_blobs(state: &AppState, blobs: &[BlobMeta]) -> Result<RunInputs, 
     Ok(inputs)
 }
 
-fn required_string<'a>(params: &'a Map<String, Value>, name: &str) -> Result<&'a str, RpcError> {
-    let value = crate::server::string_param(params, name)?;
+fn required_string<'a>(
+    params: &'a Map<String, Value>,
+    name: &str,
+) -> Result<&'a str, ServiceError> {
+    let value = string_param(params, name)?;
     if value.trim().is_empty() {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "parameter `{name}` must not be empty"
         )));
     }
@@ -671,18 +705,18 @@ fn required_string<'a>(params: &'a Map<String, Value>, name: &str) -> Result<&'a
 fn optional_string<'a>(
     params: &'a Map<String, Value>,
     name: &str,
-) -> Result<Option<&'a str>, RpcError> {
+) -> Result<Option<&'a str>, ServiceError> {
     match params.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(_) => required_string(params, name).map(Some),
     }
 }
 
-fn optional_object(params: &Map<String, Value>, name: &str) -> Result<Value, RpcError> {
+fn optional_object(params: &Map<String, Value>, name: &str) -> Result<Value, ServiceError> {
     match params.get(name) {
         None | Some(Value::Null) => Ok(Value::Object(Map::new())),
         Some(Value::Object(object)) => Ok(Value::Object(object.clone())),
-        Some(_) => Err(RpcError::invalid_params(format!(
+        Some(_) => Err(ServiceError::invalid_params(format!(
             "parameter `{name}` must be a JSON object"
         ))),
     }
@@ -692,18 +726,18 @@ fn string_list<'a>(
     params: &'a Map<String, Value>,
     name: &str,
     max: usize,
-) -> Result<Vec<&'a str>, RpcError> {
+) -> Result<Vec<&'a str>, ServiceError> {
     let items = match params.get(name) {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
         Some(_) => {
-            return Err(RpcError::invalid_params(format!(
+            return Err(ServiceError::invalid_params(format!(
                 "parameter `{name}` must be an array of strings"
             )));
         }
     };
     if items.len() > max {
-        return Err(RpcError::invalid_params(format!(
+        return Err(ServiceError::invalid_params(format!(
             "parameter `{name}` has {} entries; at most {max} are accepted",
             items.len()
         )));
@@ -713,20 +747,22 @@ fn string_list<'a>(
         .enumerate()
         .map(|(index, item)| {
             item.as_str().ok_or_else(|| {
-                RpcError::invalid_params(format!("parameter `{name}[{index}]` must be a string"))
+                ServiceError::invalid_params(format!(
+                    "parameter `{name}[{index}]` must be a string"
+                ))
             })
         })
         .collect()
 }
 
-fn timeout_param(value: Option<&Value>, name: &str) -> Result<Duration, RpcError> {
+fn timeout_param(value: Option<&Value>, name: &str) -> Result<Duration, ServiceError> {
     let Some(value) = value.filter(|value| !value.is_null()) else {
         return Ok(DEFAULT_RUN_TIMEOUT);
     };
     let max_ms = MAX_RUN_TIMEOUT.as_millis();
     match value.as_u64() {
         Some(ms) if ms > 0 && u128::from(ms) <= max_ms => Ok(Duration::from_millis(ms)),
-        _ => Err(RpcError::invalid_params(format!(
+        _ => Err(ServiceError::invalid_params(format!(
             "parameter `{name}` must be a whole number of milliseconds from 1 to {max_ms}"
         ))),
     }
@@ -769,7 +805,7 @@ mod tests {
             json!(10_000_000),
         ] {
             let error = timeout_param(Some(&bad), "timeout_ms").unwrap_err();
-            assert!(error.message.contains("`timeout_ms`"), "{bad}");
+            assert!(error.to_string().contains("`timeout_ms`"), "{bad}");
         }
     }
 

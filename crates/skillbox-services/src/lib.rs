@@ -1,0 +1,187 @@
+//! skillbox-services: the run and blob services of the Skills Protocol (`execute_skill`,
+//! `run_code`, `create_blob`, `read_blob`), below every door. The data folder, the blob store,
+//! the bounded run queue and the Run objects live here, so the JSON-RPC server, the LLM tool
+//! dispatcher and `skillbox call` answer these tools with the same code.
+//!
+//! The services know no wire: parameters come as a JSON object, answers go back as JSON
+//! values, and failures as a [`ServiceError`] each door maps to its own terms. Which skills a
+//! run may use is the caller's to say ([`RunContext`]): the services never decide visibility.
+
+pub mod blobs;
+pub mod data_dir;
+pub mod error;
+pub mod params;
+pub mod runs;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use skillbox_core::Skill;
+use skillbox_exec::Executor;
+
+pub use blobs::{BlobError, BlobMeta, BlobStore, ReadMode};
+pub use data_dir::DataDir;
+pub use error::{RETRY_AFTER_MS, ServiceError};
+pub use runs::{RunGate, RunLimits};
+
+/// What a run needs from its caller: the skills a protocol client may name, and the executor
+/// that runs them.
+pub trait RunContext: Sync {
+    /// The skill a protocol client may use under this name (and version text, when given).
+    /// A skill hidden from models must be answered exactly as a name the catalog does not
+    /// hold, so that no answer tells the two apart.
+    ///
+    /// # Errors
+    /// The message for the caller: what was not found and what may help find it.
+    fn find_skill(&self, name: &str, version: Option<&str>) -> Result<Arc<Skill>, String>;
+
+    /// The executor that runs the skills' code.
+    fn executor(&self) -> &Executor;
+}
+
+/// What blob reads may return: each read takes the bytes it will return before fetching them.
+pub trait ReadBudget: Send {
+    /// Take `bytes` more, at once or not at all.
+    ///
+    /// # Errors
+    /// Usually [`ServiceError::Busy`], when the budget cannot cover them now.
+    fn take(&mut self, bytes: u64) -> Result<(), ServiceError>;
+}
+
+/// No budget: reads are bounded by [`blobs::MAX_READ_BYTES`] alone. For callers that answer
+/// one call at a time (a model's tool call, `skillbox call`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unbudgeted;
+
+impl ReadBudget for Unbudgeted {
+    fn take(&mut self, _bytes: u64) -> Result<(), ServiceError> {
+        Ok(())
+    }
+}
+
+/// The run and blob services over one data folder: the blob store, the run queue and the
+/// folder where runs get their input copies. Clones share the store and the queue.
+#[derive(Debug, Clone)]
+pub struct Services {
+    blobs: BlobStore,
+    runs: Arc<RunGate>,
+    run_inputs: PathBuf,
+}
+
+impl Services {
+    /// The services of an opened data folder, with these run limits.
+    #[must_use]
+    pub fn new(data: &DataDir, limits: RunLimits) -> Self {
+        Services {
+            blobs: data.blobs().clone(),
+            runs: Arc::new(RunGate::new(limits)),
+            run_inputs: data.run_inputs().to_path_buf(),
+        }
+    }
+
+    /// The same store and input folder with a run queue of other limits (a new queue: runs
+    /// waiting in the old one are not moved).
+    #[must_use]
+    pub fn with_run_limits(&self, limits: RunLimits) -> Self {
+        Services {
+            runs: Arc::new(RunGate::new(limits)),
+            ..self.clone()
+        }
+    }
+
+    /// The blob store.
+    #[must_use]
+    pub fn blobs(&self) -> &BlobStore {
+        &self.blobs
+    }
+
+    /// The run queue.
+    #[must_use]
+    pub fn runs(&self) -> &RunGate {
+        &self.runs
+    }
+
+    /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`).
+    #[must_use]
+    pub fn run_inputs(&self) -> &Path {
+        &self.run_inputs
+    }
+
+    /// `create_blob`: store `content` (text, or base64 when `encoding` says so) and answer
+    /// `{blob_id, size_bytes}`. The content is taken as a string, not as a JSON object, so a
+    /// door may read tens of MiB of it straight from a request body.
+    ///
+    /// # Errors
+    /// A bad `kind` or `encoding`, content that is not base64, or storage failure.
+    pub async fn create_blob(
+        &self,
+        content: Cow<'_, str>,
+        kind: &str,
+        encoding: Option<&str>,
+    ) -> Result<Value, ServiceError> {
+        let meta = self
+            .blobs
+            .create(content, kind, encoding)
+            .await
+            .map_err(blob_error)?;
+        Ok(json!({ "blob_id": meta.blob_id, "size_bytes": meta.size_bytes }))
+    }
+
+    /// `create_blob {content, kind, encoding?}` from its parameters object.
+    ///
+    /// # Errors
+    /// As [`Services::create_blob`], and missing or ill-typed parameters.
+    pub async fn create_blob_from(
+        &self,
+        params: &Map<String, Value>,
+    ) -> Result<Value, ServiceError> {
+        let content = params::string_param(params, "content")?;
+        let kind = params::string_param(params, "kind")?;
+        let encoding = match params.get("encoding") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(params::string_param(params, "encoding")?),
+        };
+        self.create_blob(Cow::Borrowed(content), kind, encoding)
+            .await
+    }
+
+    /// `read_blob {blob_id, mode?, max_bytes?}`: the blob's metadata first, then the bytes
+    /// the read returns are taken from `budget`, and only then fetched.
+    ///
+    /// # Errors
+    /// Bad parameters, an unknown blob, a spent budget, or storage failure.
+    pub async fn read_blob(
+        &self,
+        params: &Map<String, Value>,
+        budget: &mut dyn ReadBudget,
+    ) -> Result<Value, ServiceError> {
+        let blob_id = params::string_param(params, "blob_id")?;
+        let mode =
+            ReadMode::parse(params.get("mode").and_then(Value::as_str)).map_err(blob_error)?;
+        let max_bytes = match params.get("max_bytes") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(value.as_u64().filter(|bytes| *bytes > 0).ok_or_else(|| {
+                ServiceError::invalid_params("parameter `max_bytes` must be a positive integer")
+            })?),
+        };
+        let meta = self.blobs.meta(blob_id).await.map_err(blob_error)?;
+        let range = mode.range(meta.size_bytes, max_bytes);
+        budget.take(range.end - range.start)?;
+        self.blobs
+            .read_range(&meta, range)
+            .await
+            .map_err(blob_error)
+    }
+}
+
+/// A blob store failure as the caller sees it: its own mistakes named, storage details logged.
+fn blob_error(error: BlobError) -> ServiceError {
+    match error {
+        BlobError::NotFound(_) | BlobError::Invalid(_) => {
+            ServiceError::invalid_params(error.to_string())
+        }
+        BlobError::Storage(_) => ServiceError::internal_failure("blob storage failed", &error),
+    }
+}
