@@ -158,12 +158,15 @@ pub fn watch_roots(
         Some(DEBOUNCE_TICK),
         move |result: DebounceEventResult| match result {
             Ok(events) => {
+                // An overflowed event queue asks for a rescan with no paths: reload anyway, so
+                // the changes it lost are not left unseen until the next one.
+                let rescan = events.iter().any(|event| event.need_rescan());
                 let paths: Vec<PathBuf> = events
                     .into_iter()
                     .filter(|event| !event.kind.is_access())
                     .flat_map(|event| event.event.paths)
                     .collect();
-                if !paths.is_empty() {
+                if rescan || !paths.is_empty() {
                     let _ = sender.send(paths);
                 }
             }

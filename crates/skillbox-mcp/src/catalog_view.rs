@@ -277,6 +277,48 @@ pub fn directory_children(skill: &Skill, relative: &str) -> Result<Vec<Resource>
 /// -32602 (the version maps it) for a URI that is not a listed file of a visible skill, a
 /// folder, or a file over [`MAX_RESOURCE_BYTES`]; -32603 when the file cannot be read.
 pub fn read(provider: &SkillsProvider, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let (skill, path, file_size) = read_target(provider, uri)?;
+    let on_disk = disk_path(&skill, &path).to_owned();
+    if file_size > MAX_RESOURCE_BYTES {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "`{uri}` is {file_size} bytes, over the {MAX_RESOURCE_BYTES} bytes a resource read returns"
+            ),
+            None,
+        ));
+    }
+    let (bytes, cut) = skill
+        .source
+        .read_file(&on_disk, MAX_RESOURCE_BYTES)
+        .map_err(|error| {
+            ErrorData::internal_error(format!("cannot read `{uri}`: {error}"), None)
+        })?;
+    if cut {
+        return Err(ErrorData::invalid_params(
+            format!("`{uri}` grew past the {MAX_RESOURCE_BYTES} bytes a resource read returns"),
+            None,
+        ));
+    }
+    let mime = mime_type(&path);
+    let contents = match String::from_utf8(bytes) {
+        Ok(text) => ResourceContents::text(text, uri),
+        Err(error) => ResourceContents::blob(
+            base64::engine::general_purpose::STANDARD.encode(error.into_bytes()),
+            uri,
+        ),
+    }
+    .with_mime_type(mime);
+    Ok(ReadResourceResult::new(vec![contents]))
+}
+
+/// The skill, URI path and size of the listed file a URI names, in a skill a model may see.
+///
+/// # Errors
+/// As [`read`], for everything but the file's size and content.
+pub fn read_target(
+    provider: &SkillsProvider,
+    uri: &str,
+) -> Result<(Arc<Skill>, String, u64), ErrorData> {
     let SkillUri { skill, path } = uri::parse(uri).map_err(not_found)?;
     let skill = provider
         .find_model_skill(&skill, None)
@@ -306,37 +348,8 @@ pub fn read(provider: &SkillsProvider, uri: &str) -> Result<ReadResourceResult, 
             skill.name()
         )));
     };
-    if file.size_bytes > MAX_RESOURCE_BYTES {
-        return Err(ErrorData::invalid_params(
-            format!(
-                "`{uri}` is {} bytes, over the {MAX_RESOURCE_BYTES} bytes a resource read returns",
-                file.size_bytes
-            ),
-            None,
-        ));
-    }
-    let (bytes, cut) = skill
-        .source
-        .read_file(on_disk, MAX_RESOURCE_BYTES)
-        .map_err(|error| {
-            ErrorData::internal_error(format!("cannot read `{uri}`: {error}"), None)
-        })?;
-    if cut {
-        return Err(ErrorData::invalid_params(
-            format!("`{uri}` grew past the {MAX_RESOURCE_BYTES} bytes a resource read returns"),
-            None,
-        ));
-    }
-    let mime = mime_type(&path);
-    let contents = match String::from_utf8(bytes) {
-        Ok(text) => ResourceContents::text(text, uri),
-        Err(error) => ResourceContents::blob(
-            base64::engine::general_purpose::STANDARD.encode(error.into_bytes()),
-            uri,
-        ),
-    }
-    .with_mime_type(mime);
-    Ok(ReadResourceResult::new(vec![contents]))
+    let size = file.size_bytes;
+    Ok((skill, path, size))
 }
 
 /// The skills-extension entry of a skill: the URI of its `SKILL.md`, the frontmatter as

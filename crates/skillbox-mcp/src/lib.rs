@@ -16,6 +16,11 @@ pub use server::{McpOptions, SkillsMcpServer};
 use skillbox_llm::LiveProvider;
 use tokio_util::sync::CancellationToken;
 
+/// Largest MCP request body over HTTP, in bytes. MCP requests are small (tool arguments, a
+/// URI); rmcp parses a body into a JSON tree before answering, which took about 80 times the
+/// body's size in memory, so a 64 MiB body (the `/rpc` limit) peaked near 5 GB.
+pub const MAX_HTTP_REQUEST_BYTES: usize = 1024 * 1024;
+
 /// Errors of the MCP door.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {

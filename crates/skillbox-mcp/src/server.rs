@@ -33,6 +33,13 @@ pub const RESOURCES_PER_PAGE: usize = 1000;
 pub const SKILLS_PER_PAGE: usize = 50;
 /// Prompts per `prompts/list` page.
 pub const PROMPTS_PER_PAGE: usize = 1000;
+/// Resources one session may subscribe to.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
+/// Longest URI a subscription may name, in bytes.
+pub const MAX_SUBSCRIBED_URI_BYTES: usize = 4096;
+/// Longest one notification may wait for a session's queue: a client that reads nothing must
+/// not hold up the others' notifications.
+pub const NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// What the server offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,9 +176,19 @@ async fn announce_reloads(shared: Weak<Shared>, mut changes: broadcast::Receiver
             if peer.is_transport_closed() {
                 continue;
             }
-            let _ = peer.notify_tool_list_changed().await;
-            let _ = peer.notify_prompt_list_changed().await;
-            let _ = peer.notify_resource_list_changed().await;
+            // Each send may wait for a full queue; a session that reads nothing is skipped
+            // after NOTIFY_TIMEOUT rather than holding up every other session.
+            let stalled = tokio::time::timeout(NOTIFY_TIMEOUT, async {
+                let _ = peer.notify_tool_list_changed().await;
+                let _ = peer.notify_prompt_list_changed().await;
+                let _ = peer.notify_resource_list_changed().await;
+            })
+            .await
+            .is_err();
+            if stalled {
+                tracing::debug!("a session reads no notifications; skipped");
+                continue;
+            }
             let subscribed: Vec<String> = session
                 .subscribed
                 .lock()
@@ -188,11 +205,16 @@ async fn announce_reloads(shared: Weak<Shared>, mut changes: broadcast::Receiver
                 })
                 .unwrap_or_default();
             for uri in subscribed {
-                let _ = peer
-                    .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(
-                        uri,
-                    ))
-                    .await;
+                let sent = tokio::time::timeout(
+                    NOTIFY_TIMEOUT,
+                    peer.notify_resource_updated(
+                        rmcp::model::ResourceUpdatedNotificationParam::new(uri),
+                    ),
+                )
+                .await;
+                if sent.is_err() {
+                    break;
+                }
             }
         }
     }
@@ -445,12 +467,36 @@ impl ServerHandler for SkillsMcpServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        uri::parse(&request.uri)
-            .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
-        self.remember_peer(&context.peer);
-        if let Ok(mut subscribed) = self.session.subscribed.lock() {
-            subscribed.insert(request.uri);
+        // Only files this server serves, and a bounded number per session: subscriptions are
+        // kept in memory for the session's life.
+        let provider = self.provider();
+        let uri = request.uri;
+        let served = blocking({
+            let uri = uri.clone();
+            move || Ok(catalog_view::read_target(&provider, &uri).is_ok())
+        })
+        .await?;
+        if !served {
+            return Err(ErrorData::invalid_params(
+                format!("`{uri}` is not a file this server serves; resources/list lists them"),
+                None,
+            ));
         }
+        self.remember_peer(&context.peer);
+        let mut subscribed = self
+            .session
+            .subscribed
+            .lock()
+            .map_err(|_| ErrorData::internal_error("subscriptions are unavailable", None))?;
+        if subscribed.len() >= MAX_SUBSCRIPTIONS && !subscribed.contains(&uri) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "a session may subscribe to at most {MAX_SUBSCRIPTIONS} resources; unsubscribe from some first"
+                ),
+                None,
+            ));
+        }
+        subscribed.insert(uri);
         Ok(())
     }
 
@@ -469,7 +515,12 @@ impl ServerHandler for SkillsMcpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(requested.clone())
+        let mut accepted = requested.clone();
+        if let Some(uris) = accepted.resource_subscriptions.as_mut() {
+            uris.retain(|uri| uri.len() <= MAX_SUBSCRIBED_URI_BYTES);
+            uris.truncate(MAX_SUBSCRIPTIONS);
+        }
+        Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {

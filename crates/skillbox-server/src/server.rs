@@ -135,7 +135,7 @@ impl AppState {
         let service = skillbox_mcp::http_service(
             Arc::clone(&self.live),
             options,
-            MAX_REQUEST_BYTES,
+            skillbox_mcp::MAX_HTTP_REQUEST_BYTES,
             shutdown.clone(),
         );
         self.mcp = Some(McpDoor { service, shutdown });

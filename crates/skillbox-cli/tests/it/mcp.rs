@@ -132,6 +132,8 @@ fn bad_input_gets_clear_errors_and_the_session_goes_on() {
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"load_skill","arguments":{"name":7}}}"#,
         r#"{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"alpha","arguments":{"nope":"x"}}}"#,
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"resources/subscribe","params":{"uri":"skill://hidden/SKILL.md"}}"#,
+        r#"{"jsonrpc":"2.0","id":10,"method":"resources/subscribe","params":{"uri":"skill://alpha/SKILL.md"}}"#,
     ]);
     let by_id = |id: i64| {
         answers
@@ -158,6 +160,9 @@ fn bad_input_gets_clear_errors_and_the_session_goes_on() {
     assert_eq!(by_id(5)["result"]["isError"], true, "{answers:#?}");
     assert_eq!(by_id(6)["error"]["code"], -32602);
     assert!(by_id(7)["result"]["tools"].as_array().unwrap().len() >= 3);
+    // Subscriptions are kept per session: only files this server serves.
+    assert_eq!(by_id(8)["error"]["code"], -32602, "{answers:#?}");
+    assert!(by_id(10)["result"].is_object(), "{answers:#?}");
 }
 
 #[test]
@@ -221,12 +226,27 @@ fn mcp_over_http_refuses_foreign_origins_and_hosts_and_needs_the_token() {
     let no_token = status(&[]);
     let wrong_token = status(&[("Authorization", "Bearer nope")]);
     let accepted = status(&[with_token]);
+    // MCP requests are small: a large body is refused before it is parsed.
+    let large_body = runtime.block_on(async {
+        reqwest::Client::new()
+            .post(&mcp_url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("Authorization", "Bearer sesame")
+            .body(format!("[{}0]", "0,".repeat(1024 * 1024)))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    });
     server.kill().unwrap();
     server.wait().unwrap();
     assert_eq!(foreign_origin, 403);
     assert_eq!(no_token, 401);
     assert_eq!(wrong_token, 401);
     assert_eq!(accepted, 200);
+    assert_eq!(large_body, 413);
 }
 
 #[test]
