@@ -26,12 +26,6 @@ log() { printf 'mcp-bench: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 . bench/common.sh
 
-number() { # number NAME VALUE MIN MAX
-    [[ "$2" =~ ^[0-9]{1,6}$ ]] && ((10#$2 >= $3 && 10#$2 <= $4)) ||
-        die "$1 must be a whole number from $3 to $4, not '$2'"
-    printf '%s' "$((10#$2))"
-}
-
 spawns=$(number MCP_BENCH_SPAWNS "${MCP_BENCH_SPAWNS:-20}" 1 1000)
 calls=$(number MCP_BENCH_CALLS "${MCP_BENCH_CALLS:-500}" 1 100000)
 oneshot_runs=$(number MCP_BENCH_ONESHOT_RUNS "${MCP_BENCH_ONESHOT_RUNS:-20}" 2 1000)

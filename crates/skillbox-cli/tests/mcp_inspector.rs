@@ -101,6 +101,16 @@ fn find<'a>(found: &[(&str, &'a Value)], name: &str) -> &'a Value {
         })
 }
 
+/// Fail unless the entry's `description` mentions `word` (in any case).
+fn assert_description_mentions(entry: &Value, word: &str) {
+    assert!(
+        entry["description"]
+            .as_str()
+            .is_some_and(|text| text.to_lowercase().contains(word)),
+        "the description does not mention `{word}`: {entry:#}"
+    );
+}
+
 #[test]
 fn inspector_lists_the_built_in_and_the_skill_tools() {
     let answer = inspect("tools/list", &[]);
@@ -110,12 +120,7 @@ fn inspector_lists_the_built_in_and_the_skill_tools() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool:#}");
     }
     let count_words = find(&tools, "count_words");
-    assert!(
-        count_words["description"]
-            .as_str()
-            .is_some_and(|text| text.to_lowercase().contains("words")),
-        "{count_words:#}"
-    );
+    assert_description_mentions(count_words, "words");
     assert!(
         count_words["inputSchema"]["properties"]["text"].is_object(),
         "count_words takes `text`: {count_words:#}"
@@ -127,13 +132,7 @@ fn inspector_lists_the_built_in_and_the_skill_tools() {
 fn inspector_lists_a_prompt_per_skill() {
     let answer = inspect("prompts/list", &[]);
     let prompts = entries(&answer, "prompts", "name");
-    let commit_message = find(&prompts, "commit-message");
-    assert!(
-        commit_message["description"]
-            .as_str()
-            .is_some_and(|text| text.to_lowercase().contains("commit")),
-        "{commit_message:#}"
-    );
+    assert_description_mentions(find(&prompts, "commit-message"), "commit");
     find(&prompts, "csv-insights");
 }
 
