@@ -36,3 +36,11 @@ skillbox_binary() {
     [[ -x "$bin" ]] || die "skillbox binary not found or not executable: $bin"
     printf '%s\n' "$bin"
 }
+
+# Print VALUE (a setting named NAME, for the message) as a whole number; dies unless it is one
+# from MIN to MAX.
+number() { # number NAME VALUE MIN MAX
+    [[ "$2" =~ ^[0-9]{1,6}$ ]] && ((10#$2 >= $3 && 10#$2 <= $4)) ||
+        die "$1 must be a whole number from $3 to $4, not '$2'"
+    printf '%s' "$((10#$2))"
+}

@@ -35,12 +35,6 @@ log() { printf 'server-bench: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 . bench/common.sh
 
-number() { # number NAME VALUE MIN MAX
-    [[ "$2" =~ ^[0-9]{1,6}$ ]] && ((10#$2 >= $3 && 10#$2 <= $4)) ||
-        die "$1 must be a whole number from $3 to $4, not '$2'"
-    printf '%s' "$((10#$2))"
-}
-
 out="bench/out"
 mkdir -p "$out"
 work="$out/server-work"
