@@ -143,16 +143,30 @@ pub fn prompt_arguments(
     }
     let words: Vec<String> = names
         .iter()
-        .map(|name| {
-            let value = given.get(name).map(text).unwrap_or_default();
-            if value.is_empty() || value.contains(char::is_whitespace) {
-                format!("\"{}\"", value.replace('"', "'"))
-            } else {
-                value
-            }
-        })
+        .map(|name| quote_argument(&given.get(name).map(text).unwrap_or_default()))
         .collect();
     Ok(Some(words.join(" ")))
+}
+
+/// One argument as a word the skill's argument splitting
+/// ([`skillbox_llm::substitution::split_arguments`], shell-like) reads back whole: in double
+/// quotes, with `\` and `"` escaped, when it is empty or holds a space, a quote or a backslash.
+fn quote_argument(value: &str) -> String {
+    if !value.is_empty()
+        && !value.contains(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '\\'))
+    {
+        return value.to_owned();
+    }
+    let mut quoted = String::with_capacity(value.len() + 2);
+    quoted.push('"');
+    for c in value.chars() {
+        if matches!(c, '"' | '\\') {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    quoted
 }
 
 /// The relative path a URI path names on disk: `SKILL.md` is the skill's instructions file
@@ -410,4 +424,27 @@ pub fn skill_entry(skill: &Skill) -> Result<SkillEntry, String> {
 
 fn not_found(message: impl std::fmt::Display) -> ErrorData {
     ErrorData::resource_not_found(message.to_string(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use skillbox_llm::substitution::split_arguments;
+
+    use super::quote_argument;
+
+    #[test]
+    fn quoted_arguments_split_back_whole() {
+        let values = [
+            "plain",
+            "two words",
+            "",
+            "it's",
+            "say \"hi\"",
+            "back\\slash",
+            "tab\tand\nnewline",
+            "ünïcode wörds",
+        ];
+        let line: Vec<String> = values.iter().map(|value| quote_argument(value)).collect();
+        assert_eq!(split_arguments(&line.join(" ")), values);
+    }
 }
