@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use skillbox_core::tool_names::{ToolOwnership, is_reserved_tool_name};
 use skillbox_core::{CatalogError, Skill, SkillCatalog, SkillFormat, ToolDefinition};
 use skillbox_exec::{Executor, RunOptions};
+use skillbox_services::{ReadBudget, Unbudgeted};
 
 use crate::builtin_tools;
 use crate::prompt::{PromptBudget, PromptFormat, render_prompt};
@@ -124,7 +125,8 @@ impl ToolOutcome {
         }
     }
 
-    fn error(message: impl Into<String>) -> Self {
+    /// A failed call with the message a model can act on (`{"error": message}`).
+    pub fn error(message: impl Into<String>) -> Self {
         ToolOutcome {
             content: json!({ "error": message.into() }),
             is_error: true,
@@ -159,7 +161,9 @@ pub struct SkillLookupMiss<'a> {
     pub closest: Option<&'a str>,
 }
 
-/// The LLM surface over a catalog and an executor.
+/// The LLM surface over a catalog and an executor. Clones share the catalog, the executor,
+/// the services and the defined tools.
+#[derive(Clone)]
 pub struct SkillsProvider {
     catalog: Arc<SkillCatalog>,
     executor: Arc<Executor>,
@@ -323,6 +327,38 @@ impl SkillsProvider {
         render_prompt(&self.model_skills(), format, self.options.prompt_budget)
     }
 
+    /// Whether the profile offers a tool of this name ([`SkillsProvider::tools`] holds it),
+    /// without building the definitions.
+    #[must_use]
+    pub fn offers_tool(&self, profile: ToolProfile, name: &str) -> bool {
+        match profile {
+            ToolProfile::Protocol => builtin_tools::PROTOCOL_TOOL_NAMES.contains(&name),
+            ToolProfile::Skills => {
+                matches!(name, "load_skill" | "use_skill" | "read_skill_file")
+                    || (self.options.define_tools && matches!(name, "define_tool" | "remove_tool"))
+                    || self.tools.owner(name).is_some()
+                    || self
+                        .defined
+                        .read()
+                        .is_ok_and(|defined| defined.contains_key(name))
+            }
+        }
+    }
+
+    /// Whether a call of the tool `name` may run code: a script, a handler, a protocol run, or
+    /// `load_skill` when the body's commands run. Doors bound how many such calls run at once.
+    #[must_use]
+    pub fn runs_code(&self, name: &str) -> bool {
+        match name {
+            "use_skill" | "execute_skill" | "run_code" => true,
+            "load_skill" => self.options.preprocess_commands,
+            "read_skill_file" | "define_tool" | "remove_tool" | "create_blob" | "read_blob" => {
+                false
+            }
+            _ => !builtin_tools::PROTOCOL_TOOL_NAMES.contains(&name),
+        }
+    }
+
     /// The tools of a profile, in a fixed order.
     #[must_use]
     pub fn tools(&self, profile: ToolProfile) -> Vec<ToolSpec> {
@@ -406,12 +442,26 @@ impl SkillsProvider {
     /// Answer a tool call. `arguments` may be a JSON object or a string holding one (as
     /// OpenAI-style APIs send them).
     pub async fn handle_tool_call(&self, name: &str, arguments: &Value) -> ToolOutcome {
+        self.handle_tool_call_within(name, arguments, &mut Unbudgeted)
+            .await
+    }
+
+    /// [`SkillsProvider::handle_tool_call`], each blob read taking the bytes it returns from
+    /// `budget` first: for doors that answer many callers at once.
+    pub async fn handle_tool_call_within(
+        &self,
+        name: &str,
+        arguments: &Value,
+        budget: &mut dyn ReadBudget,
+    ) -> ToolOutcome {
         let arguments = match parse_arguments(name, arguments) {
             Ok(arguments) => arguments,
             Err(outcome) => return outcome,
         };
         if builtin_tools::PROTOCOL_TOOL_NAMES.contains(&name) {
-            let answer = self.protocol_call(name, &Value::Object(arguments)).await;
+            let answer = self
+                .protocol_call_within(name, &Value::Object(arguments), budget)
+                .await;
             return ToolOutcome::from_protocol_result(answer);
         }
         match name {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-pub use server::{McpOptions, SkillsMcpServer};
+pub use server::{DEFAULT_MAX_SESSIONS, McpOptions, SkillsMcpServer};
 use skillbox_llm::LiveProvider;
 use tokio_util::sync::CancellationToken;
 
@@ -69,7 +69,7 @@ pub fn http_service(
         .with_max_request_body_bytes(max_request_bytes)
         .with_cancellation_token(shutdown);
     StreamableHttpService::new(
-        move || Ok(server.session()),
+        move || server.session(),
         Arc::new(LocalSessionManager::default()),
         config,
     )

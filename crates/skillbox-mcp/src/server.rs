@@ -6,6 +6,7 @@
 //! through their `subscriptions/listen` streams.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rmcp::model::{
@@ -21,8 +22,11 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
-use skillbox_llm::{CatalogChange, LiveProvider, PromptFormat, SkillsProvider, ToolProfile};
-use tokio::sync::broadcast;
+use skillbox_llm::{
+    CatalogChange, LiveProvider, PromptFormat, SkillsProvider, ToolOutcome, ToolProfile,
+};
+use skillbox_services::{BudgetShare, ReadBudget, RunGate, RunLimits, Unbudgeted};
+use tokio::sync::{Semaphore, broadcast};
 
 use crate::catalog_view::{self, FREE_ARGUMENTS};
 use crate::uri;
@@ -33,6 +37,12 @@ pub const RESOURCES_PER_PAGE: usize = 1000;
 pub const SKILLS_PER_PAGE: usize = 50;
 /// Prompts per `prompts/list` page.
 pub const PROMPTS_PER_PAGE: usize = 1000;
+/// Sessions open at once by default (each holds its subscriptions and rmcp's queues; idle
+/// HTTP sessions live for minutes).
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// Calls that read skill files or blobs at once, each on a blocking thread: a slow or stalled
+/// file system holds at most this many threads.
+pub const MAX_FILE_READS_IN_FLIGHT: usize = 32;
 /// Resources one session may subscribe to.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 /// Longest URI a subscription may name, in bytes.
@@ -41,17 +51,28 @@ pub const MAX_SUBSCRIBED_URI_BYTES: usize = 4096;
 /// not hold up the others' notifications.
 pub const NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// What the server offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the server offers, and the bounds that keep one client from taking it over.
+#[derive(Debug, Clone)]
 pub struct McpOptions {
     /// Which tools: the skills profile or the 8 Skills Protocol tools.
     pub profile: ToolProfile,
+    /// Tool calls that may run code at once (scripts, handlers, protocol runs), and how many
+    /// may wait; past that a call gets a "busy, retry" error result.
+    pub run_limits: RunLimits,
+    /// The byte budget blob reads take from (a semaphore of bytes, and its size), shared with
+    /// the other doors of the same server; `None` for a door with one client (stdio).
+    pub answer_budget: Option<(Arc<Semaphore>, usize)>,
+    /// Sessions open at once; a new one past this is refused.
+    pub max_sessions: usize,
 }
 
 impl Default for McpOptions {
     fn default() -> Self {
         McpOptions {
             profile: ToolProfile::Skills,
+            run_limits: RunLimits::default(),
+            answer_budget: None,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
 }
@@ -61,15 +82,38 @@ struct Shared {
     live: Arc<LiveProvider>,
     options: McpOptions,
     sessions: Mutex<Vec<Weak<Session>>>,
+    /// Sessions alive now (counted by [`Session`]'s life, announced or not).
+    open_sessions: Arc<AtomicUsize>,
     instructions: Mutex<Option<(u64, Arc<str>)>>,
+    /// The queue of tool calls that run code.
+    runs: RunGate,
+    /// Places for work on blocking threads.
+    file_reads: Arc<Semaphore>,
 }
 
 /// One connected client (stdio has one; streamable HTTP one per MCP session, or per request
 /// when stateless).
-#[derive(Default)]
 struct Session {
     peer: OnceLock<Peer<RoleServer>>,
     subscribed: Mutex<BTreeSet<String>>,
+    open_sessions: Arc<AtomicUsize>,
+}
+
+impl Session {
+    fn new(open_sessions: &Arc<AtomicUsize>) -> Self {
+        open_sessions.fetch_add(1, Ordering::SeqCst);
+        Session {
+            peer: OnceLock::new(),
+            subscribed: Mutex::default(),
+            open_sessions: Arc::clone(open_sessions),
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.open_sessions.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The MCP door over a live provider. Clone it for each session ([`SkillsMcpServer::session`]).
@@ -93,30 +137,92 @@ impl SkillsMcpServer {
     /// it must be called inside a tokio runtime.
     #[must_use]
     pub fn new(live: Arc<LiveProvider>, options: McpOptions) -> Self {
+        let open_sessions = Arc::new(AtomicUsize::new(0));
+        let session = Arc::new(Session::new(&open_sessions));
         let shared = Arc::new(Shared {
             live,
+            runs: RunGate::new(options.run_limits),
             options,
             sessions: Mutex::default(),
+            open_sessions,
             instructions: Mutex::default(),
+            file_reads: Arc::new(Semaphore::new(MAX_FILE_READS_IN_FLIGHT)),
         });
         tokio::spawn(announce_reloads(
             Arc::downgrade(&shared),
             shared.live.subscribe(),
         ));
-        SkillsMcpServer {
-            shared,
-            session: Arc::default(),
-        }
+        SkillsMcpServer { shared, session }
     }
 
     /// The handler for a new session: the same catalog and options, its own peer and
     /// subscriptions.
-    #[must_use]
-    pub fn session(&self) -> Self {
-        SkillsMcpServer {
-            shared: Arc::clone(&self.shared),
-            session: Arc::default(),
+    ///
+    /// # Errors
+    /// When [`McpOptions::max_sessions`] sessions are open.
+    pub fn session(&self) -> Result<Self, std::io::Error> {
+        let open = self.shared.open_sessions.load(Ordering::SeqCst);
+        if open >= self.shared.options.max_sessions {
+            tracing::warn!(open, "MCP session refused: too many sessions are open");
+            return Err(std::io::Error::other(format!(
+                "{open} MCP sessions are open, the most this server keeps; end one (DELETE) or retry later"
+            )));
         }
+        Ok(SkillsMcpServer {
+            shared: Arc::clone(&self.shared),
+            session: Arc::new(Session::new(&self.shared.open_sessions)),
+        })
+    }
+
+    /// Run blocking work (file reads, digests) on a blocking thread, with at most
+    /// [`MAX_FILE_READS_IN_FLIGHT`] at once, never on the async threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let turn = Arc::clone(&self.shared.file_reads)
+            .acquire_owned()
+            .await
+            .map_err(|_| ErrorData::internal_error("the server is stopping", None))?;
+        tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            work()
+        })
+        .await
+        .map_err(|error| ErrorData::internal_error(format!("the request stopped: {error}"), None))?
+    }
+
+    /// Answer a tool call through the one dispatcher. Calls that may run code wait for a
+    /// place in the run queue (or get a busy result); the others read files, so they run on a
+    /// blocking thread. Blob reads take from the answer budget when there is one.
+    async fn dispatch_tool_call(
+        &self,
+        provider: Arc<SkillsProvider>,
+        name: String,
+        arguments: Value,
+    ) -> Result<ToolOutcome, ErrorData> {
+        let mut budget: Box<dyn ReadBudget> = match &self.shared.options.answer_budget {
+            Some((budget, bytes)) => Box::new(BudgetShare::new(budget, *bytes)),
+            None => Box::new(Unbudgeted),
+        };
+        if provider.runs_code(&name) {
+            let _turn = match self.shared.runs.enter().await {
+                Ok(turn) => turn,
+                Err(busy) => return Ok(ToolOutcome::error(busy.to_string())),
+            };
+            return Ok(provider
+                .handle_tool_call_within(&name, &arguments, budget.as_mut())
+                .await);
+        }
+        let runtime = tokio::runtime::Handle::current();
+        self.blocking(move || {
+            Ok(runtime.block_on(provider.handle_tool_call_within(
+                &name,
+                &arguments,
+                budget.as_mut(),
+            )))
+        })
+        .await
     }
 
     fn provider(&self) -> Arc<SkillsProvider> {
@@ -275,15 +381,6 @@ fn cursor_of(request: Option<&PaginatedRequestParams>) -> Option<&str> {
     request.and_then(|request| request.cursor.as_deref())
 }
 
-/// Run blocking catalog work (file reads, digests) off the async threads.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
-) -> Result<T, ErrorData> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|error| ErrorData::internal_error(format!("the request stopped: {error}"), None))?
-}
-
 impl ServerHandler for SkillsMcpServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
@@ -336,7 +433,12 @@ impl ServerHandler for SkillsMcpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        catalog_view::tools(&self.provider(), self.shared.options.profile)
+        let provider = self.provider();
+        let profile = self.shared.options.profile;
+        if !provider.offers_tool(profile, name) {
+            return None;
+        }
+        catalog_view::tools(&provider, profile)
             .into_iter()
             .find(|tool| tool.name == name)
     }
@@ -347,8 +449,9 @@ impl ServerHandler for SkillsMcpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let provider = self.provider();
-        let offered = provider.tools(self.shared.options.profile);
-        if !offered.iter().any(|tool| tool.name == request.name) {
+        let profile = self.shared.options.profile;
+        if !provider.offers_tool(profile, &request.name) {
+            let offered = provider.tools(profile);
             let names: Vec<&str> = offered.iter().map(|tool| tool.name.as_str()).collect();
             return Err(ErrorData::invalid_params(
                 format!(
@@ -360,7 +463,9 @@ impl ServerHandler for SkillsMcpServer {
             ));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = provider.handle_tool_call(&request.name, &arguments).await;
+        let outcome = self
+            .dispatch_tool_call(provider, request.name.into_owned(), arguments)
+            .await?;
         let text = outcome.text();
         let mut result = if outcome.is_error {
             CallToolResult::error(vec![ContentBlock::text(text)])
@@ -406,13 +511,19 @@ impl ServerHandler for SkillsMcpServer {
             ));
         };
         let arguments = catalog_view::prompt_arguments(&skill, request.arguments.as_ref())?;
-        let text = provider
-            .skill_instructions(&skill, arguments.as_deref())
-            .await
-            .map_err(|message| ErrorData::internal_error(message, None))?;
+        // Reads the body (and may run its commands): off the async threads.
+        let runtime = tokio::runtime::Handle::current();
+        let description = skill.description.clone();
+        let text = self
+            .blocking(move || {
+                runtime
+                    .block_on(provider.skill_instructions(&skill, arguments.as_deref()))
+                    .map_err(|message| ErrorData::internal_error(message, None))
+            })
+            .await?;
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                .with_description(skill.description.clone())
+                .with_description(description)
                 .into(),
         )
     }
@@ -424,7 +535,7 @@ impl ServerHandler for SkillsMcpServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let provider = self.provider();
         let cursor = cursor_of(request.as_ref()).map(str::to_owned);
-        blocking(move || {
+        self.blocking(move || {
             let skills = provider.model_skills();
             let resources = skills
                 .iter()
@@ -457,7 +568,7 @@ impl ServerHandler for SkillsMcpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let provider = self.provider();
-        blocking(move || catalog_view::read(&provider, &request.uri))
+        self.blocking(move || catalog_view::read(&provider, &request.uri))
             .await
             .map(Into::into)
     }
@@ -471,11 +582,12 @@ impl ServerHandler for SkillsMcpServer {
         // kept in memory for the session's life.
         let provider = self.provider();
         let uri = request.uri;
-        let served = blocking({
-            let uri = uri.clone();
-            move || Ok(catalog_view::read_target(&provider, &uri).is_ok())
-        })
-        .await?;
+        let served = self
+            .blocking({
+                let uri = uri.clone();
+                move || Ok(catalog_view::read_target(&provider, &uri).is_ok())
+            })
+            .await?;
         if !served {
             return Err(ErrorData::invalid_params(
                 format!("`{uri}` is not a file this server serves; resources/list lists them"),
@@ -581,7 +693,7 @@ impl ServerHandler for SkillsMcpServer {
                             .unwrap_or_default();
                         match provider.find_model_skill(&skill_name, None) {
                             Ok(skill) => {
-                                blocking(move || {
+                                self.blocking(move || {
                                     Ok(catalog_view::skill_resources(&skill)
                                         .filter_map(|resource| {
                                             uri::parse(&resource.uri).ok().map(|uri| uri.path)
@@ -670,7 +782,7 @@ impl ServerHandler for SkillsMcpServer {
     ) -> Result<ListSkillsResult, ErrorData> {
         let provider = self.provider();
         let cursor = cursor_of(request.as_ref()).map(str::to_owned);
-        blocking(move || {
+        self.blocking(move || {
             let skills = provider.model_skills();
             let (skills, next) = page(skills.iter(), cursor.as_deref(), SKILLS_PER_PAGE)?;
             let entries = skills
@@ -696,7 +808,7 @@ impl ServerHandler for SkillsMcpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         let provider = self.provider();
-        blocking(move || {
+        self.blocking(move || {
             let unknown = || {
                 ErrorData::invalid_params(
                     format!("no skill is served at `{}`; skills/list lists them", request.uri),
@@ -733,7 +845,7 @@ impl ServerHandler for SkillsMcpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
         let provider = self.provider();
-        blocking(move || {
+        self.blocking(move || {
             let parsed = uri::parse(&request.uri)
                 .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
             let skill = provider

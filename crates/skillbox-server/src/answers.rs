@@ -1,24 +1,22 @@
 //! What answers may cost. A request of a few hundred bytes can ask for a large answer (a
 //! `read_blob` of 16 MiB), so answers are bounded like request bodies are:
 //! - the bytes blob reads return are taken from the large-body budget before they are
-//!   fetched (`BudgetShare`, the `ReadBudget` of the protocol call), beyond the first
-//!   [`FREE_READ_BYTES`] of each request (or batch), and held until the whole answer has been
+//!   fetched (`skillbox_services::BudgetShare`, the `ReadBudget` of the protocol call, shared
+//!   with `/mcp`), beyond the first
+//!   `FREE_READ_BYTES` of each request (or batch), and held until the whole answer has been
 //!   handed to the connection ([`Answer`]); past the budget the read gets -32000 with
 //!   `retry_after_ms`;
 //! - the answers of one batch stop being collected at [`MAX_BATCH_ANSWER_BYTES`]
 //!   (see `server.rs`).
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Frame, SizeHint};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
-use skillbox_services::{ReadBudget, ServiceError};
+pub(crate) use skillbox_services::budget::{BudgetShare, budget_spent};
 
 /// Most bytes of answers one batch collects. The requests after that are not run; each gets
 /// -32000 saying to send it again in another batch.
@@ -27,71 +25,6 @@ pub const MAX_BATCH_ANSWER_BYTES: usize = 32 * 1024 * 1024;
 /// when it has room to write it, so the budget an answer holds is given back once nearly all of
 /// it has gone to the client.
 const ANSWER_PIECE_BYTES: usize = 64 * 1024;
-/// Bytes of blob reads one request (or batch) may return without taking from the budget, as a
-/// body of this size may be received without it: the usual small samples never touch it.
-pub const FREE_READ_BYTES: u64 = 1024 * 1024;
-/// The busy error for a request the large-body budget cannot cover now.
-pub(crate) fn budget_spent(what: &str, budget_bytes: usize) -> ServiceError {
-    ServiceError::busy(format!(
-        "the server is busy: {what} share a budget of {budget_bytes} bytes, which other requests hold now; retry in a moment"
-    ))
-}
-
-/// The share of the large-body budget one exchange holds for its answer.
-#[derive(Debug)]
-pub(crate) struct BudgetShare {
-    budget: Arc<Semaphore>,
-    budget_bytes: usize,
-    /// What may still be read without taking from the budget.
-    free_bytes: u64,
-    permits: Option<OwnedSemaphorePermit>,
-}
-
-impl BudgetShare {
-    /// An empty share of `budget` (whose size is `budget_bytes`).
-    pub(crate) fn new(budget: &Arc<Semaphore>, budget_bytes: usize) -> Self {
-        BudgetShare {
-            budget: Arc::clone(budget),
-            budget_bytes,
-            free_bytes: FREE_READ_BYTES,
-            permits: None,
-        }
-    }
-}
-
-impl ReadBudget for BudgetShare {
-    /// Cover `bytes` more of blob reads: from what is still free, then from the budget, at once
-    /// or not at all.
-    ///
-    /// # Errors
-    /// Busy (-32000 with `retry_after_ms`) when the budget cannot cover them now.
-    fn take(&mut self, bytes: u64) -> Result<(), ServiceError> {
-        let free = bytes.min(self.free_bytes);
-        let bytes = bytes - free;
-        if bytes == 0 {
-            self.free_bytes -= free;
-            return Ok(());
-        }
-        let refused = || {
-            tracing::warn!(bytes, "blob read refused: the large-body budget is spent");
-            budget_spent(
-                "large request bodies and the bytes blob reads return",
-                self.budget_bytes,
-            )
-        };
-        let count = u32::try_from(bytes).map_err(|_| refused())?;
-        let taken = Arc::clone(&self.budget)
-            .try_acquire_many_owned(count)
-            .map_err(|_| refused())?;
-        match &mut self.permits {
-            Some(permits) => permits.merge(taken),
-            None => self.permits = Some(taken),
-        }
-        self.free_bytes -= free;
-        Ok(())
-    }
-}
-
 /// A JSON answer handed to the connection in pieces, holding its budget share until the last
 /// piece has been taken.
 #[derive(Debug)]

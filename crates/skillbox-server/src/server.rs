@@ -18,7 +18,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use skillbox_llm::{LiveProvider, SkillsProvider};
+use skillbox_llm::{LiveProvider, SkillsProvider, ToolProfile};
 use skillbox_mcp::{McpOptions, SkillsMcpServer};
 use skillbox_services::params::string_param;
 use skillbox_services::{DataDir, RunLimits, Services};
@@ -126,12 +126,20 @@ impl AppState {
         }
     }
 
-    /// Also serve MCP over streamable HTTP at `/mcp`, from the same live provider as `/rpc`,
-    /// behind the same `Host`/`Origin` checks, token and body limit as `/rpc`. Must be called
-    /// inside a tokio runtime.
+    /// Also serve MCP over streamable HTTP at `/mcp` with the tools of `profile`, from the same
+    /// live provider as `/rpc`, behind the same `Host`/`Origin` checks and token; its tool calls
+    /// that run code queue with the state's run limits, and its blob reads take from the same
+    /// budget. Must be called inside a tokio runtime.
     #[must_use]
-    pub fn with_mcp(mut self, options: McpOptions) -> Self {
+    pub fn with_mcp(mut self, profile: ToolProfile) -> Self {
         let shutdown = CancellationToken::new();
+        let options = McpOptions {
+            profile,
+            // The same limits as protocol runs, and blob reads from the same budget as `/rpc`.
+            run_limits: self.services.runs().limits(),
+            answer_budget: Some((Arc::clone(&self.large_bodies), LARGE_BODIES_BUDGET_BYTES)),
+            ..McpOptions::default()
+        };
         let service = skillbox_mcp::http_service(
             Arc::clone(&self.live),
             options,
@@ -170,11 +178,12 @@ impl AppState {
     #[must_use]
     pub fn with_run_limits(mut self, limits: RunLimits) -> Self {
         self.services = Arc::new(self.services.with_run_limits(limits));
+        // The same live provider, so a door or watcher that holds it already follows.
         let provider = self
             .live
             .current()
             .with_services(Arc::clone(&self.services));
-        self.live = LiveProvider::new(provider);
+        self.live.replace(provider, Vec::new());
         self
     }
 

@@ -8,6 +8,7 @@
 //! run may use is the caller's to say ([`RunContext`]): the services never decide visibility.
 
 pub mod blobs;
+pub mod budget;
 pub mod data_dir;
 pub mod error;
 pub mod params;
@@ -22,6 +23,7 @@ use skillbox_core::Skill;
 use skillbox_exec::Executor;
 
 pub use blobs::{BlobError, BlobMeta, BlobStore, ReadMode};
+pub use budget::BudgetShare;
 pub use data_dir::DataDir;
 pub use error::{RETRY_AFTER_MS, ServiceError};
 pub use runs::{RunGate, RunLimits};

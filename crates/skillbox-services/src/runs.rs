@@ -95,7 +95,7 @@ impl RunGate {
     }
 
     /// Wait for a turn, or fail at once with the busy error when the queue is full.
-    async fn enter(&self) -> Result<OwnedSemaphorePermit, ServiceError> {
+    pub async fn enter(&self) -> Result<OwnedSemaphorePermit, ServiceError> {
         if let Ok(permit) = Arc::clone(&self.running).try_acquire_owned() {
             return Ok(permit);
         }

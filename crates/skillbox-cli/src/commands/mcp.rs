@@ -66,7 +66,14 @@ pub fn run(global: &GlobalOptions, arguments: &McpArguments) -> anyhow::Result<E
             skills = live.current().catalog().len(),
             "serving MCP on stdio"
         );
-        skillbox_mcp::serve_stdio(live, McpOptions { profile }).await?;
+        skillbox_mcp::serve_stdio(
+            live,
+            McpOptions {
+                profile,
+                ..McpOptions::default()
+            },
+        )
+        .await?;
         anyhow::Ok(())
     });
     runtime.shutdown_timeout(SHUTDOWN_GRACE);

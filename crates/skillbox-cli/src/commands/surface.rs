@@ -202,11 +202,9 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     }
     raise_open_files_limit();
     let runtime = super::execute::runtime()?;
-    let mcp_options = skillbox_mcp::McpOptions {
-        profile: ToolProfile::parse(&arguments.mcp_profile).unwrap_or(ToolProfile::Skills),
-    };
+    let mcp_profile = ToolProfile::parse(&arguments.mcp_profile).unwrap_or(ToolProfile::Skills);
     runtime.block_on(async {
-        let state = state.with_mcp(mcp_options);
+        let state = state.with_mcp(mcp_profile);
         let _watcher = if arguments.no_watch {
             None
         } else {

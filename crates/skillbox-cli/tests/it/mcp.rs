@@ -36,6 +36,10 @@ pub fn write_mcp_root(root: &Path) {
         b"print('printed to stdout')\nimport sys\nprint('and to stderr', file=sys.stderr)\n",
     );
     write(
+        "alpha/scripts/slow.py",
+        b"import time\ntime.sleep(2)\nprint('slept')\n",
+    );
+    write(
         "hidden/SKILL.md",
         b"---\nname: hidden\ndescription: Only a person starts this.\ndisable-model-invocation: true\n---\nHidden body.\n",
     );
@@ -327,4 +331,44 @@ fn the_protocol_profile_runs_code_and_keeps_blobs() {
         run["content"][0]["text"].as_str().unwrap().contains("42"),
         "{run:#}"
     );
+}
+
+#[test]
+fn mcp_tool_calls_that_run_code_queue_with_the_run_limits() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("skills");
+    write_mcp_root(&root);
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) = super::serve::start_server_with(
+        data.path(),
+        &[root],
+        &["--max-runs", "1", "--max-queued-runs", "0"],
+    );
+    let output = Command::new(peer_python())
+        .arg(repo_root().join("tests/peers/mcp_busy.py"))
+        .arg(url.replace("/rpc", "/mcp"))
+        .output()
+        .unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let results = report["results"].as_array().unwrap();
+    let ran = results
+        .iter()
+        .filter(|result| {
+            result["is_error"] == false && result["text"].as_str().unwrap().contains("slept")
+        })
+        .count();
+    let busy = results
+        .iter()
+        .filter(|result| {
+            result["is_error"] == true && result["text"].as_str().unwrap().contains("busy")
+        })
+        .count();
+    assert_eq!((ran, busy), (1, 2), "{report:#}");
 }

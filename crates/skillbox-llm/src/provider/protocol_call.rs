@@ -41,13 +41,8 @@ impl SkillsProvider {
     #[must_use]
     pub fn with_services(&self, services: Arc<Services>) -> SkillsProvider {
         SkillsProvider {
-            catalog: Arc::clone(&self.catalog),
-            executor: Arc::clone(&self.executor),
-            options: self.options.clone(),
-            tools: self.tools.clone(),
-            defined: Arc::clone(&self.defined),
-            warnings: self.warnings.clone(),
             services: Some(services),
+            ..self.clone()
         }
     }
 
