@@ -21,6 +21,10 @@ use crate::provider::{ProviderError, SkillsProvider};
 /// How long the files under the roots must be quiet before a reload: an editor's save (write,
 /// rename, chmod) is one change, and the reload follows the last write by about this much.
 pub const SETTLE_DELAY: Duration = Duration::from_millis(40);
+/// Least time between the starts of two reloads: files changed without pause (a generator
+/// writing skills, a checkout) cost a reload per this much at most, their changes gathered,
+/// instead of one per settled write (126 full reloads in 6 s of 500 skills before).
+pub const MIN_RELOAD_GAP: Duration = Duration::from_millis(250);
 /// How often the debouncer looks for settled changes.
 const DEBOUNCE_TICK: Duration = Duration::from_millis(10);
 /// Changes a slow subscriber may fall behind by before it is told it lagged (it then treats
@@ -106,7 +110,12 @@ impl LiveProvider {
 /// Errors starting the watcher.
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
-    /// The operating system's file watcher could not be set up or could not watch a root.
+    /// The operating system's file watcher could not be set up.
+    #[error(
+        "cannot start watching the skill roots for changes: {0} (start with --no-watch to serve without hot reload)"
+    )]
+    Start(notify::Error),
+    /// A root could not be watched.
     #[error(
         "cannot watch `{path}` for changes: {source} (start with --no-watch to serve without hot reload)"
     )]
@@ -177,10 +186,7 @@ pub fn watch_roots(
             }
         },
     )
-    .map_err(|source| WatchError::Watch {
-        path: PathBuf::new(),
-        source,
-    })?;
+    .map_err(WatchError::Start)?;
     for root in &options.roots {
         if !root.path.is_dir() {
             continue;
@@ -194,10 +200,15 @@ pub fn watch_roots(
     }
     let options = Arc::new(options);
     let reloader = tokio::spawn(async move {
+        let mut last_reload: Option<tokio::time::Instant> = None;
         while let Some(mut paths) = receiver.recv().await {
+            if let Some(last) = last_reload {
+                tokio::time::sleep_until(last + MIN_RELOAD_GAP).await;
+            }
             while let Ok(more) = receiver.try_recv() {
                 paths.extend(more);
             }
+            last_reload = Some(tokio::time::Instant::now());
             paths.sort();
             paths.dedup();
             let live = Arc::clone(&live);

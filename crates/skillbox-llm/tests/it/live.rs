@@ -82,3 +82,43 @@ fn the_watcher_reloads_after_a_write_settles() {
         "Edited."
     );
 }
+
+#[test]
+fn writes_without_pause_cost_a_reload_per_gap_at_most() {
+    let root = temp_root();
+    write_skill(root.path(), "busy", "Version 0.");
+    let runtime = skillbox_testkit::runtime();
+    let live = LiveProvider::new(SkillsProvider::new(
+        catalog(&[root.path()]),
+        executor(),
+        ProviderOptions::default(),
+    ));
+    let options = CatalogOptions {
+        roots: vec![SkillRoot::explicit(root.path())],
+        ..CatalogOptions::default()
+    };
+    let _guard = runtime.enter();
+    let _watcher = watch_roots(Arc::clone(&live), options).unwrap();
+    // A write every 60 ms for 1.5 s: each settles (40 ms) before the next.
+    let started = std::time::Instant::now();
+    let mut version = 0;
+    while started.elapsed() < Duration::from_millis(1500) {
+        version += 1;
+        write_skill(root.path(), "busy", &format!("Version {version}."));
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    // 1.5 s at one reload per 250 ms at most, plus the first and the last.
+    let reloads = live.generation();
+    assert!(
+        (1..=9).contains(&reloads),
+        "{reloads} reloads for {version} writes"
+    );
+    assert_eq!(
+        live.current()
+            .find_model_skill("busy", None)
+            .unwrap()
+            .description,
+        format!("Version {version}.")
+    );
+}
