@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use skillbox_core::{CatalogOptions, SkillCatalog, ValidationMode};
-use skillbox_llm::{LiveProvider, ProviderOptions, SkillsProvider, ToolProfile, watch_roots};
+use skillbox_core::{CatalogOptions, ValidationMode};
+use skillbox_llm::{LiveProvider, ToolProfile, watch_roots};
 use skillbox_mcp::McpOptions;
 
 use crate::arguments::{GlobalOptions, McpArguments};
@@ -27,10 +27,6 @@ pub fn run(global: &GlobalOptions, arguments: &McpArguments) -> anyhow::Result<E
         mode: ValidationMode::Lenient,
         ..CatalogOptions::default()
     };
-    let catalog = SkillCatalog::load(&options)?;
-    for skipped in catalog.skipped() {
-        crate::output::eprint_diagnostics(&skipped.diagnostics);
-    }
     // The protocol profile's runs and blobs need the data folder (as `serve` and `call` use
     // it); the skills profile never opens it.
     let data = match profile {
@@ -39,21 +35,7 @@ pub fn run(global: &GlobalOptions, arguments: &McpArguments) -> anyhow::Result<E
         }
         ToolProfile::Skills => None,
     };
-    let executor = Arc::new(super::execute::executor_in(
-        global,
-        catalog.roots(),
-        data.as_ref().map(skillbox_services::DataDir::runtime),
-    )?);
-    let mut provider = SkillsProvider::new(
-        Arc::new(catalog),
-        executor,
-        super::surface::provider_options(global, ProviderOptions::default()),
-    );
-    if let Some(data) = &data {
-        let services =
-            skillbox_services::Services::new(data, skillbox_services::RunLimits::default());
-        provider = provider.with_services(Arc::new(services));
-    }
+    let provider = super::surface::served_provider(global, &options, data.as_ref())?;
     let runtime = super::execute::runtime()?;
     let outcome = runtime.block_on(async {
         let live = LiveProvider::new(provider);

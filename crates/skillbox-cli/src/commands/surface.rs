@@ -62,6 +62,39 @@ pub fn provider_with_services(
     .with_services(Arc::new(services)))
 }
 
+/// The provider a server door answers from (`serve`, `mcp`): the catalog `options` describe
+/// (folders that could not be loaded reported on stderr), the executor the global options
+/// describe, and with `data`, the run and blob services over it, the executor's runtime folder
+/// beside them (runs' output files are copied there before they become blobs: on the data
+/// folder's disk, not in a small /run).
+pub fn served_provider(
+    global: &GlobalOptions,
+    options: &skillbox_core::CatalogOptions,
+    data: Option<&skillbox_services::DataDir>,
+) -> anyhow::Result<SkillsProvider> {
+    let catalog = Arc::new(skillbox_core::SkillCatalog::load(options)?);
+    for skipped in catalog.skipped() {
+        crate::output::eprint_diagnostics(&skipped.diagnostics);
+    }
+    let executor = Arc::new(super::execute::executor_in(
+        global,
+        catalog.roots(),
+        data.map(skillbox_services::DataDir::runtime),
+    )?);
+    let provider = SkillsProvider::new(
+        catalog,
+        executor,
+        provider_options(global, ProviderOptions::default()),
+    );
+    Ok(match data {
+        Some(data) => provider.with_services(Arc::new(skillbox_services::Services::new(
+            data,
+            skillbox_services::RunLimits::default(),
+        ))),
+        None => provider,
+    })
+}
+
 /// Open the data folder of blobs and runs: `given` (`--data-dir`), or by default `skillbox/`
 /// in the user's data folder. Returns the path as given too, for messages.
 pub fn open_data_dir(
@@ -167,22 +200,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         mode: skillbox_core::ValidationMode::Lenient,
         ..skillbox_core::CatalogOptions::default()
     };
-    let catalog = Arc::new(skillbox_core::SkillCatalog::load(&catalog_options)?);
-    for skipped in catalog.skipped() {
-        crate::output::eprint_diagnostics(&skipped.diagnostics);
-    }
-    // Runs' output files are copied into the runtime folder before they become blobs: keep it
-    // beside the blobs, on the data folder's disk, not in a small /run.
-    let executor = Arc::new(super::execute::executor_in(
-        global,
-        catalog.roots(),
-        Some(data.runtime()),
-    )?);
-    let provider = Arc::new(SkillsProvider::new(
-        catalog,
-        executor,
-        provider_options(global, ProviderOptions::default()),
-    ));
+    let provider = Arc::new(served_provider(global, &catalog_options, Some(&data))?);
     let defaults = skillbox_server::RunLimits::default();
     let max_concurrent = arguments
         .max_runs
