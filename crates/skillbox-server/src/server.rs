@@ -346,7 +346,10 @@ async fn require_token(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "));
+        // The scheme is case-insensitive (RFC 9110); the token is not.
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, presented)| presented);
     if presented
         .is_some_and(|presented| constant_time_equal(presented.as_bytes(), token.as_bytes()))
     {

@@ -420,6 +420,26 @@ fn a_token_is_required_when_set() {
     let (status, response) = server.post_with(body, Some("s3cret"));
     assert_eq!(status, 200);
     assert!(response.unwrap()["result"]["skills"].is_array());
+    // The scheme's case does not matter; the token's does.
+    let with_header = |value: &str| {
+        server.runtime.block_on(async {
+            server
+                .client
+                .post(format!("{}/rpc", server.url))
+                .header("content-type", "application/json")
+                .header("authorization", value)
+                .body(body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        })
+    };
+    assert_eq!(with_header("bearer s3cret"), 200);
+    assert_eq!(with_header("BEARER s3cret"), 200);
+    assert_eq!(with_header("Bearer S3CRET"), 401);
+    assert_eq!(with_header("Basic s3cret"), 401);
     let health = server.runtime.block_on(async {
         server
             .client
