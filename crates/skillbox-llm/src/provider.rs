@@ -193,15 +193,25 @@ impl SkillsProvider {
         executor: Arc<Executor>,
         options: ProviderOptions,
     ) -> Self {
+        let provider = SkillsProvider::unlogged(catalog, executor, options);
+        for warning in &provider.warnings {
+            tracing::warn!("{warning}");
+        }
+        provider
+    }
+
+    /// [`SkillsProvider::new`] without logging its warnings.
+    fn unlogged(
+        catalog: Arc<SkillCatalog>,
+        executor: Arc<Executor>,
+        options: ProviderOptions,
+    ) -> Self {
         let tools = ToolOwnership::for_model(&catalog);
         let warnings: Vec<String> = tools
             .refusals()
             .iter()
             .map(|refusal| refusal.message())
             .collect();
-        for warning in &warnings {
-            tracing::warn!("{warning}");
-        }
         SkillsProvider {
             catalog,
             executor,
@@ -218,7 +228,13 @@ impl SkillsProvider {
     #[must_use]
     pub fn with_catalog(&self, catalog: Arc<SkillCatalog>) -> Self {
         let mut provider =
-            SkillsProvider::new(catalog, Arc::clone(&self.executor), self.options.clone());
+            SkillsProvider::unlogged(catalog, Arc::clone(&self.executor), self.options.clone());
+        // A reload logs only what it newly refuses, not every warning again.
+        for warning in &provider.warnings {
+            if !self.warnings.contains(warning) {
+                tracing::warn!("{warning}");
+            }
+        }
         provider.defined = Arc::clone(&self.defined);
         provider.services = self.services.clone();
         provider

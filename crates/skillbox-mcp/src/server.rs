@@ -274,7 +274,18 @@ async fn announce_reloads(shared: Weak<Shared>, mut changes: broadcast::Receiver
             }
             Err(_) => return,
         };
-        let changed = changed_uris(&shared.live.current(), change.as_ref());
+        // Which files changed matters only to sessions with subscriptions.
+        let any_subscribed = sessions.iter().any(|session| {
+            session
+                .subscribed
+                .lock()
+                .is_ok_and(|subscribed| !subscribed.is_empty())
+        });
+        let changed = if any_subscribed {
+            changed_uris(&shared.live.current(), change.as_ref())
+        } else {
+            None
+        };
         for session in sessions {
             let Some(peer) = session.peer.get() else {
                 continue;
@@ -658,8 +669,15 @@ impl ServerHandler for SkillsMcpServer {
             if accepted.resources_list_changed == Some(true) {
                 let _ = sink.notify_resource_list_changed().await;
             }
+            let subscribed = accepted
+                .resource_subscriptions
+                .as_deref()
+                .unwrap_or_default();
+            if subscribed.is_empty() {
+                continue;
+            }
             let changed = changed_uris(&self.provider(), change.as_ref());
-            for uri in accepted.resource_subscriptions.iter().flatten() {
+            for uri in subscribed {
                 if changed.as_ref().is_none_or(|changed| changed.contains(uri)) {
                     let _ = sink.notify_resource_updated(uri.clone()).await;
                 }
