@@ -4,41 +4,19 @@
 //! tools, prompts and resources, which must hold the example skills.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use serde_json::Value;
-use skillbox_testkit::repo_root;
+use skillbox_testkit::{peer_inspector, repo_root};
 
 /// How long one Inspector run (node start, server spawn, one request) may take before it is
 /// killed: far above the second or two it takes, for a loaded machine.
 const INSPECTOR_TIMEOUT_SECONDS: u32 = 120;
 
-/// The Inspector's launcher script, installed on first use. Fails the test with the set-up
-/// script's message when it cannot be installed: the Inspector is part of the suite.
-fn inspector_launcher() -> PathBuf {
-    static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
-    LAUNCHER
-        .get_or_init(|| {
-            let output = Command::new("bash")
-                .arg(repo_root().join("scripts/setup-test-node.sh"))
-                .output()
-                .expect("bash runs");
-            assert!(
-                output.status.success(),
-                "setting up the MCP Inspector failed:\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-        })
-        .clone()
-}
-
 /// Run the Inspector's CLI against `skillbox mcp examples/skills` with `method` and `extra`
 /// arguments, and return its JSON answer.
 fn inspect(method: &str, extra: &[&str]) -> Value {
-    let launcher = inspector_launcher();
+    let launcher = peer_inspector();
     let home = tempfile::tempdir().unwrap();
     let output = Command::new("timeout")
         .args([

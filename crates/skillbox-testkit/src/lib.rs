@@ -29,23 +29,37 @@ pub fn corpus_root() -> PathBuf {
 pub fn peer_python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
-        .get_or_init(|| {
-            let output = Command::new("bash")
-                .arg(repo_root().join("scripts/setup-test-venv.sh"))
-                .output()
-                .expect("bash runs");
-            assert!(
-                output.status.success(),
-                "setting up the test venv failed:\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            PathBuf::from(
-                String::from_utf8(output.stdout)
-                    .expect("a UTF-8 path")
-                    .trim(),
-            )
-        })
+        .get_or_init(|| set_up_peer("scripts/setup-test-venv.sh", "the test venv"))
         .clone()
+}
+
+/// The MCP Inspector's launcher script (`@modelcontextprotocol/inspector`, run with `node`),
+/// installed on first use by `scripts/setup-test-node.sh`; fails the test as
+/// [`peer_python`] does.
+#[must_use]
+pub fn peer_inspector() -> PathBuf {
+    static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
+    LAUNCHER
+        .get_or_init(|| set_up_peer("scripts/setup-test-node.sh", "the MCP Inspector"))
+        .clone()
+}
+
+/// Run a set-up script of the repository that prints the path of what it set up.
+fn set_up_peer(script: &str, what: &str) -> PathBuf {
+    let output = Command::new("bash")
+        .arg(repo_root().join(script))
+        .output()
+        .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "setting up {what} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    PathBuf::from(
+        String::from_utf8(output.stdout)
+            .expect("a UTF-8 path")
+            .trim(),
+    )
 }
 
 /// One multi-threaded runtime for the whole test binary: warm workers' pipes and servers belong
