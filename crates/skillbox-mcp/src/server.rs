@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+use rmcp::model::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
@@ -522,6 +523,14 @@ impl ServerHandler for SkillsMcpServer {
             ));
         };
         let arguments = catalog_view::prompt_arguments(&skill, request.arguments.as_ref())?;
+        // A body whose commands run waits for a place in the run queue, as load_skill does.
+        let _turn = if provider.runs_code("load_skill") {
+            Some(self.shared.runs.enter().await.map_err(|busy| {
+                ErrorData::new(ErrorCode::INTERNAL_ERROR, busy.to_string(), None)
+            })?)
+        } else {
+            None
+        };
         // Reads the body (and may run its commands): off the async threads.
         let runtime = tokio::runtime::Handle::current();
         let description = skill.description.clone();

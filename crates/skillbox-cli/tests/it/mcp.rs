@@ -40,6 +40,10 @@ pub fn write_mcp_root(root: &Path) {
         b"import time\ntime.sleep(2)\nprint('slept')\n",
     );
     write(
+        "slow-prompt/SKILL.md",
+        b"---\nname: slow-prompt\ndescription: Its body runs a slow command when commands run.\n---\nResult: !`python3 -c \"import time; time.sleep(2); print('slept')\"`\n",
+    );
+    write(
         "hidden/SKILL.md",
         b"---\nname: hidden\ndescription: Only a person starts this.\ndisable-model-invocation: true\n---\nHidden body.\n",
     );
@@ -333,20 +337,20 @@ fn the_protocol_profile_runs_code_and_keeps_blobs() {
     );
 }
 
-#[test]
-fn mcp_tool_calls_that_run_code_queue_with_the_run_limits() {
+/// Three slow calls at once (`tools` or `prompts`, see `tests/peers/mcp_busy.py`) against a
+/// server that runs one at a time and queues none: (calls that ran, calls refused as busy).
+fn busy_calls(kind: &str, extra: &[&str]) -> (usize, usize) {
     let temp = tempfile::tempdir().unwrap();
     let root = temp.path().join("skills");
     write_mcp_root(&root);
     let data = tempfile::tempdir().unwrap();
-    let (mut server, url) = super::serve::start_server_with(
-        data.path(),
-        &[root],
-        &["--max-runs", "1", "--max-queued-runs", "0"],
-    );
+    let mut arguments = vec!["--max-runs", "1", "--max-queued-runs", "0"];
+    arguments.extend_from_slice(extra);
+    let (mut server, url) = super::serve::start_server_with(data.path(), &[root], &arguments);
     let output = Command::new(peer_python())
         .arg(repo_root().join("tests/peers/mcp_busy.py"))
         .arg(url.replace("/rpc", "/mcp"))
+        .arg(kind)
         .output()
         .unwrap();
     server.kill().unwrap();
@@ -358,17 +362,23 @@ fn mcp_tool_calls_that_run_code_queue_with_the_run_limits() {
     );
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     let results = report["results"].as_array().unwrap();
-    let ran = results
-        .iter()
-        .filter(|result| {
-            result["is_error"] == false && result["text"].as_str().unwrap().contains("slept")
-        })
-        .count();
-    let busy = results
-        .iter()
-        .filter(|result| {
-            result["is_error"] == true && result["text"].as_str().unwrap().contains("busy")
-        })
-        .count();
-    assert_eq!((ran, busy), (1, 2), "{report:#}");
+    let count = |is_error: bool, text: &str| {
+        results
+            .iter()
+            .filter(|result| {
+                result["is_error"] == is_error && result["text"].as_str().unwrap().contains(text)
+            })
+            .count()
+    };
+    (count(false, "slept"), count(true, "busy"))
+}
+
+#[test]
+fn mcp_tool_calls_that_run_code_queue_with_the_run_limits() {
+    assert_eq!(busy_calls("tools", &[]), (1, 2));
+}
+
+#[test]
+fn mcp_prompts_whose_commands_run_queue_with_the_run_limits() {
+    assert_eq!(busy_calls("prompts", &["--preprocess-commands"]), (1, 2));
 }
