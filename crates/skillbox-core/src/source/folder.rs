@@ -94,15 +94,16 @@ impl SkillFolder {
     }
 
     /// Open the folder by its path as it is now, with `flags`, refusing it when it is not the
-    /// folder that was loaded.
+    /// folder that was loaded (or no folder at all).
     pub(crate) fn open_checked(&self, flags: OFlags) -> Result<OwnedFd, CatalogError> {
-        let descriptor = rustix::fs::open(&self.path, flags, Mode::empty()).map_err(|error| {
-            if matches!(error, Errno::NOENT | Errno::NOTDIR) {
-                self.replaced()
-            } else {
-                folder_unreadable(&self.path, error)
-            }
-        })?;
+        let descriptor =
+            rustix::fs::open(&self.path, flags, Mode::empty()).map_err(|error| match error {
+                Errno::NOENT => CatalogError::FileNotFound {
+                    path: self.path.clone(),
+                },
+                Errno::NOTDIR => self.replaced(),
+                other => folder_unreadable(&self.path, other),
+            })?;
         let identity = FolderIdentity::of(descriptor.as_fd())
             .map_err(|error| folder_unreadable(&self.path, error))?;
         if identity != self.identity {

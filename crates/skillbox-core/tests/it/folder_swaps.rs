@@ -1,7 +1,8 @@
 //! A skill folder swapped after loading: every read of a loaded skill stays inside the folder
 //! that was loaded. Replacing the folder (by a symlink to somewhere else, directly or through a
-//! link outside the root) makes its reads refuse until a reload; a nested folder flipping
-//! between a real folder and a symlink out of the skill never lets a read through.
+//! link outside the root) makes its reads refuse until a reload, a removed folder has no files,
+//! and a nested folder flipping between a real folder and a symlink out of the skill never lets
+//! a read through.
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
@@ -88,6 +89,22 @@ fn a_skill_folder_swapped_for_a_symlink_serves_nothing_of_its_target() {
     // A reload serves what the folder is now: the catalog follows the root, not the old copy.
     let reloaded = load(&[&root]);
     assert!(reloaded.get("swap").is_none());
+}
+
+#[test]
+fn a_removed_skill_folder_has_no_files() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("root");
+    skill_folder(&root.join("gone"), "gone");
+    let catalog = load(&[&root]);
+    let skill = catalog.get("gone").unwrap();
+    std::fs::remove_dir_all(root.join("gone")).unwrap();
+    let error = skill.source.read_file("secret", 1024).unwrap_err();
+    assert!(
+        matches!(&error, skillbox_core::CatalogError::FileNotFound { path } if *path == skill.directory),
+        "{error}"
+    );
+    assert!(skill.source.list_files(100).0.is_empty());
 }
 
 #[test]
