@@ -204,3 +204,57 @@ fn a_nested_folder_flipping_to_a_symlink_out_of_the_skill_never_lets_a_read_thro
         "{flips} flips, {harmless_reads} reads"
     );
 }
+
+/// Walking by descriptor changed neither what a skill lists nor its trust digest: a digest
+/// pinned before (in a `trust.json`) still matches. The digest below was computed by the walk
+/// by path this replaced.
+#[test]
+fn listings_and_trust_digests_are_what_the_walk_by_path_gave() {
+    use std::os::unix::fs::PermissionsExt;
+    let temp = tempfile::tempdir().unwrap();
+    let skill = temp.path().join("digest");
+    write(&skill.join("SKILL.md"), &plain_skill_md("digest"));
+    write(&skill.join("scripts/run.py"), "print(1)\n");
+    write(&skill.join("scripts/lib/util.py"), "X = 1\n");
+    write(&skill.join(".hidden/x"), "h\n");
+    write(&skill.join("node_modules/m.js"), "m\n");
+    write(&skill.join("a b/ü.txt"), "u\n");
+    symlink("scripts/run.py", skill.join("alias")).unwrap();
+    symlink("/etc", skill.join("out")).unwrap();
+    std::fs::create_dir_all(skill.join("empty")).unwrap();
+    std::fs::set_permissions(
+        skill.join("scripts/run.py"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let catalog = load(&[temp.path()]);
+    let loaded = catalog.get("digest").unwrap();
+    assert_eq!(
+        skillbox_core::trust::skill_digest(loaded).unwrap(),
+        "sha256:1d0a5234cad7df99b8db6e89473ff2f564149d1ceefad0c8a5dccb8b593785bc"
+    );
+    let listed: Vec<(String, u64)> = loaded
+        .source
+        .list_files(100)
+        .0
+        .into_iter()
+        .map(|file| (file.relative_path, file.size_bytes))
+        .collect();
+    let expected = [
+        ("SKILL.md", 80),
+        ("a b/ü.txt", 2),
+        ("alias", 9),
+        ("scripts/lib/util.py", 6),
+        ("scripts/run.py", 9),
+    ];
+    assert_eq!(
+        listed,
+        expected
+            .iter()
+            .map(|(path, size)| ((*path).to_owned(), *size))
+            .collect::<Vec<_>>()
+    );
+    let (first_three, more) = loaded.source.list_files(3);
+    assert_eq!(first_three.len(), 3);
+    assert!(more);
+}
