@@ -21,7 +21,7 @@ use crate::loader::{FolderListing, LoadOutcome, LoadRequest, load_skill, name_fi
 use crate::printable::printable;
 use crate::properties::ValidationMode;
 use crate::skill::{Skill, SkillId};
-use crate::source::SkillSource;
+use crate::source::{SkillFolder, SkillSource};
 
 /// Environment variable holding colon-separated skill roots; replaces the default roots.
 pub const ROOTS_ENVIRONMENT_VARIABLE: &str = "SKILLBOX_ROOTS";
@@ -922,8 +922,23 @@ fn load_folder(
     open: OpenFolder<'_>,
     options: &CatalogOptions,
 ) -> LoadOutcome {
+    // The folder's identity, as discovery opened it, is what every later read checks.
+    let folder = match open.descriptor {
+        Some(descriptor) => SkillFolder::opened(path.to_path_buf(), descriptor),
+        None => SkillFolder::open(path),
+    };
+    let folder = match folder {
+        Ok(folder) => folder,
+        Err(error) => {
+            return LoadOutcome::Skipped(vec![
+                Diagnostic::error(DiagnosticCode::PathUnreadable, error.to_string())
+                    .in_file(path)
+                    .with_hint("check the folder's permissions"),
+            ]);
+        }
+    };
     load_skill(&LoadRequest {
-        source: SkillSource::Directory(path.to_path_buf()),
+        source: SkillSource::Directory(folder),
         directory: path.to_path_buf(),
         folder_name: folder_name(path),
         parent_folder_name: path.parent().map(folder_name),

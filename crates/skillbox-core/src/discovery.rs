@@ -196,7 +196,7 @@ const DIRECTORY_FLAGS: OFlags = OFlags::RDONLY
 
 /// What a directory entry is, as the walk needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum EntryKind {
+pub(crate) enum EntryKind {
     Folder,
     File,
     Symlink,
@@ -435,7 +435,7 @@ fn probe_skill_folder(directory: &Path, folder: BorrowedFd<'_>) -> Option<SkillF
 
 /// A directory's entries with their kinds (from the listing itself where the file system reports
 /// them, else one `lstat`), sorted by name.
-fn list_directory(folder: &mut Dir) -> rustix::io::Result<Vec<(OsString, EntryKind)>> {
+pub(crate) fn list_directory(folder: &mut Dir) -> rustix::io::Result<Vec<(OsString, EntryKind)>> {
     let mut entries = Vec::new();
     while let Some(entry) = folder.read() {
         let entry = entry?;

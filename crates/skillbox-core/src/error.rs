@@ -21,6 +21,17 @@ pub enum CatalogError {
         /// The path looked at.
         path: PathBuf,
     },
+    /// The skill folder's path names another folder than the one loaded (it was renamed away
+    /// and something, such as a symlink to elsewhere, put in its place): nothing is read from
+    /// it until the catalog is loaded again.
+    #[error(
+        "the skill folder `{}` was replaced since it was loaded; it is served again after a reload",
+        path.display()
+    )]
+    FolderReplaced {
+        /// The skill folder.
+        path: PathBuf,
+    },
     /// Reading failed (the message names the path).
     #[error("{0}")]
     Io(String),

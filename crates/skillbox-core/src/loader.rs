@@ -32,8 +32,9 @@ pub struct LoadRequest<'a> {
     pub parent_folder_name: Option<String>,
     /// What discovery already saw in the folder, saving a file check each.
     pub listing: Option<FolderListing>,
-    /// The folder's descriptor while discovery holds it open: `SKILL.md`, `skill.toml` and
-    /// `tools.json` are then opened relative to it instead of by their whole path.
+    /// The folder's descriptor while discovery holds it open: `SKILL.md`, `skill.toml`,
+    /// `tools.json` and the files they name are then looked up relative to it instead of
+    /// opening the folder again.
     pub folder: Option<BorrowedFd<'a>>,
     /// The skill's `SKILL.md` (a regular file) when discovery already has it open.
     pub skill_md: Option<&'a std::fs::File>,
@@ -192,7 +193,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
         _ => Vec::new(),
     };
     for (index, file) in properties.files.iter().enumerate() {
-        if let Some(problem) = file_problem(&request.source, &file.path) {
+        if let Some(problem) = file_problem(request, &file.path) {
             diagnostics.push(
                 Diagnostic::error(
                     DiagnosticCode::FilesEntryInvalid,
@@ -320,10 +321,10 @@ fn check_name_is_safe(name: &str, file: &Path, checked: bool, diagnostics: &mut 
 }
 
 /// Why a path named by the skill is unusable, or `None` when it is a file inside the skill.
-fn file_problem(source: &SkillSource, path: &str) -> Option<&'static str> {
+fn file_problem(request: &LoadRequest<'_>, path: &str) -> Option<&'static str> {
     if contained_relative_path(path).is_err() {
         Some("leaves the skill folder")
-    } else if !source.is_file(path) {
+    } else if !request.source.is_file_in(request.folder, path) {
         Some("does not exist in the skill folder")
     } else {
         None
@@ -361,7 +362,7 @@ fn load_manifest(
         return (None, declared);
     };
     if let Some(runtime) = &manifest.runtime
-        && let Some(problem) = file_problem(&request.source, &runtime.entrypoint)
+        && let Some(problem) = file_problem(request, &runtime.entrypoint)
     {
         diagnostics.push(
             Diagnostic::error(
@@ -430,7 +431,7 @@ fn load_tools(
     diagnostics.extend(tool_diagnostics.into_iter().map(|d| d.in_file(&path)));
     for (index, tool) in tools.iter().enumerate() {
         if let Some(script) = &tool.script
-            && let Some(problem) = file_problem(&request.source, script)
+            && let Some(problem) = file_problem(request, script)
         {
             diagnostics.push(
                 Diagnostic::error(

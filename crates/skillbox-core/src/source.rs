@@ -1,12 +1,24 @@
 //! Where a skill's files live: a folder on disk, or a read-only archive held in memory. Every
-//! read of a skill's files goes through [`SkillSource`], which keeps reads inside the skill.
+//! read of a skill's files goes through [`SkillSource`], which keeps reads inside the skill:
+//! inside the folder that was loaded, even when its path names another folder since
+//! ([`SkillFolder`]).
 
+mod folder;
+
+use std::ffi::OsStr;
 use std::io::Read;
-use std::os::fd::BorrowedFd;
-use std::path::{Component, Path, PathBuf};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
 use std::sync::Arc;
 
+use rustix::fs::FileType;
+
+use crate::discovery::EntryKind;
 use crate::error::CatalogError;
+use folder::{Access, open_beneath};
+pub(crate) use folder::{FolderEntry, LISTING_FLAGS, Visit, entry_file_type, walk_beneath};
+pub use folder::{MAX_FOLDER_DEPTH, MAX_SYMLINK_HOPS, SkillFolder};
 
 /// A file of a skill as listed by [`SkillSource::list_files`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +34,8 @@ pub use crate::archive::ArchivedFiles;
 /// Where a skill's files are read from.
 #[derive(Debug, Clone)]
 pub enum SkillSource {
-    /// A folder on disk.
-    Directory(PathBuf),
+    /// A folder on disk, held to the folder that was loaded.
+    Directory(SkillFolder),
     /// A `.zip` / `.skill` archive held in memory as it is on disk, read-only; entries are
     /// decompressed as they are read.
     Archive(Arc<ArchivedFiles>),
@@ -58,8 +70,18 @@ pub fn contained_relative_path(path: &str) -> Result<String, CatalogError> {
 }
 
 impl SkillSource {
+    /// The source of the skill folder at `path`, recording which folder it is now: reads
+    /// refuse once the path names another folder ([`CatalogError::FolderReplaced`]).
+    ///
+    /// # Errors
+    /// When `path` does not name a readable folder.
+    pub fn directory(path: impl Into<std::path::PathBuf>) -> Result<Self, CatalogError> {
+        SkillFolder::open(path).map(SkillSource::Directory)
+    }
+
     /// Read at most `max_bytes` of a file; the flag says whether the file went on past that.
-    /// For folders, symlinks that resolve outside the skill are refused.
+    /// For folders, symlinks that resolve outside the skill are refused, and so is a folder
+    /// replaced since it was loaded.
     ///
     /// # Errors
     /// When the path escapes the skill, the file does not exist, or it cannot be read.
@@ -91,8 +113,8 @@ impl SkillSource {
     }
 
     /// [`SkillSource::read_head`] into a buffer the caller keeps between reads (its first
-    /// `filled` bytes are the head; it is zeroed only when it grows), opening a top-level file
-    /// relative to `folder`, the skill folder's descriptor, when the caller holds one.
+    /// `filled` bytes are the head; it is zeroed only when it grows), opening the file relative
+    /// to `folder`, the skill folder's descriptor, when the caller holds one.
     pub(crate) fn read_head_into(
         &self,
         folder: Option<BorrowedFd<'_>>,
@@ -110,7 +132,7 @@ impl SkillSource {
                 });
             }
         };
-        let file = self.open_in_directory(directory, &relative, folder)?;
+        let file = open_in_directory(directory, &relative, folder)?;
         read_head_of(file, max_bytes, is_complete, buffer).map_err(CatalogError::io)
     }
 
@@ -128,8 +150,8 @@ impl SkillSource {
         self.read_file_in(None, relative, offset, max_bytes)
     }
 
-    /// [`SkillSource::read_file_from`], opening a top-level file relative to `folder`, the
-    /// skill folder's descriptor, when the caller holds one.
+    /// [`SkillSource::read_file_from`], opening the file relative to `folder`, the skill
+    /// folder's descriptor, when the caller holds one.
     pub(crate) fn read_file_in(
         &self,
         folder: Option<BorrowedFd<'_>>,
@@ -141,7 +163,7 @@ impl SkillSource {
         match self {
             SkillSource::Directory(directory) => {
                 use std::io::{Seek, SeekFrom};
-                let mut file = self.open_in_directory(directory, &relative, folder)?;
+                let mut file = open_in_directory(directory, &relative, folder)?;
                 if offset > 0 {
                     file.seek(SeekFrom::Start(offset))
                         .map_err(CatalogError::io)?;
@@ -166,7 +188,7 @@ impl SkillSource {
         let mut hasher = Sha256::new();
         match self {
             SkillSource::Directory(directory) => {
-                let mut file = self.open_in_directory(directory, &relative, None)?;
+                let mut file = open_in_directory(directory, &relative, None)?;
                 hash_reader(&mut file, &mut hasher).map_err(CatalogError::io)?;
             }
             SkillSource::Archive(archive) => {
@@ -176,49 +198,30 @@ impl SkillSource {
         Ok(hasher.finalize().into())
     }
 
-    /// Open a file of a folder source: directly when it sits at the top of the skill and is not
-    /// a symlink (relative to `folder`, the folder's descriptor, when given: no walk of the
-    /// whole path), otherwise after the containment check. Either way only a regular file is
-    /// returned.
-    fn open_in_directory(
-        &self,
-        directory: &Path,
-        relative: &str,
-        folder: Option<BorrowedFd<'_>>,
-    ) -> Result<fs_err::File, CatalogError> {
-        if !relative.contains('/') {
-            let path = directory.join(relative);
-            // A symlink (`ELOOP`) or a missing file takes the checked path, which says which.
-            let opened = match folder {
-                Some(folder) => open_top_level_at(folder, relative)
-                    .map(|file| fs_err::File::from_parts(file, path)),
-                None => open_without_blocking(&path, libc::O_NOFOLLOW).ok(),
-            };
-            if let Some(file) = opened {
-                return regular_file(file);
-            }
-        }
-        let (path, _) = self.resolve_in_directory(directory, relative)?;
-        regular_file(open_without_blocking(&path, 0).map_err(CatalogError::io)?)
-    }
-
     /// Whether a regular file exists at the relative path (inside the skill).
     #[must_use]
     pub fn is_file(&self, relative: &str) -> bool {
+        self.is_file_in(None, relative)
+    }
+
+    /// [`SkillSource::is_file`], looking relative to `folder`, the skill folder's descriptor,
+    /// when the caller holds one.
+    pub(crate) fn is_file_in(&self, folder: Option<BorrowedFd<'_>>, relative: &str) -> bool {
         let Ok(relative) = contained_relative_path(relative) else {
             return false;
         };
         match self {
-            SkillSource::Directory(directory) => self
-                .resolve_in_directory(directory, &relative)
-                .is_ok_and(|(_, metadata)| metadata.is_file()),
+            SkillSource::Directory(directory) => directory
+                .open_file(folder, &relative, Access::Inspect)
+                .is_ok_and(|opened| is_regular_file(opened.as_fd())),
             SkillSource::Archive(archive) => archive.contains(&relative),
         }
     }
 
     /// Every regular file of the skill, sorted by path, at most `limit` of them; the flag says
     /// whether more were left out. Hidden folders, `.git` and `node_modules` are skipped, and
-    /// symlinks are listed only when they stay inside the skill.
+    /// symlinks are listed only when they stay inside the skill. A folder replaced since it was
+    /// loaded lists nothing, and folders deeper than [`MAX_FOLDER_DEPTH`] are not listed.
     #[must_use]
     pub fn list_files(&self, limit: usize) -> (Vec<SourceFile>, bool) {
         match self {
@@ -229,40 +232,27 @@ impl SkillSource {
             }
         }
     }
+}
 
-    /// The on-disk path of a file for a folder source, after checking that it (following any
-    /// symlinks) stays inside the skill. Each component is `lstat`ed; only when one is a symlink
-    /// are both paths resolved and compared, so the common case costs one call per component.
-    fn resolve_in_directory(
-        &self,
-        directory: &Path,
-        relative: &str,
-    ) -> Result<(PathBuf, std::fs::Metadata), CatalogError> {
-        let candidate = directory.join(relative);
-        let not_found = || CatalogError::FileNotFound {
-            path: candidate.clone(),
-        };
-        let mut current = directory.to_path_buf();
-        let mut metadata = None;
-        for part in relative.split('/') {
-            current.push(part);
-            let found = std::fs::symlink_metadata(&current).map_err(|_| not_found())?;
-            if found.file_type().is_symlink() {
-                let real = fs_err::canonicalize(&candidate).map_err(|_| not_found())?;
-                let root = fs_err::canonicalize(directory).map_err(CatalogError::io)?;
-                if !real.starts_with(&root) {
-                    return Err(CatalogError::PathEscapes {
-                        path: relative.to_owned(),
-                    });
-                }
-                let target = std::fs::metadata(&real).map_err(|_| not_found())?;
-                return Ok((candidate, target));
-            }
-            metadata = Some(found);
-        }
-        let metadata = metadata.ok_or_else(not_found)?;
-        Ok((candidate, metadata))
-    }
+/// Open a file of a folder source for reading, inside the folder (see [`SkillFolder`]): relative
+/// to `held`, the folder's descriptor, when the caller holds one. Only a regular file is
+/// returned.
+fn open_in_directory(
+    directory: &SkillFolder,
+    relative: &str,
+    held: Option<BorrowedFd<'_>>,
+) -> Result<fs_err::File, CatalogError> {
+    let opened = directory.open_file(held, relative, Access::Read)?;
+    regular_file(fs_err::File::from_parts(
+        std::fs::File::from(opened),
+        directory.path().join(relative),
+    ))
+}
+
+/// Whether the descriptor (`fstat`) is a regular file.
+fn is_regular_file(descriptor: BorrowedFd<'_>) -> bool {
+    rustix::fs::fstat(descriptor)
+        .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
 }
 
 /// Read the head of an open file into `buffer` as [`SkillSource::read_head`] describes, until
@@ -342,20 +332,6 @@ pub fn open_regular_file(path: &Path) -> Result<fs_err::File, CatalogError> {
     regular_file(open_without_blocking(path, 0).map_err(CatalogError::io)?)
 }
 
-/// Open a file named `name` in the folder open as `folder`, as [`open_without_blocking`] with
-/// `O_NOFOLLOW` does by path. `None` when it cannot be opened (a symlink, missing).
-fn open_top_level_at(folder: BorrowedFd<'_>, name: &str) -> Option<std::fs::File> {
-    use rustix::fs::{Mode, OFlags};
-    rustix::fs::openat(
-        folder,
-        name,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()
-    .map(std::fs::File::from)
-}
-
 /// Open read-only with `O_NONBLOCK` (and `extra_flags`): opening a FIFO for reading would
 /// otherwise wait for a writer, forever if none comes. Regular files ignore the flag.
 pub(crate) fn open_without_blocking(
@@ -371,80 +347,86 @@ pub(crate) fn open_without_blocking(
 
 /// The opened file when the descriptor (`fstat`, so no race with the path) is a regular file.
 pub(crate) fn regular_file(file: fs_err::File) -> Result<fs_err::File, CatalogError> {
-    let file_type = file.metadata().map_err(CatalogError::io)?.file_type();
-    if !file_type.is_file() {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = file.metadata().map_err(CatalogError::io)?;
+    if !metadata.is_file() {
         return Err(CatalogError::NotRegularFile {
             path: file.path().to_path_buf(),
-            kind: special_file_kind(file_type),
+            kind: special_file_kind(FileType::from_raw_mode(metadata.mode())),
         });
     }
     Ok(file)
 }
 
 /// What a file that is not a regular file is, for messages.
-pub(crate) fn special_file_kind(file_type: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if file_type.is_dir() {
-        "a folder"
-    } else if file_type.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else if file_type.is_char_device() {
-        "a character device"
-    } else if file_type.is_block_device() {
-        "a block device"
-    } else {
-        "a special file"
+pub(crate) fn special_file_kind(file_type: FileType) -> &'static str {
+    match file_type {
+        FileType::Directory => "a folder",
+        FileType::Fifo => "a FIFO (named pipe)",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        _ => "a special file",
     }
 }
 
-fn list_directory_files(directory: &Path, limit: usize) -> (Vec<SourceFile>, bool) {
-    let root = fs_err::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
+/// Folders [`SkillSource::list_files`] leaves out (besides hidden ones).
+const UNLISTED_FOLDERS: &[&str] = &["node_modules", "__pycache__"];
+
+/// [`SkillSource::list_files`] of a folder: walked from the folder opened and checked again,
+/// one descriptor per level, never through a link.
+fn list_directory_files(directory: &SkillFolder, limit: usize) -> (Vec<SourceFile>, bool) {
+    let Ok(root) = directory.open_checked(LISTING_FLAGS) else {
+        return (Vec::new(), false);
+    };
     let mut files = Vec::new();
     let mut more = false;
-    let walker = walkdir::WalkDir::new(directory)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|entry| {
-            entry.depth() == 0 || {
-                let name = entry.file_name().to_string_lossy();
-                !(entry.file_type().is_dir()
-                    && (name.starts_with('.') || name == "node_modules" || name == "__pycache__"))
+    let mut visit = |entry: &FolderEntry<'_>| {
+        let size = match entry.kind {
+            EntryKind::Folder => {
+                let name = entry.name.to_string_lossy();
+                let skipped = name.starts_with('.') || UNLISTED_FOLDERS.contains(&name.as_ref());
+                let enter = !skipped && entry.depth < MAX_FOLDER_DEPTH;
+                return Ok::<_, std::convert::Infallible>(if enter {
+                    Visit::Enter
+                } else {
+                    Visit::Next
+                });
             }
-        });
-    for entry in walker.flatten() {
-        let file_type = entry.file_type();
-        let size = if file_type.is_file() {
-            entry.metadata().map(|m| m.len()).ok()
-        } else if file_type.is_symlink() {
+            EntryKind::File => rustix::fs::statat(
+                entry.parent,
+                entry.name,
+                rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+            )
+            .ok()
+            .filter(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
+            .map(|stat| stat.st_size),
             // A symlink is listed only when its target is a file inside the skill.
-            fs_err::canonicalize(entry.path())
-                .ok()
-                .filter(|real| real.starts_with(&root) && real.is_file())
-                .and_then(|real| std::fs::metadata(real).ok())
-                .map(|m| m.len())
-        } else {
-            None
+            EntryKind::Symlink => open_beneath(
+                root.as_fd(),
+                OsStr::from_bytes(entry.relative),
+                Access::Inspect,
+            )
+            .ok()
+            .and_then(|target| rustix::fs::fstat(target).ok())
+            .filter(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
+            .map(|stat| stat.st_size),
+            EntryKind::Special => None,
         };
-        let Some(size) = size else { continue };
-        let Ok(relative) = entry.path().strip_prefix(directory) else {
-            continue;
+        let Some(size) = size else {
+            return Ok(Visit::Next);
         };
         if files.len() == limit {
             more = true;
-            break;
+            return Ok(Visit::Stop);
         }
         files.push(SourceFile {
-            relative_path: relative
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/"),
-            size_bytes: size,
+            relative_path: String::from_utf8_lossy(entry.relative).into_owned(),
+            size_bytes: u64::try_from(size).unwrap_or(0),
         });
-    }
+        Ok(Visit::Next)
+    };
+    let Ok(()) = walk_beneath(root.as_fd(), &mut visit, &mut |_, _| Ok(()));
     (files, more)
 }
 
@@ -477,7 +459,7 @@ mod tests {
             skill.join("scripts/link.txt"),
         )
         .unwrap();
-        let source = SkillSource::Directory(skill);
+        let source = SkillSource::directory(skill).unwrap();
         assert_eq!(source.read_file("scripts/a.sh", 100).unwrap().0, b"echo hi");
         assert_eq!(
             source.read_file("scripts/a.sh", 4).unwrap(),

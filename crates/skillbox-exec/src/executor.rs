@@ -1087,7 +1087,7 @@ impl Executor {
         check_runnable_name(skill.name())?;
         let directory = match &skill.source {
             SkillSource::Directory(directory) => {
-                fs_err::canonicalize(directory).map_err(|error| {
+                fs_err::canonicalize(directory.path()).map_err(|error| {
                     ExecError::new(
                         ErrorType::SkillNotFound,
                         format!("skill `{}` is no longer readable: {error}", skill.name()),

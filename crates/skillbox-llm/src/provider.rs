@@ -1244,8 +1244,10 @@ fn load_defined_skill(
 ) -> Result<(Arc<Skill>, ToolDefinition), String> {
     let limits = skillbox_core::CatalogLimits::default();
     let root = folder.parent().unwrap_or(folder);
+    let source =
+        skillbox_core::source::SkillSource::directory(folder).map_err(|error| error.to_string())?;
     let request = skillbox_core::loader::LoadRequest {
-        source: skillbox_core::source::SkillSource::Directory(folder.to_path_buf()),
+        source,
         directory: folder.to_path_buf(),
         folder_name: skill_name.to_owned(),
         parent_folder_name: None,

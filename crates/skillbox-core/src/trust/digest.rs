@@ -5,23 +5,28 @@
 //! Each entry is hashed as its kind, its `/`-separated path relative to the skill, and then the
 //! sha256 of a file's bytes (with its executable bit) or a symlink's target text, each part
 //! length-prefixed so that no two trees hash alike. Folders are walked in sorted order without
-//! following links (a link is recorded by its target, never read through), FIFOs, sockets and
-//! devices are refused without being opened for long, and the work is bounded by
+//! following links (a link is recorded by its target, never read through), from the skill
+//! folder as loaded (a folder replaced since is refused, as every read of it is) and each
+//! relative to its parent's descriptor, FIFOs, sockets and devices are refused without being
+//! opened, and the work is bounded by
 //! [`MAX_DIGEST_ENTRIES`] and [`MAX_DIGEST_BYTES`]. Archived skills are hashed from the archive
 //! bytes the catalog holds, entry by entry (decompressed a buffer at a time), which are what
 //! runs.
 
 use std::io::Read;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
+use rustix::fs::{Mode, OFlags};
 use sha2::{Digest, Sha256};
 
 use super::TrustError;
 use crate::Skill;
+use crate::discovery::EntryKind;
 use crate::source::{
-    ArchivedFiles, SkillSource, hash_reader, open_without_blocking, regular_file, special_file_kind,
+    ArchivedFiles, FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_file_type,
+    hash_reader, regular_file, special_file_kind, walk_beneath,
 };
 
 /// Most entries (files, folders, links) of one skill that are hashed; past this the skill cannot
@@ -46,70 +51,99 @@ const ARCHIVE_DOMAIN: &[u8] = b"skillbox trust digest v1 archive\n";
 /// cannot be read, holds a FIFO, socket or device, or is larger than the limits.
 pub fn skill_digest(skill: &Skill) -> Result<String, TrustError> {
     match &skill.source {
-        SkillSource::Directory(directory) => directory_digest(directory),
+        SkillSource::Directory(folder) => directory_digest(folder),
         SkillSource::Archive(files) => files.trust_digest_once(archive_digest),
     }
 }
 
-/// The digest of a skill folder (a symlink at the folder itself is resolved first, as the
-/// executor does before running anything in it).
+/// The digest of a skill folder (a symlink at the folder itself is followed, as the executor
+/// does before running anything in it), as it was loaded.
 ///
 /// # Errors
 /// As [`skill_digest`].
-fn directory_digest(directory: &Path) -> Result<String, TrustError> {
+fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
+    let directory = folder.path();
     let refused = |message: String| TrustError::Digest {
         path: directory.to_path_buf(),
         message,
     };
-    let real = fs_err::canonicalize(directory).map_err(|error| refused(error.to_string()))?;
+    let root = folder
+        .open_checked(LISTING_FLAGS)
+        .map_err(|error| refused(error.to_string()))?;
     let mut hasher = Sha256::new();
     hasher.update(FOLDER_DOMAIN);
     let mut entries = 0usize;
     let mut remaining_bytes = MAX_DIGEST_BYTES;
-    let walker = walkdir::WalkDir::new(&real)
-        .follow_links(false)
-        .sort_by(|a, b| a.file_name().cmp(b.file_name()));
-    for entry in walker {
-        let entry = entry.map_err(|error| refused(error.to_string()))?;
-        if entry.depth() == 0 {
-            continue;
-        }
-        if entry.depth() > MAX_DIGEST_DEPTH {
-            return Err(refused(format!(
+    let mut visit = |entry: &FolderEntry<'_>| {
+        let shown = || directory.join(std::ffi::OsStr::from_bytes(entry.relative));
+        if entry.depth > MAX_DIGEST_DEPTH {
+            return Err(format!(
                 "`{}` is nested deeper than {MAX_DIGEST_DEPTH} folders",
-                entry.path().display()
-            )));
+                shown().display()
+            ));
         }
         entries += 1;
         if entries > MAX_DIGEST_ENTRIES {
-            return Err(refused(format!(
+            return Err(format!(
                 "it holds more than {MAX_DIGEST_ENTRIES} entries, too many to pin; trust its root with `--trust-policy follow`"
-            )));
+            ));
         }
-        let relative = entry
-            .path()
-            .strip_prefix(&real)
-            .map_err(|_| refused(format!("`{}` is outside it", entry.path().display())))?;
-        let relative = relative_bytes(relative);
-        let file_type = entry.file_type();
-        if file_type.is_dir() {
-            add_record(&mut hasher, b'd', &relative, &[]);
-        } else if file_type.is_symlink() {
-            let target = fs_err::read_link(entry.path()).map_err(|e| refused(e.to_string()))?;
-            add_record(&mut hasher, b'l', &relative, target.as_os_str().as_bytes());
-        } else if file_type.is_file() {
-            let (content_hash, executable) =
-                hash_file(entry.path(), &mut remaining_bytes).map_err(refused)?;
-            let tag = if executable { b'x' } else { b'f' };
-            add_record(&mut hasher, tag, &relative, &content_hash);
-        } else {
-            return Err(refused(format!(
-                "`{}` is {}, which a skill that can be trusted may not hold; remove it",
-                entry.path().display(),
-                special_file_kind(file_type)
-            )));
+        match entry.kind {
+            EntryKind::Folder => {
+                add_record(&mut hasher, b'd', entry.relative, &[]);
+                return Ok(Visit::Enter);
+            }
+            EntryKind::Symlink => {
+                let target = rustix::fs::readlinkat(entry.parent, entry.name, Vec::new()).map_err(
+                    |error| {
+                        format!(
+                            "cannot read the link `{}`: {}",
+                            shown().display(),
+                            std::io::Error::from(error)
+                        )
+                    },
+                )?;
+                add_record(&mut hasher, b'l', entry.relative, target.as_bytes());
+            }
+            EntryKind::File => {
+                let opened = rustix::fs::openat(
+                    entry.parent,
+                    entry.name,
+                    OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(|error| {
+                    format!(
+                        "cannot open `{}`: {}",
+                        shown().display(),
+                        std::io::Error::from(error)
+                    )
+                })?;
+                let file = fs_err::File::from_parts(std::fs::File::from(opened), shown());
+                let (content_hash, executable) = hash_file(file, &mut remaining_bytes)?;
+                let tag = if executable { b'x' } else { b'f' };
+                add_record(&mut hasher, tag, entry.relative, &content_hash);
+            }
+            EntryKind::Special => {
+                let kind = entry_file_type(entry).map_or("a special file", special_file_kind);
+                return Err(format!(
+                    "`{}` is {kind}, which a skill that can be trusted may not hold; remove it",
+                    shown().display()
+                ));
+            }
         }
-    }
+        Ok(Visit::Next)
+    };
+    let mut unreadable = |relative: &[u8], error: rustix::io::Errno| {
+        Err(format!(
+            "cannot read `{}`: {}",
+            directory
+                .join(std::ffi::OsStr::from_bytes(relative))
+                .display(),
+            std::io::Error::from(error)
+        ))
+    };
+    walk_beneath(root.as_fd(), &mut visit, &mut unreadable).map_err(refused)?;
     Ok(format_digest(&hasher.finalize()))
 }
 
@@ -162,13 +196,11 @@ fn add_record(hasher: &mut Sha256, kind: u8, path: &[u8], payload: &[u8]) {
 }
 
 /// The sha256 of a regular file's bytes and whether it is executable, taking its size from
-/// `remaining_bytes`. The file is opened without following a link and without blocking, then
+/// `remaining_bytes`. The file was opened without following a link and without blocking; it is
 /// checked again to be a regular file, so a FIFO swapped in after the walk saw a file is
 /// refused rather than waited on.
-fn hash_file(path: &Path, remaining_bytes: &mut u64) -> Result<(Vec<u8>, bool), String> {
-    let mut file = open_without_blocking(path, libc::O_NOFOLLOW)
-        .map_err(|error| error.to_string())
-        .and_then(|file| regular_file(file).map_err(|error| error.to_string()))?;
+fn hash_file(file: fs_err::File, remaining_bytes: &mut u64) -> Result<(Vec<u8>, bool), String> {
+    let mut file = regular_file(file).map_err(|error| error.to_string())?;
     let metadata = file.metadata().map_err(|error| error.to_string())?;
     let executable = metadata.permissions().mode() & 0o111 != 0;
     let mut hasher = Sha256::new();
@@ -186,17 +218,6 @@ fn hash_file(path: &Path, remaining_bytes: &mut u64) -> Result<(Vec<u8>, bool), 
     Ok((hasher.finalize().to_vec(), executable))
 }
 
-fn relative_bytes(relative: &Path) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    for (index, component) in relative.components().enumerate() {
-        if index > 0 {
-            bytes.push(b'/');
-        }
-        bytes.extend_from_slice(component.as_os_str().as_bytes());
-    }
-    bytes
-}
-
 fn format_digest(bytes: &[u8]) -> String {
     format!("{DIGEST_PREFIX}{}", crate::skill::hex(bytes))
 }
@@ -204,6 +225,7 @@ fn format_digest(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
 
     use super::*;
 
@@ -221,14 +243,17 @@ mod tests {
     fn the_digest_is_stable_and_sees_every_kind_of_change() {
         let temp = tree();
         let skill = temp.path();
-        let first = directory_digest(skill).unwrap();
+        let first = directory_digest(&SkillFolder::open(skill).unwrap()).unwrap();
         assert!(is_digest(&first), "{first}");
-        assert_eq!(directory_digest(skill).unwrap(), first);
+        assert_eq!(
+            directory_digest(&SkillFolder::open(skill).unwrap()).unwrap(),
+            first
+        );
 
         let mut seen = vec![first.clone()];
         let mut changed = |what: &str, change: &dyn Fn()| {
             change();
-            let digest = directory_digest(skill).unwrap();
+            let digest = directory_digest(&SkillFolder::open(skill).unwrap()).unwrap();
             assert!(!seen.contains(&digest), "{what} did not change the digest");
             seen.push(digest);
         };
@@ -273,9 +298,12 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret.txt"), "one").unwrap();
         std::os::unix::fs::symlink(outside.path(), temp.path().join("out")).unwrap();
-        let before = directory_digest(temp.path()).unwrap();
+        let before = directory_digest(&SkillFolder::open(temp.path()).unwrap()).unwrap();
         std::fs::write(outside.path().join("secret.txt"), "two").unwrap();
-        assert_eq!(directory_digest(temp.path()).unwrap(), before);
+        assert_eq!(
+            directory_digest(&SkillFolder::open(temp.path()).unwrap()).unwrap(),
+            before
+        );
     }
 
     #[test]
@@ -286,7 +314,11 @@ mod tests {
         let error = skillbox_testkit::finishes_within(
             std::time::Duration::from_secs(10),
             "the digest of a folder holding a FIFO",
-            move || directory_digest(&skill).unwrap_err().to_string(),
+            move || {
+                directory_digest(&SkillFolder::open(skill).unwrap())
+                    .unwrap_err()
+                    .to_string()
+            },
         );
         assert!(error.contains("is a FIFO"), "{error}");
         assert!(error.contains("scripts/pipe"), "{error}");

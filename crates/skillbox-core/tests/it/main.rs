@@ -1,5 +1,6 @@
 //! Integration tests of the catalog through the crate's public API: archives, hostile catalogs,
-//! the naming corner cases of skill folders, and special files inside skills.
+//! the naming corner cases of skill folders, special files inside skills, and skill folders swapped
+//! after loading.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -8,6 +9,7 @@
 )]
 
 mod archives;
+mod folder_swaps;
 mod hostile_catalogs;
 mod reload;
 mod skill_folders;
