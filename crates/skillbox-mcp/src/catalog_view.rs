@@ -13,8 +13,8 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use serde_json::Value;
-use skillbox_core::Skill;
 use skillbox_core::skill::is_safe_skill_name;
+use skillbox_core::{CatalogError, Skill};
 use skillbox_llm::provider::declared_argument_names;
 use skillbox_llm::{SkillsProvider, ToolProfile};
 
@@ -304,9 +304,7 @@ pub fn read(provider: &SkillsProvider, uri: &str) -> Result<ReadResourceResult, 
     let (bytes, cut) = skill
         .source
         .read_file(&on_disk, MAX_RESOURCE_BYTES)
-        .map_err(|error| {
-            ErrorData::internal_error(format!("cannot read `{uri}`: {error}"), None)
-        })?;
+        .map_err(|error| read_error(uri, &error))?;
     if cut {
         return Err(ErrorData::invalid_params(
             format!("`{uri}` grew past the {MAX_RESOURCE_BYTES} bytes a resource read returns"),
@@ -420,6 +418,17 @@ pub fn skill_entry(skill: &Skill) -> Result<SkillEntry, String> {
     );
     entry.validate().map_err(|error| error.to_string())?;
     Ok(entry)
+}
+
+/// A failed read of a listed file: gone, replaced or no longer a regular file since it was
+/// listed is the caller's "not found" (reload and list again); only an I/O failure is internal.
+fn read_error(uri: &str, error: &CatalogError) -> ErrorData {
+    match error {
+        CatalogError::Io(_) => {
+            ErrorData::internal_error(format!("cannot read `{uri}`: {error}"), None)
+        }
+        _ => not_found(format!("`{uri}` cannot be served now: {error}")),
+    }
 }
 
 fn not_found(message: impl std::fmt::Display) -> ErrorData {
