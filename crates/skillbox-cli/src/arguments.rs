@@ -193,6 +193,10 @@ pub struct ServeArguments {
     /// tools.json tool) or `protocol` (the eight Skills Protocol tools).
     #[arg(long, default_value = "skills", value_parser = ["skills", "protocol"])]
     pub mcp_profile: String,
+    /// MCP sessions `/mcp` keeps open at once (and as many 2026-07-28 subscription streams);
+    /// a new one past this is refused until one ends (default 1024).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_mcp_sessions: Option<u16>,
     /// Do not reload the skills when their files change.
     #[arg(long)]
     pub no_watch: bool,

@@ -17,6 +17,7 @@ use skillbox_core::skill::is_safe_skill_name;
 use skillbox_core::{CatalogError, Skill};
 use skillbox_llm::provider::declared_argument_names;
 use skillbox_llm::{SkillsProvider, ToolProfile};
+use skillbox_services::ReadBudget;
 
 use crate::uri::{self, SkillUri};
 
@@ -284,13 +285,18 @@ pub fn directory_children(skill: &Skill, relative: &str) -> Result<Vec<Resource>
     Ok(children)
 }
 
-/// Read one file of a skill a model may see, as text when it is UTF-8 and as base64 otherwise.
+/// Read one file of a skill a model may see, as text when it is UTF-8 without control
+/// characters and as base64 otherwise, its size taken from `budget` first.
 /// Blocks on the file system: call it off the async threads.
 ///
 /// # Errors
 /// -32602 (the version maps it) for a URI that is not a listed file of a visible skill, a
 /// folder, or a file over [`MAX_RESOURCE_BYTES`]; -32603 when the file cannot be read.
-pub fn read(provider: &SkillsProvider, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+pub fn read(
+    provider: &SkillsProvider,
+    uri: &str,
+    budget: &mut dyn ReadBudget,
+) -> Result<ReadResourceResult, ErrorData> {
     let (skill, path, file_size) = read_target(provider, uri)?;
     let on_disk = disk_path(&skill, &path).to_owned();
     if file_size > MAX_RESOURCE_BYTES {
@@ -301,6 +307,9 @@ pub fn read(provider: &SkillsProvider, uri: &str) -> Result<ReadResourceResult, 
             None,
         ));
     }
+    budget
+        .take(file_size)
+        .map_err(|busy| ErrorData::internal_error(busy.to_string(), None))?;
     let (bytes, cut) = skill
         .source
         .read_file(&on_disk, MAX_RESOURCE_BYTES)
@@ -312,14 +321,22 @@ pub fn read(provider: &SkillsProvider, uri: &str) -> Result<ReadResourceResult, 
         ));
     }
     let mime = mime_type(&path);
-    let contents = match String::from_utf8(bytes) {
-        Ok(text) => ResourceContents::text(text, uri),
-        Err(error) => ResourceContents::blob(
-            base64::engine::general_purpose::STANDARD.encode(error.into_bytes()),
-            uri,
-        ),
-    }
-    .with_mime_type(mime);
+    // Text only when JSON holds it at about its size: control characters are escaped as six
+    // bytes each, so a file of them goes as base64 (4/3 of its size) instead.
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text)
+            if !text.contains(|c: char| c.is_control() && !matches!(c, '\n' | '\r' | '\t')) =>
+        {
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(text, uri).with_mime_type(mime),
+            ]));
+        }
+        Ok(text) => text.into_bytes(),
+        Err(error) => error.into_bytes(),
+    };
+    let contents =
+        ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
+            .with_mime_type(mime);
     Ok(ReadResourceResult::new(vec![contents]))
 }
 

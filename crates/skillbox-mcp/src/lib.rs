@@ -7,19 +7,44 @@ pub mod catalog_view;
 pub mod server;
 pub mod uri;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 pub use server::{DEFAULT_MAX_SESSIONS, McpOptions, SkillsMcpServer};
 use skillbox_llm::LiveProvider;
+use skillbox_services::{BudgetShare, ReadBudget, ServiceError};
 use tokio_util::sync::CancellationToken;
 
 /// Largest MCP request body over HTTP, in bytes. MCP requests are small (tool arguments, a
 /// URI); rmcp parses a body into a JSON tree before answering, which took about 80 times the
 /// body's size in memory, so a 64 MiB body (the `/rpc` limit) peaked near 5 GB.
 pub const MAX_HTTP_REQUEST_BYTES: usize = 1024 * 1024;
+
+/// The share of the server's answer budget one HTTP request holds: the door in front of
+/// `/mcp` puts it in the request's extensions and keeps it until the response has been sent,
+/// and the reads the request answers (resources, blobs) take the bytes they return from it
+/// before fetching them. A request without one (stdio) reads unbudgeted.
+#[derive(Debug, Clone)]
+pub struct AnswerBudget(Arc<Mutex<BudgetShare>>);
+
+impl AnswerBudget {
+    /// A request's budget over this share.
+    #[must_use]
+    pub fn new(share: BudgetShare) -> Self {
+        AnswerBudget(Arc::new(Mutex::new(share)))
+    }
+}
+
+impl ReadBudget for AnswerBudget {
+    fn take(&mut self, bytes: u64) -> Result<(), ServiceError> {
+        self.0
+            .lock()
+            .map_err(|_| ServiceError::internal("the answer budget is unavailable"))?
+            .take(bytes)
+    }
+}
 
 /// Errors of the MCP door.
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +94,7 @@ pub fn http_service(
         .with_max_request_body_bytes(max_request_bytes)
         .with_cancellation_token(shutdown);
     StreamableHttpService::new(
-        move || server.session(),
+        move || Ok(server.session()),
         Arc::new(LocalSessionManager::default()),
         config,
     )

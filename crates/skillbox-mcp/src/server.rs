@@ -9,7 +9,6 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use rmcp::model::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
@@ -26,9 +25,10 @@ use serde_json::Value;
 use skillbox_llm::{
     CatalogChange, LiveProvider, PromptFormat, SkillsProvider, ToolOutcome, ToolProfile,
 };
-use skillbox_services::{BudgetShare, ReadBudget, RunGate, RunLimits, Unbudgeted};
+use skillbox_services::{ReadBudget, RunGate, RunLimits, Unbudgeted};
 use tokio::sync::{Semaphore, broadcast};
 
+use crate::AnswerBudget;
 use crate::catalog_view::{self, FREE_ARGUMENTS};
 use crate::uri;
 
@@ -46,6 +46,8 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 pub const MAX_FILE_READS_IN_FLIGHT: usize = 32;
 /// Resources one session may subscribe to.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
+/// Bytes of URIs one listen stream's filter may hold in all.
+pub const MAX_LISTEN_URI_BYTES: usize = 64 * 1024;
 /// Longest URI a subscription may name, in bytes.
 pub const MAX_SUBSCRIBED_URI_BYTES: usize = 4096;
 /// Longest one notification may wait for a session's queue: a client that reads nothing must
@@ -60,10 +62,9 @@ pub struct McpOptions {
     /// Tool calls that may run code at once (scripts, handlers, protocol runs), and how many
     /// may wait; past that a call gets a "busy, retry" error result.
     pub run_limits: RunLimits,
-    /// The byte budget blob reads take from (a semaphore of bytes, and its size), shared with
-    /// the other doors of the same server; `None` for a door with one client (stdio).
-    pub answer_budget: Option<(Arc<Semaphore>, usize)>,
-    /// Sessions open at once; a new one past this is refused.
+    /// MCP sessions (`initialize`d) open at once, and 2026-07-28 `subscriptions/listen`
+    /// streams open at once (counted apart); a new one past this is refused. One-shot
+    /// stateless requests are not counted.
     pub max_sessions: usize,
 }
 
@@ -72,7 +73,6 @@ impl Default for McpOptions {
         McpOptions {
             profile: ToolProfile::Skills,
             run_limits: RunLimits::default(),
-            answer_budget: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
@@ -83,8 +83,10 @@ struct Shared {
     live: Arc<LiveProvider>,
     options: McpOptions,
     sessions: Mutex<Vec<Weak<Session>>>,
-    /// Sessions alive now (counted by [`Session`]'s life, announced or not).
+    /// Sessions `initialize`d and not yet ended.
     open_sessions: Arc<AtomicUsize>,
+    /// `subscriptions/listen` streams open.
+    open_listens: AtomicUsize,
     instructions: Mutex<Option<(u64, Arc<str>)>>,
     /// The queue of tool calls that run code.
     runs: RunGate,
@@ -97,24 +99,43 @@ struct Shared {
 struct Session {
     peer: OnceLock<Peer<RoleServer>>,
     subscribed: Mutex<BTreeSet<String>>,
-    open_sessions: Arc<AtomicUsize>,
+    /// The count this session holds a place in once `initialize`d.
+    counted_in: OnceLock<Arc<AtomicUsize>>,
 }
 
 impl Session {
-    fn new(open_sessions: &Arc<AtomicUsize>) -> Self {
-        open_sessions.fetch_add(1, Ordering::SeqCst);
+    fn new() -> Self {
         Session {
             peer: OnceLock::new(),
             subscribed: Mutex::default(),
-            open_sessions: Arc::clone(open_sessions),
+            counted_in: OnceLock::new(),
         }
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.open_sessions.fetch_sub(1, Ordering::SeqCst);
+        if let Some(open) = self.counted_in.get() {
+            open.fetch_sub(1, Ordering::SeqCst);
+        }
     }
+}
+
+/// Holds a place among the open listen streams while the stream lasts.
+struct ListenPlace<'a>(&'a AtomicUsize);
+
+impl Drop for ListenPlace<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Take one of `limit` places counted by `open`, or say how many are open.
+fn take_place(open: &AtomicUsize, limit: usize) -> Result<(), usize> {
+    open.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |count| {
+        (count < limit).then_some(count + 1)
+    })
+    .map(|_| ())
 }
 
 /// The MCP door over a live provider. Clone it for each session ([`SkillsMcpServer::session`]).
@@ -138,14 +159,13 @@ impl SkillsMcpServer {
     /// it must be called inside a tokio runtime.
     #[must_use]
     pub fn new(live: Arc<LiveProvider>, options: McpOptions) -> Self {
-        let open_sessions = Arc::new(AtomicUsize::new(0));
-        let session = Arc::new(Session::new(&open_sessions));
         let shared = Arc::new(Shared {
             live,
             runs: RunGate::new(options.run_limits),
             options,
             sessions: Mutex::default(),
-            open_sessions,
+            open_sessions: Arc::default(),
+            open_listens: AtomicUsize::new(0),
             instructions: Mutex::default(),
             file_reads: Arc::new(Semaphore::new(MAX_FILE_READS_IN_FLIGHT)),
         });
@@ -153,26 +173,41 @@ impl SkillsMcpServer {
             Arc::downgrade(&shared),
             shared.live.subscribe(),
         ));
-        SkillsMcpServer { shared, session }
+        SkillsMcpServer {
+            shared,
+            session: Arc::new(Session::new()),
+        }
     }
 
-    /// The handler for a new session: the same catalog and options, its own peer and
-    /// subscriptions.
-    ///
-    /// # Errors
-    /// When [`McpOptions::max_sessions`] sessions are open.
-    pub fn session(&self) -> Result<Self, std::io::Error> {
-        let open = self.shared.open_sessions.load(Ordering::SeqCst);
-        if open >= self.shared.options.max_sessions {
-            tracing::warn!(open, "MCP session refused: too many sessions are open");
-            return Err(std::io::Error::other(format!(
-                "{open} MCP sessions are open, the most this server keeps; end one (DELETE) or retry later"
-            )));
-        }
-        Ok(SkillsMcpServer {
+    /// The handler for a new session (or one stateless request): the same catalog and
+    /// options, its own peer and subscriptions. It takes a place among the open sessions only
+    /// when `initialize`d.
+    #[must_use]
+    pub fn session(&self) -> Self {
+        SkillsMcpServer {
             shared: Arc::clone(&self.shared),
-            session: Arc::new(Session::new(&self.shared.open_sessions)),
-        })
+            session: Arc::new(Session::new()),
+        }
+    }
+
+    /// Count this session among the open ones, or refuse it when
+    /// [`McpOptions::max_sessions`] are open.
+    fn count_session(&self) -> Result<(), ErrorData> {
+        if self.session.counted_in.get().is_some() {
+            return Ok(());
+        }
+        let open = &self.shared.open_sessions;
+        take_place(open, self.shared.options.max_sessions).map_err(|count| {
+            tracing::warn!(count, "MCP session refused: too many sessions are open");
+            ErrorData::internal_error(
+                format!("{count} MCP sessions are open, the most this server keeps; end one (DELETE the session) or retry later"),
+                None,
+            )
+        })?;
+        if self.session.counted_in.set(Arc::clone(open)).is_err() {
+            open.fetch_sub(1, Ordering::SeqCst);
+        }
+        Ok(())
     }
 
     /// Run blocking work (file reads, digests) on a blocking thread, with at most
@@ -201,11 +236,8 @@ impl SkillsMcpServer {
         provider: Arc<SkillsProvider>,
         name: String,
         arguments: Value,
+        mut budget: Box<dyn ReadBudget>,
     ) -> Result<ToolOutcome, ErrorData> {
-        let mut budget: Box<dyn ReadBudget> = match &self.shared.options.answer_budget {
-            Some((budget, bytes)) => Box::new(BudgetShare::new(budget, *bytes)),
-            None => Box::new(Unbudgeted),
-        };
         if provider.runs_code(&name) {
             let _turn = match self.shared.runs.enter().await {
                 Ok(turn) => turn,
@@ -364,6 +396,19 @@ fn changed_uris(
     Some(uris)
 }
 
+/// The answer budget of the HTTP request a call came in (see [`AnswerBudget`]), or none for
+/// a door with one client (stdio).
+fn request_budget(context: &RequestContext<RoleServer>) -> Box<dyn ReadBudget> {
+    match context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<AnswerBudget>())
+    {
+        Some(budget) => Box::new(budget.clone()),
+        None => Box::new(Unbudgeted),
+    }
+}
+
 /// A page of `items` after the opaque `cursor` (a decimal offset this server made).
 fn page<T>(
     items: impl Iterator<Item = T>,
@@ -418,6 +463,7 @@ impl ServerHandler for SkillsMcpServer {
         request: rmcp::model::InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        self.count_session()?;
         context.peer.set_peer_info(request.clone());
         self.remember_peer(&context.peer);
         self.negotiate_initialize(&request)
@@ -458,7 +504,7 @@ impl ServerHandler for SkillsMcpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let provider = self.provider();
         let profile = self.shared.options.profile;
@@ -476,7 +522,12 @@ impl ServerHandler for SkillsMcpServer {
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let outcome = self
-            .dispatch_tool_call(provider, request.name.into_owned(), arguments)
+            .dispatch_tool_call(
+                provider,
+                request.name.into_owned(),
+                arguments,
+                request_budget(&context),
+            )
             .await?;
         let text = outcome.text();
         let mut result = if outcome.is_error {
@@ -523,24 +574,31 @@ impl ServerHandler for SkillsMcpServer {
             ));
         };
         let arguments = catalog_view::prompt_arguments(&skill, request.arguments.as_ref())?;
-        // A body whose commands run waits for a place in the run queue, as load_skill does.
-        let _turn = if provider.runs_code("load_skill") {
-            Some(self.shared.runs.enter().await.map_err(|busy| {
-                ErrorData::new(ErrorCode::INTERNAL_ERROR, busy.to_string(), None)
-            })?)
-        } else {
-            None
-        };
-        // Reads the body (and may run its commands): off the async threads.
-        let runtime = tokio::runtime::Handle::current();
         let description = skill.description.clone();
-        let text = self
-            .blocking(move || {
+        let text = if provider.runs_code("load_skill") {
+            // A body whose commands run waits for a place in the run queue, as load_skill
+            // does, and runs them here: holding a blocking place for them would keep file
+            // reads waiting behind the commands.
+            let _turn = self
+                .shared
+                .runs
+                .enter()
+                .await
+                .map_err(|busy| ErrorData::internal_error(busy.to_string(), None))?;
+            provider
+                .skill_instructions(&skill, arguments.as_deref())
+                .await
+                .map_err(|message| ErrorData::internal_error(message, None))?
+        } else {
+            // Reads the body: off the async threads.
+            let runtime = tokio::runtime::Handle::current();
+            self.blocking(move || {
                 runtime
                     .block_on(provider.skill_instructions(&skill, arguments.as_deref()))
                     .map_err(|message| ErrorData::internal_error(message, None))
             })
-            .await?;
+            .await?
+        };
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
                 .with_description(description)
@@ -585,10 +643,11 @@ impl ServerHandler for SkillsMcpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let provider = self.provider();
-        self.blocking(move || catalog_view::read(&provider, &request.uri))
+        let mut budget = request_budget(&context);
+        self.blocking(move || catalog_view::read(&provider, &request.uri, budget.as_mut()))
             .await
             .map(Into::into)
     }
@@ -647,15 +706,51 @@ impl ServerHandler for SkillsMcpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        // Only files of skills served here, within a total size: a listen stream keeps its
+        // filter for as long as it stays open.
         let mut accepted = requested.clone();
         if let Some(uris) = accepted.resource_subscriptions.as_mut() {
-            uris.retain(|uri| uri.len() <= MAX_SUBSCRIBED_URI_BYTES);
+            let provider = self.provider();
+            let mut total_bytes = 0;
+            uris.retain(|uri| {
+                let served = uri::parse(uri)
+                    .is_ok_and(|parsed| provider.find_model_skill(&parsed.skill, None).is_ok());
+                let fits = total_bytes + uri.len() <= MAX_LISTEN_URI_BYTES;
+                if served && fits {
+                    total_bytes += uri.len();
+                }
+                served && fits
+            });
             uris.truncate(MAX_SUBSCRIPTIONS);
         }
         Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // rmcp keeps the filter as requested for the stream's life: a large one ends it at once.
+        let requested = context
+            .requested()
+            .resource_subscriptions
+            .as_deref()
+            .unwrap_or_default();
+        let requested_bytes: usize = requested.iter().map(String::len).sum();
+        if requested_bytes > MAX_LISTEN_URI_BYTES || requested.len() > MAX_SUBSCRIPTIONS {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the subscription names {} resources in {requested_bytes} bytes; a stream may name at most {MAX_SUBSCRIPTIONS} in {MAX_LISTEN_URI_BYTES} bytes",
+                    requested.len()
+                ),
+                None,
+            ));
+        }
+        let open = &self.shared.open_listens;
+        take_place(open, self.shared.options.max_sessions).map_err(|count| {
+            ErrorData::internal_error(
+                format!("{count} subscription streams are open, the most this server keeps; close one or retry later"),
+                None,
+            )
+        })?;
+        let _place = ListenPlace(open);
         let mut changes = self.shared.live.subscribe();
         loop {
             let change = tokio::select! {

@@ -80,3 +80,30 @@ impl hyper::body::Body for Answer {
         SizeHint::with_exact((self.bytes.len() - self.sent) as u64)
     }
 }
+
+/// A response body that keeps `held` (a request's budget share) until the body has been sent
+/// or dropped.
+pub(crate) struct Holding<T> {
+    pub(crate) body: Body,
+    pub(crate) _held: T,
+}
+
+impl<T: Unpin> hyper::body::Body for Holding<T> {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(context)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}

@@ -19,14 +19,14 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use skillbox_llm::{LiveProvider, SkillsProvider, ToolProfile};
-use skillbox_mcp::{McpOptions, SkillsMcpServer};
+use skillbox_mcp::{AnswerBudget, McpOptions, SkillsMcpServer};
 use skillbox_services::params::string_param;
 use skillbox_services::{DataDir, RunLimits, Services};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::access::{AccessPolicy, check_access, json_body_refusal};
-use crate::answers::{Answer, BudgetShare, budget_spent};
+use crate::answers::{Answer, BudgetShare, Holding, budget_spent};
 use crate::protocol::{
     self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, RpcBody, RpcError, RpcRequest,
     failure, parse_request, success,
@@ -126,19 +126,20 @@ impl AppState {
         }
     }
 
-    /// Also serve MCP over streamable HTTP at `/mcp` with the tools of `profile`, from the same
-    /// live provider as `/rpc`, behind the same `Host`/`Origin` checks and token; its tool calls
-    /// that run code queue with the state's run limits, and its blob reads take from the same
-    /// budget. Must be called inside a tokio runtime.
+    /// Also serve MCP over streamable HTTP at `/mcp` with the tools of `profile` and at most
+    /// `max_sessions` sessions (and as many listen streams), from the same live provider as
+    /// `/rpc`, behind the same `Host`/`Origin` checks and token; its tool calls that run code
+    /// queue with the state's run limits, and its resource and blob reads take from the same
+    /// answer budget, held until each response has been sent. Must be called inside a tokio
+    /// runtime.
     #[must_use]
-    pub fn with_mcp(mut self, profile: ToolProfile) -> Self {
+    pub fn with_mcp(mut self, profile: ToolProfile, max_sessions: usize) -> Self {
         let shutdown = CancellationToken::new();
         let options = McpOptions {
             profile,
-            // The same limits as protocol runs, and blob reads from the same budget as `/rpc`.
+            // The same limits as protocol runs.
             run_limits: self.services.runs().limits(),
-            answer_budget: Some((Arc::clone(&self.large_bodies), LARGE_BODIES_BUDGET_BYTES)),
-            ..McpOptions::default()
+            max_sessions,
         };
         let service = skillbox_mcp::http_service(
             Arc::clone(&self.live),
@@ -239,7 +240,14 @@ pub fn router(state: AppState) -> Router {
         .route("/rpc", json_body(post(rpc)))
         .route("/healthz", get(healthz));
     if let Some(door) = &state.mcp {
-        routes = routes.route_service("/mcp", door.service.clone());
+        routes = routes.merge(
+            Router::new()
+                .route_service("/mcp", door.service.clone())
+                .route_layer(middleware::from_fn_with_state(
+                    Arc::clone(&state.large_bodies),
+                    hold_answer_budget,
+                )),
+        );
     }
     routes
         .layer(middleware::from_fn_with_state(token, require_token))
@@ -254,6 +262,21 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(Arc::new(state))
+}
+
+/// Route layer of `/mcp`: each request gets a share of the answer budget (the one `/rpc`'s
+/// large bodies and blob reads use) that its resource and blob reads take from, held until the
+/// response body has been sent, as `/rpc` answers hold theirs.
+async fn hold_answer_budget(
+    State(budget): State<Arc<Semaphore>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let share = AnswerBudget::new(BudgetShare::new(&budget, LARGE_BODIES_BUDGET_BYTES));
+    request.extensions_mut().insert(share.clone());
+    next.run(request)
+        .await
+        .map(|body| axum::body::Body::new(Holding { body, _held: share }))
 }
 
 /// Route layer for endpoints that take a JSON body, before the body is read: the body must be

@@ -222,7 +222,12 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     let runtime = super::execute::runtime()?;
     let mcp_profile = ToolProfile::parse(&arguments.mcp_profile).unwrap_or(ToolProfile::Skills);
     runtime.block_on(async {
-        let state = state.with_mcp(mcp_profile);
+        let state = state.with_mcp(
+            mcp_profile,
+            arguments
+                .max_mcp_sessions
+                .map_or(skillbox_mcp::DEFAULT_MAX_SESSIONS, usize::from),
+        );
         let _watcher = if arguments.no_watch {
             None
         } else {

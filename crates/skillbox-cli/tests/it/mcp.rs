@@ -31,6 +31,10 @@ pub fn write_mcp_root(root: &Path) {
     );
     write("alpha/references/guide.md", b"# Guide\n");
     write("alpha/assets/logo.png", LOGO);
+    // UTF-8, but JSON would spell each of its bytes in six: served as base64.
+    write("alpha/assets/control.txt", &[0, 1, 2, 3, b'o', b'k']);
+    // Over the 1 MiB a read may return without taking from the answer budget.
+    write("alpha/assets/big.bin", &vec![0xfe; 2 * 1024 * 1024 + 3]);
     write(
         "alpha/scripts/noisy.py",
         b"print('printed to stdout')\nimport sys\nprint('and to stderr', file=sys.stderr)\n",
@@ -381,4 +385,77 @@ fn mcp_tool_calls_that_run_code_queue_with_the_run_limits() {
 #[test]
 fn mcp_prompts_whose_commands_run_queue_with_the_run_limits() {
     assert_eq!(busy_calls("prompts", &["--preprocess-commands"]), (1, 2));
+}
+
+/// One stateless 2026-07-28 request to `/mcp` (no session), its answer's `result`.
+fn stateless_request(mcp_url: &str, method: &str, name: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let text = runtime.block_on(async {
+        reqwest::Client::new()
+            .post(mcp_url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method)
+            .header("Mcp-Name", name)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    });
+    // A JSON answer, or server-sent events whose last data line is the answer.
+    let answer = if text.trim_start().starts_with('{') {
+        text.clone()
+    } else {
+        text.lines()
+            .rev()
+            .find_map(|line| line.strip_prefix("data:"))
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    let answer: Value = serde_json::from_str(&answer)
+        .unwrap_or_else(|error| panic!("not a JSON-RPC answer ({error}): {text:.300}"));
+    assert!(answer["error"].is_null(), "{answer:#}");
+    answer["result"].clone()
+}
+
+#[test]
+fn a_resource_over_the_free_read_allowance_is_served_over_http() {
+    use base64::Engine;
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("skills");
+    write_mcp_root(&root);
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) =
+        super::serve::start_server_with(data.path(), std::slice::from_ref(&root), &[]);
+    let uri = "skill://alpha/assets/big.bin";
+    let result = std::panic::catch_unwind(|| {
+        stateless_request(
+            &url.replace("/rpc", "/mcp"),
+            "resources/read",
+            uri,
+            json!({"uri": uri}),
+        )
+    });
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let result = result.unwrap();
+    let blob = result["contents"][0]["blob"].as_str().unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(blob)
+        .unwrap();
+    assert_eq!(
+        bytes,
+        fs_err::read(root.join("alpha/assets/big.bin")).unwrap()
+    );
 }
