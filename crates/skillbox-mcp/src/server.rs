@@ -16,7 +16,7 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
     PaginatedRequestParams, PromptMessage, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ResourceTemplate, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    Resource, ResourceTemplate, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
     SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -409,29 +409,57 @@ fn request_budget(context: &RequestContext<RoleServer>) -> Box<dyn ReadBudget> {
     }
 }
 
-/// A page of `items` after the opaque `cursor` (a decimal offset this server made).
+/// A page of `items` (in ascending order of `key`) after the opaque `cursor`, which holds the
+/// key of the last item of the previous page: a reload between two pages neither repeats nor
+/// skips an item that stayed, as an offset would.
 fn page<T>(
     items: impl Iterator<Item = T>,
+    key: impl Fn(&T) -> String,
     cursor: Option<&str>,
     per_page: usize,
 ) -> Result<(Vec<T>, Option<String>), ErrorData> {
-    let offset = match cursor {
-        None => 0,
-        Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+    let after = match cursor {
+        None => None,
+        Some(cursor) => Some(decode_cursor(cursor).ok_or_else(|| {
             ErrorData::invalid_params(
                 format!(
                     "cursor `{cursor}` was not made by this server; start again without a cursor"
                 ),
                 None,
             )
-        })?,
+        })?),
     };
-    let mut items: Vec<T> = items.skip(offset).take(per_page + 1).collect();
+    let mut items: Vec<T> = items
+        .skip_while(|item| after.as_ref().is_some_and(|after| key(item) <= *after))
+        .take(per_page + 1)
+        .collect();
     let next = (items.len() > per_page).then(|| {
         items.truncate(per_page);
-        (offset + per_page).to_string()
+        items.last().map(|item| encode_cursor(&key(item)))
     });
-    Ok((items, next))
+    Ok((items, next.flatten()))
+}
+
+/// A cursor holding a key: `k1.` and the key's bytes in hex.
+fn encode_cursor(key: &str) -> String {
+    use std::fmt::Write;
+    let mut cursor = String::from("k1.");
+    for byte in key.bytes() {
+        let _ = write!(cursor, "{byte:02x}");
+    }
+    cursor
+}
+
+fn decode_cursor(cursor: &str) -> Option<String> {
+    let hex = cursor.strip_prefix("k1.")?;
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
 }
 
 fn cursor_of(request: Option<&PaginatedRequestParams>) -> Option<&str> {
@@ -478,16 +506,19 @@ impl ServerHandler for SkillsMcpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if let Some(cursor) = cursor_of(request.as_ref()) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "cursor `{cursor}` was not made by this server: tools/list has one page; start again without a cursor"
+                ),
+                None,
+            ));
+        }
         let provider = self.provider();
-        let tools = catalog_view::tools(&provider, self.shared.options.profile);
-        let (tools, next) = page(
-            tools.into_iter(),
-            cursor_of(request.as_ref()),
-            usize::MAX - 1,
-        )?;
-        let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = next;
-        Ok(result)
+        Ok(ListToolsResult::with_all_items(catalog_view::tools(
+            &provider,
+            self.shared.options.profile,
+        )))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -549,7 +580,12 @@ impl ServerHandler for SkillsMcpServer {
         let provider = self.provider();
         let prompts =
             catalog_view::prompt_skills(&provider).map(|skill| catalog_view::prompt(skill));
-        let (prompts, next) = page(prompts, cursor_of(request.as_ref()), PROMPTS_PER_PAGE)?;
+        let (prompts, next) = page(
+            prompts,
+            |prompt| prompt.name.clone(),
+            cursor_of(request.as_ref()),
+            PROMPTS_PER_PAGE,
+        )?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
         Ok(result)
@@ -615,10 +651,30 @@ impl ServerHandler for SkillsMcpServer {
         let cursor = cursor_of(request.as_ref()).map(str::to_owned);
         self.blocking(move || {
             let skills = provider.model_skills();
-            let resources = skills
-                .iter()
-                .flat_map(|skill| catalog_view::skill_resources(skill));
-            let (resources, next) = page(resources, cursor.as_deref(), RESOURCES_PER_PAGE)?;
+            // Keyed by skill name, then SKILL.md first, then path: the order pages follow.
+            let resources = skills.iter().flat_map(|skill| {
+                let mut entries: Vec<(String, Resource)> = catalog_view::skill_resources(skill)
+                    .map(|resource| {
+                        let rank = u8::from(resource.name != skill.name());
+                        (
+                            format!("{}\0{rank}\0{}", skill.name(), resource.name),
+                            resource,
+                        )
+                    })
+                    .collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                entries
+            });
+            let (resources, next) = page(
+                resources,
+                |(key, _)| key.clone(),
+                cursor.as_deref(),
+                RESOURCES_PER_PAGE,
+            )?;
+            let resources = resources
+                .into_iter()
+                .map(|(_, resource)| resource)
+                .collect();
             let mut result = ListResourcesResult::with_all_items(resources);
             result.next_cursor = next;
             Ok(result)
@@ -906,7 +962,12 @@ impl ServerHandler for SkillsMcpServer {
         let cursor = cursor_of(request.as_ref()).map(str::to_owned);
         self.blocking(move || {
             let skills = provider.model_skills();
-            let (skills, next) = page(skills.iter(), cursor.as_deref(), SKILLS_PER_PAGE)?;
+            let (skills, next) = page(
+                skills.iter(),
+                |skill| skill.name().to_owned(),
+                cursor.as_deref(),
+                SKILLS_PER_PAGE,
+            )?;
             let entries = skills
                 .into_iter()
                 .filter_map(|skill| match catalog_view::skill_entry(skill) {
@@ -981,6 +1042,10 @@ impl ServerHandler for SkillsMcpServer {
             let children = catalog_view::directory_children(&skill, &parsed.path)?;
             let (children, next) = page(
                 children.into_iter(),
+                |child| {
+                    // Files, then folders, each by name (the order they are listed in).
+                    format!("{}\0{}", u8::from(child.is_directory()), child.name)
+                },
                 request.cursor.as_deref(),
                 RESOURCES_PER_PAGE,
             )?;
@@ -989,5 +1054,27 @@ impl ServerHandler for SkillsMcpServer {
             Ok(result)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_continue_after_the_last_key_across_a_reload() {
+        let key = |item: &&str| (*item).to_owned();
+        let before = ["a", "b", "c", "d"];
+        let (first, cursor) = page(before.into_iter(), key, None, 2).unwrap();
+        assert_eq!(first, ["a", "b"]);
+        let cursor = cursor.unwrap();
+        // A reload removed `a` and added `bb`: the next page neither repeats `b` nor skips `bb`.
+        let after = ["b", "bb", "c", "d"];
+        let (second, cursor) = page(after.into_iter(), key, Some(&cursor), 2).unwrap();
+        assert_eq!(second, ["bb", "c"]);
+        let (third, last) = page(after.into_iter(), key, cursor.as_deref(), 2).unwrap();
+        assert_eq!((third, last), (vec!["d"], None));
+        assert!(page(after.into_iter(), key, Some("12"), 2).is_err());
+        assert!(page(after.into_iter(), key, Some("k1.zz"), 2).is_err());
     }
 }

@@ -122,3 +122,41 @@ fn writes_without_pause_cost_a_reload_per_gap_at_most() {
         format!("Version {version}.")
     );
 }
+
+#[test]
+fn list_cursors_stay_valid_across_a_reload() {
+    let root = temp_root();
+    for name in ["alpha", "gamma", "delta"] {
+        write_skill(root.path(), name, "A skill.");
+    }
+    let live = LiveProvider::new(SkillsProvider::new(
+        catalog(&[root.path()]),
+        executor(),
+        ProviderOptions::default(),
+    ));
+    let page = |arguments: serde_json::Value| {
+        let outcome = live.current().catalog_call("list_skills", &arguments);
+        assert!(!outcome.is_error, "{outcome:?}");
+        outcome.content
+    };
+    let first = page(serde_json::json!({"limit": 1}));
+    let names = |page: &serde_json::Value| -> Vec<String> {
+        page["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|skill| skill["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&first), ["alpha"]);
+    // A reload adds `beta` (after the cursor) and removes `alpha` (before it).
+    std::fs::remove_dir_all(root.path().join("alpha")).unwrap();
+    write_skill(root.path(), "beta", "A skill.");
+    let options = CatalogOptions {
+        roots: vec![SkillRoot::explicit(root.path())],
+        ..CatalogOptions::default()
+    };
+    live.reload(&options, Vec::new()).unwrap();
+    let second = page(serde_json::json!({"limit": 2, "cursor": first["next_cursor"]}));
+    assert_eq!(names(&second), ["beta", "delta"]);
+}
