@@ -1,0 +1,493 @@
+//! [`HttpModelClient`]: a [`ModelClient`] over HTTP for any [`WireFormat`]. It streams the
+//! answer (server-sent events, or a whole JSON body from servers that ignore `stream`),
+//! retries transient failures with exponential backoff honouring `Retry-After`, and turns every
+//! failure into one [`ModelError`] a person can act on.
+
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+
+use crate::model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse};
+use crate::wire::{WireFormat, excerpt};
+
+/// How long connecting may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a response may send nothing before the client gives up. Generous: a small local
+/// model on two cores reads a long prompt for a minute or more before its first token.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Bytes of one response read at most (a stream or a body); more is a malformed response.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+/// Bytes of an error body read for its message.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+/// The `anthropic-version` header the Messages API requires.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// When and how often a failed request is sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    /// The wait after the first failure; it doubles after each (with jitter).
+    pub initial_delay: Duration,
+    /// The longest wait between attempts, `Retry-After` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 4,
+            initial_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `failed + 1`: the server's `Retry-After` when it gave one, else
+    /// exponential backoff with up to 25% jitter; never more than `max_delay`.
+    #[must_use]
+    pub fn delay(&self, failed: u32, retry_after: Option<Duration>) -> Duration {
+        let delay = retry_after.unwrap_or_else(|| {
+            let exponential = self
+                .initial_delay
+                .saturating_mul(2_u32.saturating_pow(failed.saturating_sub(1)));
+            let jitter = exponential.mul_f64(fastrand::f64() * 0.25);
+            exponential.saturating_add(jitter)
+        });
+        delay.min(self.max_delay)
+    }
+}
+
+/// An API key and where it came from (named in errors, never printed).
+#[derive(Clone)]
+pub struct ApiKey {
+    /// The key.
+    pub value: String,
+    /// Where it came from, for messages (`OPENROUTER_API_KEY`).
+    pub source: String,
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A model client over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpModelClient {
+    format: WireFormat,
+    url: String,
+    key: Option<ApiKey>,
+    headers: HeaderMap,
+    http: reqwest::Client,
+    retry: RetryPolicy,
+    idle_timeout: Duration,
+}
+
+/// Why an [`HttpModelClient`] could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The base URL is not an http(s) URL.
+    #[error("base URL `{url}` is not an http:// or https:// URL")]
+    BadBaseUrl {
+        /// The URL given.
+        url: String,
+    },
+    /// The key holds characters a header cannot carry.
+    #[error("the API key from {source_name} holds characters an HTTP header cannot carry")]
+    BadKey {
+        /// Where the key came from.
+        source_name: String,
+    },
+    /// The HTTP client could not be built (TLS roots).
+    #[error("cannot set up the HTTP client: {0}")]
+    Http(String),
+}
+
+impl HttpModelClient {
+    /// A client for `format` at `base_url` (`https://openrouter.ai/api/v1`), the endpoint's
+    /// path appended (`/responses`, `/chat/completions`, `/messages`).
+    ///
+    /// # Errors
+    /// [`ClientError`] for a URL that is not http(s) or a key that cannot be a header.
+    pub fn new(
+        format: WireFormat,
+        base_url: &str,
+        key: Option<ApiKey>,
+    ) -> Result<Self, ClientError> {
+        let base = base_url.trim_end_matches('/');
+        if !(base.starts_with("http://") || base.starts_with("https://"))
+            || reqwest::Url::parse(base).is_err()
+        {
+            return Err(ClientError::BadBaseUrl {
+                url: base_url.to_owned(),
+            });
+        }
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &key {
+            let bad_key = || ClientError::BadKey {
+                source_name: key.source.clone(),
+            };
+            match format {
+                WireFormat::Anthropic => {
+                    let mut value = HeaderValue::from_str(&key.value).map_err(|_| bad_key())?;
+                    value.set_sensitive(true);
+                    headers.insert("x-api-key", value);
+                }
+                WireFormat::Responses | WireFormat::Chat => {
+                    let mut value = HeaderValue::from_str(&format!("Bearer {}", key.value))
+                        .map_err(|_| bad_key())?;
+                    value.set_sensitive(true);
+                    headers.insert(reqwest::header::AUTHORIZATION, value);
+                }
+            }
+        }
+        if format == WireFormat::Anthropic {
+            headers.insert(
+                "anthropic-version",
+                HeaderValue::from_static(ANTHROPIC_VERSION),
+            );
+        }
+        // OpenRouter shows these in its dashboard; other servers ignore them.
+        headers.insert("x-title", HeaderValue::from_static("skillbox"));
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .user_agent(concat!("skillbox/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|error| ClientError::Http(error.to_string()))?;
+        Ok(HttpModelClient {
+            format,
+            url: format!("{base}/{}", format.endpoint()),
+            key,
+            headers,
+            http,
+            retry: RetryPolicy::default(),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        })
+    }
+
+    /// Use this retry policy.
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Give up on a response that sends nothing for this long.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// The endpoint's full URL.
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn unreachable(&self, error: &reqwest::Error) -> ModelError {
+        let mut detail = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            detail = format!("{detail}: {cause}");
+            source = cause.source();
+        }
+        ModelError::Unreachable {
+            url: self.url.clone(),
+            detail,
+        }
+    }
+
+    /// One attempt: the error, and the server's `Retry-After` when it sent one.
+    async fn attempt(
+        &self,
+        body: &serde_json::Value,
+        delivered: &mut bool,
+        events: &mut (dyn FnMut(ModelEvent) + Send),
+    ) -> Result<ModelResponse, (ModelError, Option<Duration>)> {
+        let response = self
+            .http
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .json(body)
+            .timeout(self.idle_timeout)
+            .send()
+            .await
+            .map_err(|error| (self.unreachable(&error), None))?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = retry_after(response.headers());
+            let text = read_capped(response, MAX_ERROR_BODY_BYTES)
+                .await
+                .unwrap_or_default();
+            let message = error_message(&text);
+            let error = if matches!(status.as_u16(), 401 | 403) {
+                ModelError::Unauthorized {
+                    url: self.url.clone(),
+                    status: status.as_u16(),
+                    message,
+                    key_hint: self.key.as_ref().map_or_else(
+                        || "that the server needs no key, or set one".to_owned(),
+                        |key| key.source.clone(),
+                    ),
+                }
+            } else {
+                ModelError::Status {
+                    url: self.url.clone(),
+                    status: status.as_u16(),
+                    message,
+                }
+            };
+            return Err((error, retry_after));
+        }
+        let is_stream = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("text/event-stream"));
+        if !is_stream {
+            let text = read_capped(response, MAX_RESPONSE_BYTES)
+                .await
+                .map_err(|error| (error, None))?;
+            let value: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
+                (
+                    ModelError::Malformed {
+                        detail: format!("the body is not JSON ({error}): {}", excerpt(&text)),
+                    },
+                    None,
+                )
+            })?;
+            let parsed = self
+                .format
+                .parse_response(&value)
+                .map_err(|error| (error, None))?;
+            if !parsed.content.is_empty() {
+                *delivered = true;
+                events(ModelEvent::TextDelta(parsed.content.clone()));
+            }
+            return Ok(parsed);
+        }
+        let mut received = 0_usize;
+        let bytes = response.bytes_stream().map(move |chunk| {
+            let chunk = chunk?;
+            received += chunk.len();
+            Ok::<_, StreamFailure>(if received > MAX_RESPONSE_BYTES {
+                return Err(StreamFailure::TooLarge);
+            } else {
+                chunk
+            })
+        });
+        let mut stream = bytes.eventsource();
+        let mut decoder = self.format.stream_decoder();
+        loop {
+            let next = tokio::time::timeout(self.idle_timeout, stream.next())
+                .await
+                .map_err(|_| {
+                    (
+                        ModelError::Stalled {
+                            url: self.url.clone(),
+                            seconds: self.idle_timeout.as_secs(),
+                        },
+                        None,
+                    )
+                })?;
+            let Some(event) = next else { break };
+            let event = event.map_err(|error| {
+                let error = match error {
+                    eventsource_stream::EventStreamError::Transport(StreamFailure::TooLarge) => {
+                        ModelError::Malformed {
+                            detail: format!("the stream is longer than {MAX_RESPONSE_BYTES} bytes"),
+                        }
+                    }
+                    eventsource_stream::EventStreamError::Transport(StreamFailure::Http(error)) => {
+                        ModelError::Truncated {
+                            detail: format!("the connection failed: {error}"),
+                        }
+                    }
+                    other => ModelError::Malformed {
+                        detail: format!("the event stream is not valid: {other}"),
+                    },
+                };
+                (error, None)
+            })?;
+            let name = if event.event == "message" {
+                ""
+            } else {
+                event.event.as_str()
+            };
+            let finished = decoder
+                .event(name, &event.data, &mut |text| {
+                    *delivered = true;
+                    events(ModelEvent::TextDelta(text.to_owned()));
+                })
+                .map_err(|error| (error, None))?;
+            if finished {
+                break;
+            }
+        }
+        decoder.finish().map_err(|error| (error, None))
+    }
+}
+
+/// What can go wrong while reading a stream's bytes.
+#[derive(Debug, thiserror::Error)]
+enum StreamFailure {
+    #[error("{0}")]
+    Http(#[from] reqwest::Error),
+    #[error("the response is too large")]
+    TooLarge,
+}
+
+#[async_trait::async_trait]
+impl ModelClient for HttpModelClient {
+    fn format(&self) -> WireFormat {
+        self.format
+    }
+
+    async fn respond(
+        &self,
+        request: &ModelRequest<'_>,
+        events: &mut (dyn FnMut(ModelEvent) + Send),
+    ) -> Result<ModelResponse, ModelError> {
+        let body = self.format.request_body(request);
+        let mut attempt = 1;
+        loop {
+            let mut delivered = false;
+            match self.attempt(&body, &mut delivered, events).await {
+                Ok(response) => return Ok(response),
+                Err((error, retry_after)) => {
+                    // Text already shown cannot be taken back, so a stream that fails midway
+                    // is not sent again.
+                    if delivered || !error.is_transient() || attempt >= self.retry.max_attempts {
+                        return Err(error);
+                    }
+                    let delay = self.retry.delay(attempt, retry_after);
+                    tracing::info!(attempt, ?delay, "model request failed, retrying: {error}");
+                    events(ModelEvent::Retry {
+                        attempt,
+                        reason: error.to_string(),
+                        delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    });
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(
+        date.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// Read a body up to `cap` bytes (more is an error).
+async fn read_capped(response: reqwest::Response, cap: usize) -> Result<String, ModelError> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|error| ModelError::Truncated {
+            detail: format!("the connection failed while reading the body: {error}"),
+        })?;
+        if body.len() + chunk.len() > cap {
+            return Err(ModelError::Malformed {
+                detail: format!("the body is longer than {cap} bytes"),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// The message of an error body: `error.message` (OpenAI, OpenRouter, Anthropic), `message`,
+/// `error` as text, or the start of the body.
+fn error_message(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|value| {
+        value["error"]["message"]
+            .as_str()
+            .or_else(|| value["message"].as_str())
+            .or_else(|| value["error"].as_str())
+            .or_else(|| value["detail"].as_str())
+            .map(str::to_owned)
+    });
+    match message {
+        Some(message) => message,
+        None if body.trim().is_empty() => "(no body)".to_owned(),
+        None => excerpt(body.trim()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        let later = std::time::SystemTime::now() + Duration::from_secs(30);
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_str(&httpdate::fmt_http_date(later)).expect("header"),
+        );
+        let delay = retry_after(&headers).expect("a date");
+        assert!(delay > Duration::from_secs(25) && delay <= Duration::from_secs(30));
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let policy = RetryPolicy {
+            max_attempts: 10,
+            initial_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(1),
+        };
+        let first = policy.delay(1, None);
+        assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(125));
+        let third = policy.delay(3, None);
+        assert!(third >= Duration::from_millis(400) && third <= Duration::from_millis(500));
+        assert_eq!(policy.delay(9, None), Duration::from_secs(1));
+        assert_eq!(
+            policy.delay(1, Some(Duration::from_secs(90))),
+            Duration::from_secs(1)
+        );
+    }
+
+    #[test]
+    fn error_messages_come_from_the_body() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"Rate limit exceeded","code":429}}"#),
+            "Rate limit exceeded"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(error_message(""), "(no body)");
+        assert_eq!(
+            error_message("<html>bad gateway</html>"),
+            "<html>bad gateway</html>"
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! The three wire formats, with no I/O: each turns a [`ModelRequest`] into a request body and
+//! reads a response back, whole or as server-sent events. [`crate::http`] does the sending.
+//!
+//! - [`chat`]: OpenAI Chat Completions (OpenAI, OpenRouter, llama.cpp, vLLM, Ollama).
+//! - [`responses`]: the Responses API (OpenRouter's default, OpenAI), stateless: the whole
+//!   conversation goes in every request.
+//! - [`anthropic`]: Anthropic Messages.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+
+pub mod anthropic;
+pub mod chat;
+pub mod responses;
+
+/// Which API a model client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WireFormat {
+    /// `POST {base}/responses`.
+    Responses,
+    /// `POST {base}/chat/completions`.
+    Chat,
+    /// `POST {base}/messages`.
+    Anthropic,
+}
+
+impl WireFormat {
+    /// Parse a format name as used on the command line (`responses`, `chat`, `anthropic`).
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "responses" => Some(WireFormat::Responses),
+            "chat" | "chat-completions" | "openai" => Some(WireFormat::Chat),
+            "anthropic" | "messages" => Some(WireFormat::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// The name [`WireFormat::parse`] reads.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            WireFormat::Responses => "responses",
+            WireFormat::Chat => "chat",
+            WireFormat::Anthropic => "anthropic",
+        }
+    }
+
+    /// The path of the endpoint below the base URL.
+    #[must_use]
+    pub fn endpoint(self) -> &'static str {
+        match self {
+            WireFormat::Responses => "responses",
+            WireFormat::Chat => "chat/completions",
+            WireFormat::Anthropic => "messages",
+        }
+    }
+
+    /// The streaming request body.
+    #[must_use]
+    pub fn request_body(self, request: &ModelRequest<'_>) -> Value {
+        match self {
+            WireFormat::Responses => responses::request_body(request),
+            WireFormat::Chat => chat::request_body(request),
+            WireFormat::Anthropic => anthropic::request_body(request),
+        }
+    }
+
+    /// A reader for the response's event stream.
+    #[must_use]
+    pub fn stream_decoder(self) -> Box<dyn StreamDecoder> {
+        match self {
+            WireFormat::Responses => Box::new(responses::ResponsesStream::default()),
+            WireFormat::Chat => Box::new(chat::ChatStream::default()),
+            WireFormat::Anthropic => Box::new(anthropic::AnthropicStream::default()),
+        }
+    }
+
+    /// Read a whole (not streamed) response body: some servers ignore `stream: true`.
+    ///
+    /// # Errors
+    /// [`ModelError::Malformed`] when the body is not a response of this format, or
+    /// [`ModelError::Provider`] when it is an error.
+    pub fn parse_response(self, body: &Value) -> Result<ModelResponse, ModelError> {
+        match self {
+            WireFormat::Responses => responses::parse_response(body),
+            WireFormat::Chat => chat::parse_response(body),
+            WireFormat::Anthropic => anthropic::parse_response(body),
+        }
+    }
+}
+
+/// Reads one streamed response, event by event.
+pub trait StreamDecoder: Send {
+    /// Take one server-sent event (`event` is its type, empty when the stream names none).
+    /// Text pieces go to `on_text` as they arrive. Returns whether the response is complete.
+    ///
+    /// # Errors
+    /// [`ModelError::Malformed`] for data that is not the JSON the format says, and
+    /// [`ModelError::Provider`] for an error the provider reports in the stream.
+    fn event(
+        &mut self,
+        event: &str,
+        data: &str,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<bool, ModelError>;
+
+    /// The response, once the stream has ended.
+    ///
+    /// # Errors
+    /// [`ModelError::Truncated`] when the stream ended before the response was complete, or
+    /// [`ModelError::Malformed`] for a tool call without a name or id.
+    fn finish(self: Box<Self>) -> Result<ModelResponse, ModelError>;
+}
+
+/// Parse an event's JSON data, naming the event and the start of the data when it is not JSON.
+pub(crate) fn parse_event_data(event: &str, data: &str) -> Result<Value, ModelError> {
+    serde_json::from_str(data).map_err(|error| ModelError::Malformed {
+        detail: format!(
+            "event `{}` is not JSON ({error}): {}",
+            if event.is_empty() { "message" } else { event },
+            excerpt(data)
+        ),
+    })
+}
+
+/// The start of a text, for error messages.
+pub(crate) fn excerpt(text: &str) -> String {
+    const MAX_EXCERPT_CHARS: usize = 200;
+    let mut excerpt: String = text.chars().take(MAX_EXCERPT_CHARS).collect();
+    if excerpt.len() < text.len() {
+        excerpt.push('…');
+    }
+    excerpt
+}
+
+/// A JSON number as an unsigned count (absent or negative counts are zero).
+pub(crate) fn count(value: &Value) -> u64 {
+    value.as_u64().unwrap_or(0)
+}
