@@ -1,15 +1,26 @@
-//! skillbox-agent: skills driving a real model. An [`Agent`] holds a [`skillbox_llm::SkillsProvider`],
-//! a [`ModelClient`] and its options; each turn streams [`AgentEvent`]s (text, tool calls with
+//! skillbox-agent: skills driving a real model. An [`Agent`] holds a [`SkillSource`], a
+//! [`ModelClient`] and its options; each turn streams [`AgentEvent`]s (text, tool calls with
 //! their results and durations, usage, the final answer) that the CLI, the server and the web
 //! page all read. Model clients speak three wire formats ([`WireFormat`]): the Responses API,
-//! Chat Completions and Anthropic Messages, streamed over HTTP with retries ([`HttpModelClient`]).
+//! Chat Completions and Anthropic Messages, streamed over HTTP with retries
+//! ([`HttpModelClient`]). Conversations are saved as JSONL transcripts ([`TranscriptStore`]).
 
+pub mod agent;
+pub mod approval;
 pub mod conversation;
+pub mod events;
 pub mod http;
 pub mod model;
+pub mod transcript;
 pub mod wire;
 
+pub use agent::{
+    Agent, AgentOptions, Conversation, DEFAULT_MAX_ROUNDS, SkillSource, Turn, TurnInput,
+};
+pub use approval::{Approval, ApprovalDecision, ApprovalPolicy, ApprovalRequest};
 pub use conversation::{Message, Replay, ToolCall, ToolResult, Usage};
+pub use events::{AgentEvent, TurnEnd};
 pub use http::{ApiKey, ClientError, HttpModelClient, RetryPolicy};
 pub use model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, StopReason};
+pub use transcript::{Transcript, TranscriptError, TranscriptStore, TranscriptSummary};
 pub use wire::WireFormat;

@@ -175,6 +175,10 @@ pub struct SkillsProvider {
     warnings: Vec<String>,
     /// The run and blob services, when given ([`SkillsProvider::with_services`]).
     services: Option<Arc<skillbox_services::Services>>,
+    /// Skills hidden from models (`disable-model-invocation`) that a person invoked in this
+    /// conversation, so the model may load them and run their scripts
+    /// ([`SkillsProvider::with_unlocked`]).
+    unlocked: Arc<std::collections::BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for SkillsProvider {
@@ -220,6 +224,7 @@ impl SkillsProvider {
             defined: Arc::default(),
             warnings,
             services: None,
+            unlocked: Arc::default(),
         }
     }
 
@@ -237,6 +242,18 @@ impl SkillsProvider {
         }
         provider.defined = Arc::clone(&self.defined);
         provider.services = self.services.clone();
+        provider.unlocked = Arc::clone(&self.unlocked);
+        provider
+    }
+
+    /// This provider, answering calls about the skills `unlocked` names as if they were
+    /// visible to models: a person invoked them (`/name`), so the model may load them and run
+    /// their scripts even when `disable-model-invocation` hides them. Names that are not safe
+    /// to show stay hidden.
+    #[must_use]
+    pub fn with_unlocked(&self, unlocked: std::collections::BTreeSet<String>) -> Self {
+        let mut provider = self.clone();
+        provider.unlocked = Arc::new(unlocked);
         provider
     }
 
@@ -301,7 +318,13 @@ impl SkillsProvider {
         version: Option<&str>,
     ) -> Result<Arc<Skill>, CatalogError> {
         match self.catalog.find(name, version) {
-            Ok(skill) if skill.visible_to_model() => Ok(Arc::clone(skill)),
+            Ok(skill)
+                if skill.visible_to_model()
+                    || (self.unlocked.contains(skill.name())
+                        && skillbox_core::skill::is_safe_skill_name(skill.name())) =>
+            {
+                Ok(Arc::clone(skill))
+            }
             _ => Err(CatalogError::SkillNotFound {
                 name: name.to_owned(),
                 version: version.map(str::to_owned),
@@ -341,6 +364,13 @@ impl SkillsProvider {
     #[must_use]
     pub fn system_prompt(&self, format: PromptFormat) -> String {
         render_prompt(&self.model_skills(), format, self.options.prompt_budget)
+    }
+
+    /// The system-prompt section listing only `skills` (a sub-agent's share of the catalog),
+    /// within the same size budget.
+    #[must_use]
+    pub fn system_prompt_for(&self, skills: &[Arc<Skill>], format: PromptFormat) -> String {
+        render_prompt(skills, format, self.options.prompt_budget)
     }
 
     /// Whether the profile offers a tool of this name ([`SkillsProvider::tools`] holds it),
@@ -686,6 +716,23 @@ impl SkillsProvider {
             )),
             (None, None) => ToolOutcome::error(format!("no tool named `{name}` was defined")),
         }
+    }
+
+    /// The skill whose `tools.json` (or `define_tool` call) gives the tool `name`, when a
+    /// skill's tool has that name.
+    #[must_use]
+    pub fn tool_owner(&self, name: &str) -> Option<Arc<Skill>> {
+        self.defined_tool(name)
+            .map(|(skill, _)| skill)
+            .or_else(|| self.tools.owner(name).map(|(skill, _)| Arc::clone(skill)))
+    }
+
+    /// The skill name a call's arguments give (`skill`, or its aliases), for the tools that
+    /// take one. `arguments` may be an object or a string holding one.
+    #[must_use]
+    pub fn skill_named_in(arguments: &Value) -> Option<String> {
+        let arguments = parse_arguments("", arguments).ok()?;
+        skill_argument(&arguments)
     }
 
     /// The skill a `load_skill` call's arguments name (for session tracking).

@@ -76,12 +76,24 @@ impl Session {
             && !outcome.is_error
             && let Some(skill) = provider.loaded_skill(arguments)
         {
-            self.active_skill = Some(skill.name().to_owned());
-            self.allowed_tools = (!skill.properties.allowed_tools.is_empty())
-                .then(|| skill.properties.allowed_tools.clone());
-            self.model_override = skill.properties.model.clone();
+            self.activate(&skill);
         }
         outcome
+    }
+
+    /// Make `skill` the active skill (it was loaded): its `allowed-tools` and `model` override
+    /// apply from now on, and a skill without them clears the previous one's.
+    pub fn activate(&mut self, skill: &skillbox_core::Skill) {
+        self.active_skill = Some(skill.name().to_owned());
+        self.allowed_tools = (!skill.properties.allowed_tools.is_empty())
+            .then(|| skill.properties.allowed_tools.clone());
+        self.model_override = skill.properties.model.clone();
+    }
+
+    /// Forget the active skill's `model` override (a turn ended: the override holds for the
+    /// rest of the turn that loaded the skill only).
+    pub fn clear_model_override(&mut self) {
+        self.model_override = None;
     }
 }
 

@@ -1,0 +1,1042 @@
+//! The agent loop. One turn: the person's input goes in, the model is asked, the tools it
+//! calls run (concurrently, results returned in the order asked), and so on until it answers
+//! or `max_rounds` ends the turn. Skill semantics of seed 003 are applied here: a loaded
+//! skill's `model` override, its `allowed-tools` (when enforced), `context: fork` sub-agents
+//! and `/name args` user invocation; seed 004's tools that appear when their skill is loaded;
+//! and the host's approval before any code runs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use skillbox_core::Skill;
+use skillbox_llm::{
+    LiveProvider, PromptFormat, Session, SkillsProvider, ToolOutcome, ToolProfile, ToolSpec,
+    builtin_tools,
+};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{Approval, ApprovalDecision, ApprovalPolicy, ApprovalRequest};
+use crate::conversation::{Message, ToolCall, ToolResult, Usage};
+use crate::events::{AgentEvent, TurnEnd};
+use crate::model::{ModelClient, ModelEvent, ModelRequest};
+use crate::transcript::Transcript;
+use crate::wire::excerpt;
+
+/// Model calls one turn makes at most before it is ended.
+pub const DEFAULT_MAX_ROUNDS: u32 = 10;
+/// Tokens the model may generate per call by default.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+/// The same call (tool and arguments) made this many times in one turn is not run again.
+pub const MAX_IDENTICAL_CALLS: u32 = 3;
+/// How deep `context: fork` sub-agents nest: a sub-agent loads fork skills inline.
+pub const MAX_FORK_DEPTH: u32 = 1;
+/// The base prompt when the person gives none.
+pub const DEFAULT_BASE_PROMPT: &str = "You are a helpful assistant. Call a tool only when you need information or an action you cannot get otherwise. When a tool result is available, use it to answer the user in plain text.";
+
+/// How the agent behaves.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// The model asked (unless a loaded skill overrides it).
+    pub model: String,
+    /// The person's part of the system prompt; the skills section follows it.
+    pub base_prompt: String,
+    /// Model calls per turn at most.
+    pub max_rounds: u32,
+    /// Tokens per model call at most.
+    pub max_output_tokens: u32,
+    /// Sampling temperature, when set.
+    pub temperature: Option<f32>,
+    /// How the skills section is written.
+    pub prompt_format: PromptFormat,
+    /// Offer a skill's `tools.json` tools only once its `load_skill` succeeded (seed 004):
+    /// keeps the tool list short for large catalogs.
+    pub tools_on_load: bool,
+    /// Refuse calls outside the active skill's `allowed-tools` (`load_skill` always passes).
+    pub enforce_allowed_tools: bool,
+}
+
+impl AgentOptions {
+    /// Options with defaults for `model`.
+    #[must_use]
+    pub fn new(model: impl Into<String>) -> Self {
+        AgentOptions {
+            model: model.into(),
+            base_prompt: DEFAULT_BASE_PROMPT.to_owned(),
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            temperature: None,
+            prompt_format: PromptFormat::Markdown,
+            tools_on_load: false,
+            enforce_allowed_tools: false,
+        }
+    }
+}
+
+/// Where the agent gets its skills: a fixed provider, or a live one a watcher reloads (each
+/// round then sees the newest catalog).
+#[derive(Debug, Clone)]
+pub enum SkillSource {
+    /// One provider for the agent's life.
+    Fixed(Arc<SkillsProvider>),
+    /// The provider a [`LiveProvider`] holds when each round begins.
+    Live(Arc<LiveProvider>),
+}
+
+impl SkillSource {
+    fn current(&self) -> Arc<SkillsProvider> {
+        match self {
+            SkillSource::Fixed(provider) => Arc::clone(provider),
+            SkillSource::Live(live) => live.current(),
+        }
+    }
+}
+
+/// A conversation: its messages, the skill state of seed 003, and its transcript.
+#[derive(Debug)]
+pub struct Conversation {
+    id: String,
+    messages: Vec<Message>,
+    session: Session,
+    /// Skills loaded so far (their tools are offered in tools-on-load mode).
+    loaded: BTreeSet<String>,
+    /// Skills the person invoked: the model may use them even when hidden from it.
+    invoked: BTreeSet<String>,
+    transcript: Option<Transcript>,
+    transcript_failed: bool,
+}
+
+impl Conversation {
+    /// The conversation's id (its transcript's, when it has one).
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The messages so far.
+    #[must_use]
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The skill loaded last.
+    #[must_use]
+    pub fn active_skill(&self) -> Option<&str> {
+        self.session.active_skill()
+    }
+
+    fn push(&mut self, message: Message) {
+        if let Some(transcript) = &mut self.transcript
+            && let Err(error) = transcript.append(&message)
+            && !self.transcript_failed
+        {
+            self.transcript_failed = true;
+            tracing::warn!(
+                "cannot write the transcript {}: {error}; the conversation goes on unsaved",
+                transcript.path().display()
+            );
+        }
+        self.messages.push(message);
+    }
+}
+
+/// One turn under way: its events as a stream, a handle to cancel it, and the conversation
+/// back when it is over.
+#[derive(Debug)]
+pub struct Turn {
+    events: mpsc::UnboundedReceiver<AgentEvent>,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<Conversation>,
+}
+
+impl Turn {
+    /// The next event; `None` once the turn is over.
+    pub async fn next_event(&mut self) -> Option<AgentEvent> {
+        self.events.recv().await
+    }
+
+    /// A token that cancels the turn: the model call stops, running tools are killed, the
+    /// conversation keeps what happened.
+    #[must_use]
+    pub fn canceller(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// The conversation after the turn.
+    ///
+    /// # Errors
+    /// When the turn's task panicked (a bug).
+    pub async fn finish(self) -> Result<Conversation, tokio::task::JoinError> {
+        self.task.await
+    }
+}
+
+impl futures_util::Stream for Turn {
+    type Item = AgentEvent;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<AgentEvent>> {
+        self.events.poll_recv(context)
+    }
+}
+
+/// What the person typed, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnInput {
+    /// A prompt for the model.
+    Prompt(String),
+    /// `/name args`: invoke a skill.
+    Invoke {
+        /// The skill.
+        skill: String,
+        /// The rest of the line.
+        arguments: String,
+    },
+}
+
+/// Skills an agent (or a sub-agent) may use: all of the provider's, or a subset.
+#[derive(Debug, Clone, Default)]
+struct Scope {
+    allowed: Option<Arc<BTreeSet<String>>>,
+    depth: u32,
+}
+
+impl Scope {
+    fn allows(&self, skill: &str) -> bool {
+        self.allowed
+            .as_ref()
+            .is_none_or(|allowed| allowed.contains(skill))
+    }
+}
+
+type Emit<'a> = &'a (dyn Fn(AgentEvent) + Send + Sync);
+
+/// How a call of one round is answered.
+enum Plan {
+    /// With this outcome, without running anything.
+    Answer(ToolOutcome),
+    /// Through the provider.
+    Run(Value),
+    /// By a sub-agent running this skill.
+    Fork {
+        skill: Arc<Skill>,
+        arguments: Option<String>,
+    },
+}
+
+/// The loop's state over one turn (or one sub-agent run).
+struct Round<'a> {
+    scope: &'a Scope,
+    model: String,
+    usage: Usage,
+    rounds: u32,
+    identical: BTreeMap<String, u32>,
+    emit: Emit<'a>,
+    cancel: &'a CancellationToken,
+}
+
+/// Skills driving a model: a skill source, a model client, options and an approval hook.
+/// Clones share all four.
+#[derive(Clone)]
+pub struct Agent {
+    skills: SkillSource,
+    client: Arc<dyn ModelClient>,
+    options: Arc<AgentOptions>,
+    approval: Arc<dyn Approval>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// An agent over `skills`, asking `client`; every call that runs code is approved until
+    /// [`Agent::with_approval`] says otherwise.
+    #[must_use]
+    pub fn new(skills: SkillSource, client: Arc<dyn ModelClient>, options: AgentOptions) -> Self {
+        Agent {
+            skills,
+            client,
+            options: Arc::new(options),
+            approval: Arc::new(ApprovalPolicy::Allow),
+        }
+    }
+
+    /// Decide calls that run code with `approval`.
+    #[must_use]
+    pub fn with_approval(mut self, approval: Arc<dyn Approval>) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// The options.
+    #[must_use]
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+
+    /// The provider in effect now.
+    #[must_use]
+    pub fn provider(&self) -> Arc<SkillsProvider> {
+        self.skills.current()
+    }
+
+    /// A new conversation, saved to `transcript` when given.
+    #[must_use]
+    pub fn conversation(&self, transcript: Option<Transcript>) -> Conversation {
+        let id = transcript.as_ref().map_or_else(
+            || uuid::Uuid::now_v7().simple().to_string(),
+            |transcript| transcript.header().id.clone(),
+        );
+        Conversation {
+            id,
+            messages: Vec::new(),
+            session: Session::new(self.options.enforce_allowed_tools),
+            loaded: BTreeSet::new(),
+            invoked: BTreeSet::new(),
+            transcript,
+            transcript_failed: false,
+        }
+    }
+
+    /// A conversation continued from saved messages: the skills it loaded are loaded again
+    /// (active skill, tools), and calls left without results (an interrupted turn) are
+    /// answered as not run, so the history is valid for every provider.
+    #[must_use]
+    pub fn resume(&self, transcript: Option<Transcript>, messages: Vec<Message>) -> Conversation {
+        let mut conversation = self.conversation(transcript);
+        let provider = self.skills.current();
+        let mut pending: Vec<ToolCall> = Vec::new();
+        let mut restored = Vec::with_capacity(messages.len());
+        for message in messages {
+            match &message {
+                Message::Tool { results } => {
+                    for call in pending.drain(..) {
+                        let loaded = call.name == "load_skill"
+                            && results
+                                .iter()
+                                .any(|result| result.call_id == call.id && !result.is_error);
+                        if loaded
+                            && let Some(skill) = provider.loaded_skill(&Value::String(call.arguments))
+                        {
+                            conversation.session.activate(&skill);
+                            conversation.loaded.insert(skill.name().to_owned());
+                        }
+                    }
+                }
+                other => {
+                    if !pending.is_empty() {
+                        restored.push(not_run(&pending, "the conversation was interrupted"));
+                        pending.clear();
+                    }
+                    if let Message::Assistant { tool_calls, .. } = other {
+                        pending.clone_from(tool_calls);
+                    }
+                }
+            }
+            restored.push(message);
+        }
+        if !pending.is_empty() {
+            let answer = not_run(&pending, "the conversation was interrupted");
+            if let Some(transcript) = &mut conversation.transcript {
+                let _ = transcript.append(&answer);
+            }
+            restored.push(answer);
+        }
+        conversation.session.clear_model_override();
+        conversation.messages = restored;
+        conversation
+    }
+
+    /// Read what the person typed: `/name args` invokes the skill `name` when a skill of that
+    /// name exists and people may invoke it; anything else is a prompt.
+    ///
+    /// # Errors
+    /// A message when `/name` names no skill a person may invoke.
+    pub fn read_input(&self, text: &str) -> Result<TurnInput, String> {
+        let Some(rest) = text.trim_start().strip_prefix('/') else {
+            return Ok(TurnInput::Prompt(text.to_owned()));
+        };
+        let (name, arguments) = rest
+            .split_once(char::is_whitespace)
+            .unwrap_or((rest, ""));
+        let looks_like_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
+        if !looks_like_name {
+            return Ok(TurnInput::Prompt(text.to_owned()));
+        }
+        let provider = self.skills.current();
+        match provider.catalog().get(name) {
+            Some(skill) if skill.user_invocable() => Ok(TurnInput::Invoke {
+                skill: skill.name().to_owned(),
+                arguments: arguments.trim().to_owned(),
+            }),
+            Some(_) => Err(format!(
+                "the skill `{name}` cannot be invoked by people (user-invocable: false)"
+            )),
+            None => Err(format!(
+                "no skill `/{name}`; /skills lists the skills you can invoke"
+            )),
+        }
+    }
+
+    /// Start a turn on `input` in the background; read its events from the returned
+    /// [`Turn`], then take the conversation back with [`Turn::finish`].
+    pub fn run(&self, mut conversation: Conversation, input: TurnInput) -> Turn {
+        let (sender, events) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let agent = self.clone();
+        let token = cancel.clone();
+        let task = tokio::spawn(async move {
+            let emit = move |event: AgentEvent| {
+                let _ = sender.send(event);
+            };
+            agent
+                .run_turn(&mut conversation, input, &emit, &token)
+                .await;
+            conversation
+        });
+        Turn {
+            events,
+            cancel,
+            task,
+        }
+    }
+
+    /// Run one turn to its end in the caller's task, reporting to `emit`.
+    pub async fn run_turn(
+        &self,
+        conversation: &mut Conversation,
+        input: TurnInput,
+        emit: Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
+        let provider = self.skills.current();
+        let scope = Scope::default();
+        let mut round = Round {
+            scope: &scope,
+            model: self.options.model.clone(),
+            usage: Usage::default(),
+            rounds: 0,
+            identical: BTreeMap::new(),
+            emit,
+            cancel,
+        };
+        emit(AgentEvent::TurnStarted {
+            conversation: conversation.id.clone(),
+            model: round.model.clone(),
+        });
+        let end = match input {
+            TurnInput::Prompt(text) => {
+                conversation.push(Message::user(text));
+                self.run_loop(conversation, &mut round).await
+            }
+            TurnInput::Invoke { skill, arguments } => {
+                self.invoke(&provider, conversation, &skill, &arguments, &mut round)
+                    .await
+            }
+        };
+        conversation.session.clear_model_override();
+        if let Some(transcript) = &mut conversation.transcript {
+            let _ = transcript.record_turn(end, round.rounds, round.usage);
+        }
+        end
+    }
+
+    /// `/name args`: the skill's instructions, arguments substituted, become the person's
+    /// message, and the skill is active; a fork skill runs as a sub-agent instead.
+    async fn invoke(
+        &self,
+        provider: &SkillsProvider,
+        conversation: &mut Conversation,
+        name: &str,
+        arguments: &str,
+        round: &mut Round<'_>,
+    ) -> TurnEnd {
+        let emit = round.emit;
+        let Some(skill) = provider.catalog().get(name).cloned() else {
+            return finish_failed(
+                conversation,
+                round,
+                format!("no skill `/{name}`; /skills lists the skills you can invoke"),
+            );
+        };
+        emit(AgentEvent::SkillInvoked {
+            skill: name.to_owned(),
+            arguments: arguments.to_owned(),
+        });
+        let typed = if arguments.is_empty() {
+            format!("/{name}")
+        } else {
+            format!("/{name} {arguments}")
+        };
+        conversation.invoked.insert(skill.name().to_owned());
+        let raw = (!arguments.is_empty()).then_some(arguments);
+        if is_fork(&skill) {
+            conversation.push(Message::user(typed));
+            let outcome = self
+                .fork(provider, &skill, raw, round.scope, emit, round.cancel)
+                .await;
+            let text = outcome.text();
+            conversation.push(Message::assistant(text.clone()));
+            let end = if round.cancel.is_cancelled() {
+                TurnEnd::Cancelled
+            } else {
+                TurnEnd::Answered
+            };
+            emit(AgentEvent::Final {
+                text,
+                end,
+                rounds: round.rounds,
+                usage: round.usage,
+            });
+            return end;
+        }
+        let instructions = match provider.skill_instructions(&skill, raw).await {
+            Ok(text) => text,
+            Err(message) => return finish_failed(conversation, round, message),
+        };
+        conversation.push(Message::user(format!(
+            "{typed}\n\nI invoked the skill `{name}`. Its instructions follow; carry them out.\n\n{instructions}"
+        )));
+        conversation.session.activate(&skill);
+        conversation.loaded.insert(skill.name().to_owned());
+        if let Some(model) = skill.properties.model.clone() {
+            round.model.clone_from(&model);
+            emit(AgentEvent::ModelChanged {
+                model,
+                skill: name.to_owned(),
+            });
+        }
+        self.run_loop(conversation, round).await
+    }
+
+    /// Ask the model, run its calls, and again, until it answers or the rounds run out.
+    async fn run_loop(&self, conversation: &mut Conversation, round: &mut Round<'_>) -> TurnEnd {
+        let emit = round.emit;
+        loop {
+            let provider = self.scoped_provider(conversation);
+            let (system, tools) = self.offer(&provider, round.scope, &conversation.loaded);
+            round.rounds += 1;
+            let mut streamed = String::new();
+            let answer = {
+                let request = ModelRequest {
+                    model: &round.model,
+                    system: &system,
+                    messages: &conversation.messages,
+                    tools: &tools,
+                    max_output_tokens: self.options.max_output_tokens,
+                    temperature: self.options.temperature,
+                };
+                let mut on_event = |event: ModelEvent| match event {
+                    ModelEvent::TextDelta(text) => {
+                        streamed.push_str(&text);
+                        emit(AgentEvent::TextDelta { text });
+                    }
+                    ModelEvent::Retry {
+                        attempt,
+                        reason,
+                        delay_ms,
+                    } => emit(AgentEvent::Retry {
+                        attempt,
+                        reason,
+                        delay_ms,
+                    }),
+                };
+                tokio::select! {
+                    answer = self.client.respond(&request, &mut on_event) => Some(answer),
+                    () = round.cancel.cancelled() => None,
+                }
+            };
+            let response = match answer {
+                None => {
+                    if !streamed.is_empty() {
+                        conversation.push(Message::assistant(format!("{streamed} [cancelled]")));
+                    }
+                    return finish(conversation, round, TurnEnd::Cancelled, String::new());
+                }
+                Some(Err(error)) => return finish_failed(conversation, round, error.to_string()),
+                Some(Ok(response)) => response,
+            };
+            round.usage.add(&response.usage);
+            emit(AgentEvent::Usage {
+                round: round.rounds,
+                usage: response.usage,
+                turn: round.usage,
+            });
+            if response.tool_calls.is_empty() {
+                let text = response.content.clone();
+                conversation.push(response.into_message());
+                return finish(conversation, round, TurnEnd::Answered, text);
+            }
+            let calls = response.tool_calls.clone();
+            conversation.push(response.into_message());
+            if round.rounds >= self.options.max_rounds {
+                let reason = format!(
+                    "not run: the turn reached its limit of {} rounds",
+                    self.options.max_rounds
+                );
+                conversation.push(not_run(&calls, &reason));
+                let names: BTreeSet<&str> = calls.iter().map(|call| call.name.as_str()).collect();
+                let text = format!(
+                    "Stopped after {} rounds: the model was still calling tools ({}). Ask it to go on, or allow more rounds (--max-rounds).",
+                    round.rounds,
+                    names.into_iter().collect::<Vec<_>>().join(", ")
+                );
+                return finish(conversation, round, TurnEnd::MaxRounds, text);
+            }
+            let tool_names: BTreeSet<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+            let Some(results) = self
+                .answer_calls(&provider, conversation, &calls, &tool_names, round)
+                .await
+            else {
+                conversation.push(not_run(&calls, "the user cancelled the turn"));
+                return finish(conversation, round, TurnEnd::Cancelled, String::new());
+            };
+            conversation.push(Message::Tool { results });
+        }
+    }
+
+    /// The provider for this conversation: unlocking the skills the person invoked.
+    fn scoped_provider(&self, conversation: &Conversation) -> Arc<SkillsProvider> {
+        let provider = self.skills.current();
+        if conversation.invoked.is_empty() {
+            provider
+        } else {
+            Arc::new(provider.with_unlocked(conversation.invoked.clone()))
+        }
+    }
+
+    /// The system prompt and the tools offered this round.
+    fn offer(
+        &self,
+        provider: &SkillsProvider,
+        scope: &Scope,
+        loaded: &BTreeSet<String>,
+    ) -> (String, Vec<ToolSpec>) {
+        let format = self.options.prompt_format;
+        let (section, visible_names) = if scope.allowed.is_some() {
+            let visible: Vec<Arc<Skill>> = provider
+                .model_skills()
+                .into_iter()
+                .filter(|skill| scope.allows(skill.name()))
+                .collect();
+            let names: Vec<String> = visible.iter().map(|skill| skill.name().to_owned()).collect();
+            (provider.system_prompt_for(&visible, format), Some(names))
+        } else {
+            (provider.system_prompt(format), None)
+        };
+        let mut system = self.options.base_prompt.clone();
+        if !section.is_empty() {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(&section);
+        }
+        if self.options.tools_on_load {
+            system.push_str(
+                "\n\nA skill's own tools become available after you load it with load_skill.",
+            );
+        }
+        let tools = provider
+            .tools(ToolProfile::Skills)
+            .into_iter()
+            .filter_map(|spec| match spec.name.as_str() {
+                "load_skill" => Some(match &visible_names {
+                    Some(names) => builtin_tools::load_skill(
+                        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+                    ),
+                    None => spec,
+                }),
+                "use_skill" | "read_skill_file" | "define_tool" | "remove_tool" => Some(spec),
+                name => match provider.tool_owner(name) {
+                    Some(owner) => (scope.allows(owner.name())
+                        && (!self.options.tools_on_load || loaded.contains(owner.name())))
+                    .then_some(spec),
+                    None => Some(spec),
+                },
+            })
+            .collect();
+        (system, tools)
+    }
+
+    /// Answer one round's calls: check each (offered, JSON, repeated, allowed, approved), run
+    /// the ones that may run concurrently, and return the results in the order of the calls.
+    /// `None` when the turn was cancelled meanwhile.
+    async fn answer_calls(
+        &self,
+        provider: &SkillsProvider,
+        conversation: &mut Conversation,
+        calls: &[ToolCall],
+        offered: &BTreeSet<String>,
+        round: &mut Round<'_>,
+    ) -> Option<Vec<ToolResult>> {
+        let emit = round.emit;
+        let mut plans = Vec::with_capacity(calls.len());
+        for call in calls {
+            let parsed = serde_json::from_str::<Value>(&call.arguments).ok();
+            emit(AgentEvent::ToolCallStarted {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: parsed
+                    .clone()
+                    .unwrap_or_else(|| Value::String(call.arguments.clone())),
+            });
+            let plan = self
+                .plan(provider, conversation, call, parsed, offered, round)
+                .await;
+            plans.push(plan);
+        }
+        let scope = round.scope;
+        let cancel = round.cancel;
+        let runs = calls.iter().zip(plans).map(|(call, plan)| async move {
+            let started = Instant::now();
+            let outcome = match plan {
+                Plan::Answer(outcome) => outcome,
+                Plan::Run(arguments) => provider.handle_tool_call(&call.name, &arguments).await,
+                Plan::Fork { skill, arguments } => {
+                    self.fork(provider, &skill, arguments.as_deref(), scope, emit, cancel)
+                        .await
+                }
+            };
+            let result = ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: outcome.text(),
+                is_error: outcome.is_error,
+            };
+            emit(AgentEvent::ToolCallFinished {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                result: result.content.clone(),
+                is_error: result.is_error,
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
+            result
+        });
+        let results = tokio::select! {
+            results = futures_util::future::join_all(runs) => results,
+            () = cancel.cancelled() => return None,
+        };
+        for (call, result) in calls.iter().zip(&results) {
+            if call.name != "load_skill" || result.is_error {
+                continue;
+            }
+            let Some(skill) = provider.loaded_skill(&Value::String(call.arguments.clone())) else {
+                continue;
+            };
+            if is_fork(&skill) && scope.depth < MAX_FORK_DEPTH {
+                continue;
+            }
+            conversation.session.activate(&skill);
+            conversation.loaded.insert(skill.name().to_owned());
+            if let Some(model) = &skill.properties.model
+                && *model != round.model
+            {
+                round.model.clone_from(model);
+                emit(AgentEvent::ModelChanged {
+                    model: model.clone(),
+                    skill: skill.name().to_owned(),
+                });
+            }
+        }
+        Some(results)
+    }
+
+    /// How to answer one call.
+    async fn plan(
+        &self,
+        provider: &SkillsProvider,
+        conversation: &Conversation,
+        call: &ToolCall,
+        parsed: Option<Value>,
+        offered: &BTreeSet<String>,
+        round: &mut Round<'_>,
+    ) -> Plan {
+        let name = call.name.as_str();
+        if !offered.contains(name) {
+            if let Some(owner) = provider.tool_owner(name)
+                && round.scope.allows(owner.name())
+            {
+                return Plan::Answer(ToolOutcome::error(format!(
+                    "the tool `{name}` comes with the skill `{}`: call load_skill with {{\"skill\": \"{}\"}} first",
+                    owner.name(),
+                    owner.name()
+                )));
+            }
+            let known: Vec<&str> = offered.iter().map(String::as_str).collect();
+            return Plan::Answer(ToolOutcome::error(format!(
+                "unknown tool `{name}`; the tools are: {}",
+                known.join(", ")
+            )));
+        }
+        let arguments = match parsed {
+            Some(value @ Value::Object(_)) => value,
+            None if call.arguments.trim().is_empty() => Value::Object(serde_json::Map::new()),
+            None => {
+                return Plan::Answer(ToolOutcome::error(format!(
+                    "the arguments of `{name}` are not valid JSON: {}; call it again with a JSON object",
+                    excerpt(&call.arguments)
+                )));
+            }
+            Some(_) => {
+                return Plan::Answer(ToolOutcome::error(format!(
+                    "the arguments of `{name}` must be a JSON object"
+                )));
+            }
+        };
+        let key = format!("{name} {}", canonical_json(&arguments));
+        let seen = round.identical.entry(key).or_insert(0);
+        *seen += 1;
+        if *seen >= MAX_IDENTICAL_CALLS {
+            return Plan::Answer(ToolOutcome::error(format!(
+                "you already called `{name}` with these same arguments {} times in this turn, and the results are above; do not call it again: use those results, change the arguments, or answer the user",
+                *seen - 1
+            )));
+        }
+        let named_skill = matches!(name, "load_skill" | "use_skill" | "read_skill_file")
+            .then(|| SkillsProvider::skill_named_in(&arguments))
+            .flatten();
+        if let Some(skill) = &named_skill
+            && !round.scope.allows(skill)
+        {
+            return Plan::Answer(ToolOutcome::error(format!(
+                "no skill named `{skill}` is available here"
+            )));
+        }
+        if !conversation.session.permits(name) {
+            return Plan::Answer(ToolOutcome::error(format!(
+                "the tool `{name}` is not in the allowed-tools of the active skill `{}` ({}); load another skill with load_skill to switch",
+                conversation.session.active_skill().unwrap_or_default(),
+                conversation
+                    .session
+                    .allowed_tools()
+                    .unwrap_or_default()
+                    .join(", ")
+            )));
+        }
+        if name == "load_skill"
+            && round.scope.depth < MAX_FORK_DEPTH
+            && let Some(skill) = provider.loaded_skill(&arguments)
+            && is_fork(&skill)
+        {
+            let raw = arguments.get("arguments").map(|value| match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            });
+            return Plan::Fork {
+                skill,
+                arguments: raw,
+            };
+        }
+        if name == "define_tool" || provider.runs_code(name) {
+            let skill = named_skill.or_else(|| {
+                provider
+                    .tool_owner(name)
+                    .map(|owner| owner.name().to_owned())
+            });
+            let request = ApprovalRequest {
+                tool: name.to_owned(),
+                skill,
+                arguments: arguments.clone(),
+            };
+            if let ApprovalDecision::Deny { reason } = self.approval.decide(&request).await {
+                (round.emit)(AgentEvent::ApprovalDenied {
+                    id: call.id.clone(),
+                    name: name.to_owned(),
+                    reason: reason.clone(),
+                });
+                return Plan::Answer(ToolOutcome::error(format!(
+                    "the user did not allow this call ({reason}); do not call it again: go on without it or tell the user what you would need"
+                )));
+            }
+        }
+        Plan::Run(arguments)
+    }
+
+    /// Run a `context: fork` skill as a sub-agent: a fresh history whose first message is the
+    /// skill's instructions, the parent's skills minus this one, the skill's `model` when it
+    /// names one. Its final answer is the result.
+    fn fork<'a>(
+        &'a self,
+        provider: &'a SkillsProvider,
+        skill: &'a Arc<Skill>,
+        arguments: Option<&'a str>,
+        parent: &'a Scope,
+        emit: Emit<'a>,
+        cancel: &'a CancellationToken,
+    ) -> Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>> {
+        Box::pin(async move {
+            let instructions = match provider.skill_instructions(skill, arguments).await {
+                Ok(text) => text,
+                Err(message) => return ToolOutcome::error(message),
+            };
+            let name = skill.name().to_owned();
+            let allowed: BTreeSet<String> = provider
+                .model_skills()
+                .iter()
+                .map(|skill| skill.name().to_owned())
+                .filter(|other| *other != name && parent.allows(other))
+                .collect();
+            let scope = Scope {
+                allowed: Some(Arc::new(allowed)),
+                depth: parent.depth + 1,
+            };
+            let forward = |event: AgentEvent| {
+                emit(AgentEvent::Fork {
+                    skill: name.clone(),
+                    event: Box::new(event),
+                });
+            };
+            let mut conversation = Conversation {
+                id: format!("fork-{}", uuid::Uuid::now_v7().simple()),
+                messages: Vec::new(),
+                // A fork skill's allowed-tools bound its sub-agent whatever the operator chose.
+                session: Session::new(
+                    self.options.enforce_allowed_tools
+                        || !skill.properties.allowed_tools.is_empty(),
+                ),
+                loaded: BTreeSet::new(),
+                invoked: BTreeSet::new(),
+                transcript: None,
+                transcript_failed: false,
+            };
+            conversation.session.activate(skill);
+            conversation.loaded.insert(name.clone());
+            conversation.push(Message::user(instructions));
+            let mut round = Round {
+                scope: &scope,
+                model: skill
+                    .properties
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| self.options.model.clone()),
+                usage: Usage::default(),
+                rounds: 0,
+                identical: BTreeMap::new(),
+                emit: &forward,
+                cancel,
+            };
+            forward(AgentEvent::TurnStarted {
+                conversation: conversation.id.clone(),
+                model: round.model.clone(),
+            });
+            let end = self.run_loop(&mut conversation, &mut round).await;
+            let answer = conversation
+                .messages
+                .iter()
+                .rev()
+                .find_map(|message| match message {
+                    Message::Assistant { content, .. } if !content.is_empty() => {
+                        Some(content.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            match end {
+                TurnEnd::Answered => ToolOutcome {
+                    content: Value::String(answer),
+                    is_error: false,
+                },
+                TurnEnd::MaxRounds => ToolOutcome::error(format!(
+                    "the sub-agent running `{name}` stopped after {} rounds without an answer",
+                    round.rounds
+                )),
+                TurnEnd::Cancelled => ToolOutcome::error("the sub-agent was cancelled"),
+                TurnEnd::Failed => ToolOutcome::error(format!(
+                    "the sub-agent running `{name}` failed; its last words: {}",
+                    excerpt(&answer)
+                )),
+            }
+        })
+    }
+}
+
+fn is_fork(skill: &Skill) -> bool {
+    skill.properties.context.as_deref() == Some("fork")
+}
+
+/// Results for calls that were not run, saying why.
+fn not_run(calls: &[ToolCall], reason: &str) -> Message {
+    Message::Tool {
+        results: calls
+            .iter()
+            .map(|call| ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: serde_json::json!({ "error": reason }).to_string(),
+                is_error: true,
+            })
+            .collect(),
+    }
+}
+
+fn finish(
+    _conversation: &mut Conversation,
+    round: &Round<'_>,
+    end: TurnEnd,
+    text: String,
+) -> TurnEnd {
+    (round.emit)(AgentEvent::Final {
+        text,
+        end,
+        rounds: round.rounds,
+        usage: round.usage,
+    });
+    end
+}
+
+fn finish_failed(conversation: &mut Conversation, round: &Round<'_>, message: String) -> TurnEnd {
+    (round.emit)(AgentEvent::Error {
+        message: message.clone(),
+    });
+    finish(conversation, round, TurnEnd::Failed, message)
+}
+
+/// JSON with object keys sorted at every level, so equal arguments compare equal whatever
+/// order the model wrote them in.
+fn canonical_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let ordered: BTreeMap<&String, Value> =
+                    map.iter().map(|(key, value)| (key, sorted(value))).collect();
+                Value::Object(
+                    ordered
+                        .into_iter()
+                        .map(|(key, value)| (key.clone(), value))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_ignores_key_order() {
+        let one: Value = serde_json::from_str(r#"{"b":1,"a":{"d":2,"c":[1,{"y":1,"x":2}]}}"#)
+            .expect("json");
+        let two: Value = serde_json::from_str(r#"{"a":{"c":[1,{"x":2,"y":1}],"d":2},"b":1}"#)
+            .expect("json");
+        assert_eq!(canonical_json(&one), canonical_json(&two));
+    }
+}

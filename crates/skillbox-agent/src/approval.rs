@@ -1,0 +1,75 @@
+//! The approval hook: before any call that runs code (`use_skill`, a `tools.json` handler,
+//! `define_tool`, a `load_skill` whose commands run) the host approves or denies it.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A call waiting for approval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApprovalRequest {
+    /// The tool called.
+    pub tool: String,
+    /// The skill whose code would run, when known.
+    pub skill: Option<String>,
+    /// The call's arguments (parsed).
+    pub arguments: Value,
+}
+
+impl ApprovalRequest {
+    /// One line saying what would run, for a prompt.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let arguments = serde_json::to_string(&self.arguments).unwrap_or_default();
+        match &self.skill {
+            Some(skill) if self.tool == "use_skill" => format!(
+                "run {} of skill `{skill}` with {}",
+                self.arguments["script"]
+                    .as_str()
+                    .map_or_else(|| "a script".to_owned(), |script| format!("`{script}`")),
+                serde_json::to_string(&self.arguments["args"]).unwrap_or_default()
+            ),
+            Some(skill) => format!("call `{}` of skill `{skill}` with {arguments}", self.tool),
+            None => format!("call `{}` with {arguments}", self.tool),
+        }
+    }
+}
+
+/// What the host decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    /// Run it.
+    Approve,
+    /// Do not run it; the model is told why.
+    Deny {
+        /// Why (shown to the model).
+        reason: String,
+    },
+}
+
+/// Decides whether a call that runs code may run.
+#[async_trait::async_trait]
+pub trait Approval: Send + Sync {
+    /// Approve or deny `request`.
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision;
+}
+
+/// A fixed answer for every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalPolicy {
+    /// Every call runs.
+    Allow,
+    /// No call that runs code runs.
+    Deny,
+}
+
+#[async_trait::async_trait]
+impl Approval for ApprovalPolicy {
+    async fn decide(&self, _request: &ApprovalRequest) -> ApprovalDecision {
+        match self {
+            ApprovalPolicy::Allow => ApprovalDecision::Approve,
+            ApprovalPolicy::Deny => ApprovalDecision::Deny {
+                reason: "the approval policy denies running code".to_owned(),
+            },
+        }
+    }
+}
