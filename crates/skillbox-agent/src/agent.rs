@@ -327,7 +327,8 @@ impl Agent {
                                 .iter()
                                 .any(|result| result.call_id == call.id && !result.is_error);
                         if loaded
-                            && let Some(skill) = provider.loaded_skill(&Value::String(call.arguments))
+                            && let Some(skill) =
+                                provider.loaded_skill(&Value::String(call.arguments))
                         {
                             conversation.session.activate(&skill);
                             conversation.loaded.insert(skill.name().to_owned());
@@ -367,9 +368,7 @@ impl Agent {
         let Some(rest) = text.trim_start().strip_prefix('/') else {
             return Ok(TurnInput::Prompt(text.to_owned()));
         };
-        let (name, arguments) = rest
-            .split_once(char::is_whitespace)
-            .unwrap_or((rest, ""));
+        let (name, arguments) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
         let looks_like_name = !name.is_empty()
             && name
                 .chars()
@@ -633,7 +632,10 @@ impl Agent {
                 .into_iter()
                 .filter(|skill| scope.allows(skill.name()))
                 .collect();
-            let names: Vec<String> = visible.iter().map(|skill| skill.name().to_owned()).collect();
+            let names: Vec<String> = visible
+                .iter()
+                .map(|skill| skill.name().to_owned())
+                .collect();
             (provider.system_prompt_for(&visible, format), Some(names))
         } else {
             (provider.system_prompt(format), None)
@@ -1011,8 +1013,10 @@ fn canonical_json(value: &Value) -> String {
     fn sorted(value: &Value) -> Value {
         match value {
             Value::Object(map) => {
-                let ordered: BTreeMap<&String, Value> =
-                    map.iter().map(|(key, value)| (key, sorted(value))).collect();
+                let ordered: BTreeMap<&String, Value> = map
+                    .iter()
+                    .map(|(key, value)| (key, sorted(value)))
+                    .collect();
                 Value::Object(
                     ordered
                         .into_iter()
@@ -1033,10 +1037,10 @@ mod tests {
 
     #[test]
     fn canonical_json_ignores_key_order() {
-        let one: Value = serde_json::from_str(r#"{"b":1,"a":{"d":2,"c":[1,{"y":1,"x":2}]}}"#)
-            .expect("json");
-        let two: Value = serde_json::from_str(r#"{"a":{"c":[1,{"x":2,"y":1}],"d":2},"b":1}"#)
-            .expect("json");
+        let one: Value =
+            serde_json::from_str(r#"{"b":1,"a":{"d":2,"c":[1,{"y":1,"x":2}]}}"#).expect("json");
+        let two: Value =
+            serde_json::from_str(r#"{"a":{"c":[1,{"x":2,"y":1}],"d":2},"b":1}"#).expect("json");
         assert_eq!(canonical_json(&one), canonical_json(&two));
     }
 }

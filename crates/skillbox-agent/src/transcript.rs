@@ -3,8 +3,8 @@
 //! conversation can be resumed and audited. Files are private to the user (0600 in a 0700
 //! folder): conversations hold what people typed and what skills returned.
 
-use std::io::{BufRead, Write};
 use fs_err::os::unix::fs::OpenOptionsExt;
+use std::io::{BufRead, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
@@ -54,7 +54,9 @@ pub enum TranscriptError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The id is not a transcript id (ids are hex digits: never paths).
-    #[error("`{id}` is not a conversation id (ids are hex digits; `skillbox chat --list` shows them)")]
+    #[error(
+        "`{id}` is not a conversation id (ids are hex digits; `skillbox chat --list` shows them)"
+    )]
     BadId {
         /// The id given.
         id: String,
@@ -377,7 +379,9 @@ mod tests {
             .create(WireFormat::Chat, "m", "http://127.0.0.1:1/v1")
             .expect("create");
         transcript.append(&Message::user("hello")).expect("append");
-        transcript.append(&Message::assistant("hi")).expect("append");
+        transcript
+            .append(&Message::assistant("hi"))
+            .expect("append");
         transcript
             .record_turn(TurnEnd::Answered, 1, Usage::default())
             .expect("turn");
@@ -400,7 +404,13 @@ mod tests {
     fn ids_are_never_paths() {
         let folder = tempfile::tempdir().expect("temp");
         let store = TranscriptStore::new(folder.path());
-        for id in ["../etc/passwd", "/etc/passwd", "", "a/b", "0123456789abcdef0123456789abcdef0"] {
+        for id in [
+            "../etc/passwd",
+            "/etc/passwd",
+            "",
+            "a/b",
+            "0123456789abcdef0123456789abcdef0",
+        ] {
             assert!(
                 matches!(store.resume(id), Err(TranscriptError::BadId { .. })),
                 "{id}"
@@ -420,6 +430,9 @@ mod tests {
         text.push_str("{\"type\":\"message\",\"message\":{\"role\":\"robot\"}}\n");
         std::fs::write(&path, text).expect("write");
         let error = store.resume(&id).expect_err("corrupt");
-        assert!(error.to_string().contains(":2: not a transcript line"), "{error}");
+        assert!(
+            error.to_string().contains(":2: not a transcript line"),
+            "{error}"
+        );
     }
 }

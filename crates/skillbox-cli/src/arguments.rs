@@ -105,6 +105,10 @@ pub enum Command {
     Serve(ServeArguments),
     /// Serve the skills over MCP on stdin and stdout (for MCP clients that start a command).
     Mcp(McpArguments),
+    /// Ask a model one question; it may load and run skills to answer.
+    Ask(AskArguments),
+    /// Talk with a model that can load and run skills (line editing, history, `/name args`).
+    Chat(ChatArguments),
     /// Let the code of a project's skill folders run (or list the trusted folders).
     Trust(TrustArguments),
     /// Stop trusting a skill folder: its skills' code no longer runs.
@@ -330,5 +334,88 @@ pub struct ShowArguments {
     pub version: Option<String>,
     /// Print everything as JSON.
     #[arg(long)]
+    pub json: bool,
+}
+
+/// Which model to ask and how: shared by `ask` and `chat`. Flags win over the environment,
+/// which wins over the config file (`$SKILLBOX_CONFIG`, default
+/// `~/.config/skillbox/config.toml`, section `[agent]`).
+#[derive(Debug, Args)]
+pub struct AgentArguments {
+    /// The API spoken: `responses` (OpenRouter/OpenAI Responses API), `chat` (Chat
+    /// Completions: OpenAI and every OpenAI-compatible server) or `anthropic` (Messages).
+    /// Default: `chat` with a --base-url, else by the API key set.
+    #[arg(long, value_name = "API", env = "SKILLBOX_PROVIDER")]
+    pub provider: Option<String>,
+    /// The model's name (default: one per known host).
+    #[arg(long, value_name = "MODEL", env = "SKILLBOX_MODEL")]
+    pub model: Option<String>,
+    /// The API's base URL (`http://127.0.0.1:8080/v1` for a local server).
+    #[arg(long, value_name = "URL", env = "SKILLBOX_BASE_URL")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (default: by host, e.g.
+    /// `OPENROUTER_API_KEY`; `SKILLBOX_API_KEY` for other hosts).
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// Model calls per turn at most (default 10).
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+    /// Tokens per model call at most (default 4096).
+    #[arg(long, value_name = "N")]
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature.
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f32>,
+    /// The base system prompt (the skills section follows it).
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+    /// Before code runs (use_skill, a tool handler, define_tool): `allow`, `deny`, or `ask` on
+    /// the terminal (default: allow).
+    #[arg(long, value_name = "POLICY")]
+    pub approve: Option<String>,
+    /// Ask on the terminal before any code runs (same as --approve ask).
+    #[arg(long, conflicts_with = "approve")]
+    pub confirm: bool,
+    /// Offer a skill's tools.json tools only after it is loaded.
+    #[arg(long)]
+    pub tools_on_load: bool,
+    /// Refuse tool calls outside the active skill's allowed-tools.
+    #[arg(long)]
+    pub enforce_allowed_tools: bool,
+    /// Where transcripts are kept (default: the user's data folder, `skillbox/`).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Do not save a transcript.
+    #[arg(long)]
+    pub no_transcript: bool,
+    /// Continue a saved conversation (its id, or the start of it).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+}
+
+/// `skillbox ask`.
+#[derive(Debug, Args)]
+pub struct AskArguments {
+    /// What to ask (`/name args` invokes a skill).
+    pub prompt: String,
+    /// Model options.
+    #[command(flatten)]
+    pub agent: AgentArguments,
+    /// Print the events as JSON lines on stdout instead of the answer.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `skillbox chat`.
+#[derive(Debug, Args)]
+pub struct ChatArguments {
+    /// Model options.
+    #[command(flatten)]
+    pub agent: AgentArguments,
+    /// List the saved conversations and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// With --list, print JSON.
+    #[arg(long, requires = "list")]
     pub json: bool,
 }

@@ -53,6 +53,8 @@ fn main() -> ExitCode {
         Command::Tools(tools) => commands::surface::tools(&arguments.global, tools),
         Command::Serve(serve) => commands::surface::serve(&arguments.global, serve),
         Command::Mcp(mcp) => commands::mcp::run(&arguments.global, mcp),
+        Command::Ask(ask) => commands::agent::ask(&arguments.global, ask),
+        Command::Chat(chat) => commands::agent::chat(&arguments.global, chat),
         Command::Trust(trust) => commands::trust::trust(&arguments.global, trust),
         Command::Untrust(untrust) => commands::trust::untrust(untrust),
     };

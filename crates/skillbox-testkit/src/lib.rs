@@ -3,6 +3,8 @@
 //! and skill trees written from text.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod model_server;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

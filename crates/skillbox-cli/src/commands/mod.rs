@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod agent;
 pub mod execute;
 pub mod list;
 pub mod mcp;

@@ -1,6 +1,7 @@
 //! Integration tests for the `skillbox` binary: one test binary, one module per area.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod agent;
 mod archives;
 mod attacks_catalog;
 mod discovery;

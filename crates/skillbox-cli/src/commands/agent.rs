@@ -1,0 +1,818 @@
+//! `skillbox ask` and `skillbox chat`: a model using the skills, through the agent loop of
+//! skillbox-agent. The answer streams to stdout; tool activity goes to stderr (a spinner on a
+//! terminal, plain lines otherwise); `--json` prints the events as JSON lines instead.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+use skillbox_agent::{
+    Agent, AgentEvent, AgentOptions, ApiKey, Approval, ApprovalDecision, ApprovalPolicy,
+    ApprovalRequest, Conversation, HttpModelClient, SkillSource, TranscriptStore, TurnEnd,
+    TurnInput, WireFormat,
+};
+
+use crate::arguments::{AgentArguments, AskArguments, ChatArguments, GlobalOptions};
+
+/// Exit code when the model was still calling tools after `--max-rounds`.
+const EXIT_MAX_ROUNDS: u8 = 3;
+/// Exit code when the person cancelled the turn (Ctrl-C), as shells report SIGINT.
+const EXIT_CANCELLED: u8 = 130;
+/// Characters of a tool result shown on stderr.
+const MAX_SHOWN_RESULT_CHARS: usize = 160;
+
+const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
+const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+
+/// The `[agent]` section of the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct AgentConfig {
+    provider: Option<String>,
+    model: Option<String>,
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    max_rounds: Option<u32>,
+    max_output_tokens: Option<u32>,
+    temperature: Option<f32>,
+    system: Option<String>,
+    approve: Option<String>,
+    tools_on_load: Option<bool>,
+    enforce_allowed_tools: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    agent: AgentConfig,
+}
+
+/// The config file: `$SKILLBOX_CONFIG`, else `config.toml` in the user's config folder. A
+/// missing default file is no config; a missing named file is an error.
+fn read_config() -> anyhow::Result<AgentConfig> {
+    let (path, named) = match std::env::var_os("SKILLBOX_CONFIG") {
+        Some(path) => (PathBuf::from(path), true),
+        None => match dirs::config_dir() {
+            Some(folder) => (folder.join("skillbox").join("config.toml"), false),
+            None => return Ok(AgentConfig::default()),
+        },
+    };
+    let text = match fs_err::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if !named && error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(AgentConfig::default());
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let config: ConfigFile = toml::from_str(&text)
+        .with_context(|| format!("{}: not a skillbox config file", path.display()))?;
+    Ok(config.agent)
+}
+
+/// Where the model is and how to ask it.
+#[derive(Debug)]
+struct ModelSettings {
+    format: WireFormat,
+    base_url: String,
+    model: String,
+    key: Option<ApiKey>,
+}
+
+fn key_from(name: &str) -> Option<ApiKey> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+        .map(|value| ApiKey {
+            value: value.trim().to_owned(),
+            source: name.to_owned(),
+        })
+}
+
+fn host_of(url: &str) -> String {
+    reqwest_host(url).unwrap_or_default()
+}
+
+fn reqwest_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    let host = authority.rsplit('@').next()?;
+    Some(
+        host.trim_start_matches('[')
+            .split(']')
+            .next()?
+            .split(':')
+            .next()?
+            .to_ascii_lowercase(),
+    )
+}
+
+/// The key variable a host's API wants.
+fn key_variable_for(host: &str) -> &'static str {
+    if host == "openrouter.ai" || host.ends_with(".openrouter.ai") {
+        "OPENROUTER_API_KEY"
+    } else if host == "api.openai.com" {
+        "OPENAI_API_KEY"
+    } else if host.ends_with("anthropic.com") {
+        "ANTHROPIC_API_KEY"
+    } else {
+        "SKILLBOX_API_KEY"
+    }
+}
+
+fn is_hosted(host: &str) -> bool {
+    key_variable_for(host) != "SKILLBOX_API_KEY"
+}
+
+fn default_model(host: &str, format: WireFormat) -> &'static str {
+    match (key_variable_for(host), format) {
+        ("OPENROUTER_API_KEY", WireFormat::Anthropic) => "anthropic/claude-sonnet-4.5",
+        ("OPENROUTER_API_KEY", _) => "openai/gpt-4o-mini",
+        ("OPENAI_API_KEY", _) => "gpt-4o-mini",
+        ("ANTHROPIC_API_KEY", _) => "claude-sonnet-4-5",
+        // Local servers (llama.cpp, vLLM, Ollama) serve the model they were started with.
+        _ => "default",
+    }
+}
+
+fn resolve_settings(
+    arguments: &AgentArguments,
+    config: &AgentConfig,
+) -> anyhow::Result<ModelSettings> {
+    let base_url = arguments.base_url.clone().or(config.base_url.clone());
+    let provider = arguments.provider.clone().or(config.provider.clone());
+    let format = match &provider {
+        Some(name) => WireFormat::parse(name).with_context(|| {
+            format!("--provider: `{name}` is not an API; use responses, chat or anthropic")
+        })?,
+        // An explicit server is most likely OpenAI-compatible (llama.cpp, vLLM, Ollama).
+        None if base_url.is_some() => WireFormat::Chat,
+        None if key_from("OPENROUTER_API_KEY").is_some()
+            || key_from("OPENAI_API_KEY").is_some() =>
+        {
+            WireFormat::Responses
+        }
+        None if key_from("ANTHROPIC_API_KEY").is_some() => WireFormat::Anthropic,
+        None => bail!(
+            "no model to ask: set OPENROUTER_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY, or point --base-url at a local OpenAI-compatible server (the README's \"A local model\" shows one)"
+        ),
+    };
+    let base_url = match base_url {
+        Some(url) => url,
+        None => match format {
+            WireFormat::Anthropic
+                if key_from("OPENROUTER_API_KEY").is_some()
+                    && key_from("ANTHROPIC_API_KEY").is_none() =>
+            {
+                OPENROUTER_BASE_URL.to_owned()
+            }
+            WireFormat::Anthropic => ANTHROPIC_BASE_URL.to_owned(),
+            WireFormat::Responses | WireFormat::Chat => {
+                if key_from("OPENROUTER_API_KEY").is_some() || key_from("OPENAI_API_KEY").is_none()
+                {
+                    OPENROUTER_BASE_URL.to_owned()
+                } else {
+                    OPENAI_BASE_URL.to_owned()
+                }
+            }
+        },
+    };
+    let host = host_of(&base_url);
+    let variable = arguments
+        .api_key_env
+        .clone()
+        .or(config.api_key_env.clone())
+        .unwrap_or_else(|| key_variable_for(&host).to_owned());
+    let key = key_from(&variable);
+    if key.is_none() && is_hosted(&host) {
+        bail!(
+            "{variable} is not set: {base_url} needs an API key; set {variable}, or point --base-url at a local server"
+        );
+    }
+    let model = arguments
+        .model
+        .clone()
+        .or(config.model.clone())
+        .unwrap_or_else(|| default_model(&host, format).to_owned());
+    Ok(ModelSettings {
+        format,
+        base_url,
+        model,
+        key,
+    })
+}
+
+/// Asks on the terminal before code runs.
+struct TerminalApproval {
+    spinner: Option<indicatif::ProgressBar>,
+}
+
+#[async_trait::async_trait]
+impl Approval for TerminalApproval {
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        let summary = skillbox_core::printable::printable_block(&request.summary()).into_owned();
+        let spinner = self.spinner.clone();
+        let answer = tokio::task::spawn_blocking(move || {
+            let ask = || -> std::io::Result<String> {
+                let mut terminal = fs_err::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open("/dev/tty")?;
+                write!(terminal, "allow: {summary}? [y/N] ")?;
+                terminal.flush()?;
+                let mut line = String::new();
+                std::io::BufRead::read_line(&mut std::io::BufReader::new(terminal), &mut line)?;
+                Ok(line)
+            };
+            match &spinner {
+                Some(spinner) => spinner.suspend(ask),
+                None => ask(),
+            }
+        })
+        .await;
+        match answer {
+            Ok(Ok(line)) if matches!(line.trim(), "y" | "Y" | "yes" | "Yes") => {
+                ApprovalDecision::Approve
+            }
+            Ok(Ok(_)) => ApprovalDecision::Deny {
+                reason: "the user said no".to_owned(),
+            },
+            _ => ApprovalDecision::Deny {
+                reason: "there is no terminal to ask on".to_owned(),
+            },
+        }
+    }
+}
+
+/// The policy `--approve`/`--confirm`/config name.
+enum ApprovalChoice {
+    Fixed(ApprovalPolicy),
+    Ask,
+}
+
+fn approval_choice(
+    arguments: &AgentArguments,
+    config: &AgentConfig,
+) -> anyhow::Result<ApprovalChoice> {
+    if arguments.confirm {
+        return Ok(ApprovalChoice::Ask);
+    }
+    match arguments
+        .approve
+        .as_deref()
+        .or(config.approve.as_deref())
+        .unwrap_or("allow")
+    {
+        "allow" => Ok(ApprovalChoice::Fixed(ApprovalPolicy::Allow)),
+        "deny" => Ok(ApprovalChoice::Fixed(ApprovalPolicy::Deny)),
+        "ask" => Ok(ApprovalChoice::Ask),
+        other => bail!("--approve: `{other}` is not a policy; use allow, deny or ask"),
+    }
+}
+
+/// Everything a session needs: the agent, the transcript folder and the printer's options.
+struct Session {
+    agent: Agent,
+    settings: ModelSettings,
+    transcripts: Option<TranscriptStore>,
+    choice: ApprovalChoice,
+}
+
+fn session(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<Session> {
+    let config = read_config()?;
+    let settings = resolve_settings(arguments, &config)?;
+    let choice = approval_choice(arguments, &config)?;
+    let client = HttpModelClient::new(settings.format, &settings.base_url, settings.key.clone())
+        .with_context(|| "--base-url".to_owned())?;
+    let provider = super::surface::provider(global)?;
+    let mut options = AgentOptions::new(settings.model.clone());
+    if let Some(rounds) = arguments.max_rounds.or(config.max_rounds) {
+        if rounds == 0 {
+            bail!("--max-rounds: give at least 1");
+        }
+        options.max_rounds = rounds;
+    }
+    if let Some(tokens) = arguments.max_output_tokens.or(config.max_output_tokens) {
+        options.max_output_tokens = tokens.max(1);
+    }
+    options.temperature = arguments.temperature.or(config.temperature);
+    if let Some(system) = arguments.system.clone().or(config.system.clone()) {
+        options.base_prompt = system;
+    }
+    options.tools_on_load = arguments.tools_on_load || config.tools_on_load.unwrap_or(false);
+    options.enforce_allowed_tools =
+        arguments.enforce_allowed_tools || config.enforce_allowed_tools.unwrap_or(false);
+    let agent = Agent::new(
+        SkillSource::Fixed(Arc::new(provider)),
+        Arc::new(client),
+        options,
+    );
+    let transcripts = if arguments.no_transcript {
+        if arguments.resume.is_some() {
+            bail!("--resume needs transcripts; drop --no-transcript");
+        }
+        None
+    } else {
+        Some(transcript_store(arguments.data_dir.as_deref())?)
+    };
+    Ok(Session {
+        agent,
+        settings,
+        transcripts,
+        choice,
+    })
+}
+
+fn transcript_store(data_dir: Option<&std::path::Path>) -> anyhow::Result<TranscriptStore> {
+    let folder = match data_dir {
+        Some(folder) => folder.to_path_buf(),
+        None => dirs::data_dir()
+            .context("no user data folder is known here; pass --data-dir or --no-transcript")?
+            .join("skillbox"),
+    };
+    Ok(TranscriptStore::new(folder.join("transcripts")))
+}
+
+impl Session {
+    /// The conversation to talk in: resumed, or new (saved when transcripts are on).
+    fn conversation(&self, resume: Option<&str>) -> anyhow::Result<Conversation> {
+        let Some(store) = &self.transcripts else {
+            return Ok(self.agent.conversation(None));
+        };
+        if let Some(id) = resume {
+            let (transcript, messages) = store.resume(id)?;
+            return Ok(self.agent.resume(Some(transcript), messages));
+        }
+        let transcript = store.create(
+            self.settings.format,
+            &self.settings.model,
+            &self.settings.base_url,
+        )?;
+        Ok(self.agent.conversation(Some(transcript)))
+    }
+
+    fn agent_for(&self, spinner: Option<&indicatif::ProgressBar>) -> Agent {
+        match self.choice {
+            ApprovalChoice::Fixed(policy) => self.agent.clone().with_approval(Arc::new(policy)),
+            ApprovalChoice::Ask => self.agent.clone().with_approval(Arc::new(TerminalApproval {
+                spinner: spinner.cloned(),
+            })),
+        }
+    }
+}
+
+/// Prints a turn's events: the answer on stdout, activity on stderr.
+struct Printer {
+    json: bool,
+    spinner: Option<indicatif::ProgressBar>,
+    answer_open: bool,
+}
+
+impl Printer {
+    fn new(json: bool) -> Self {
+        let spinner = (!json && std::io::stderr().is_terminal()).then(|| {
+            let spinner = indicatif::ProgressBar::new_spinner();
+            spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            spinner
+        });
+        Printer {
+            json,
+            spinner,
+            answer_open: false,
+        }
+    }
+
+    fn status(&self, line: &str) {
+        let line = skillbox_core::printable::printable_block(line).into_owned();
+        match &self.spinner {
+            Some(spinner) => spinner.println(line),
+            None => {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
+        }
+    }
+
+    fn working(&self, message: String) {
+        if let Some(spinner) = &self.spinner {
+            spinner.set_message(message);
+            spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        }
+    }
+
+    fn idle(&self) {
+        if let Some(spinner) = &self.spinner {
+            spinner.disable_steady_tick();
+            spinner.finish_and_clear();
+            spinner.reset();
+        }
+    }
+
+    fn close_answer(&mut self) -> std::io::Result<()> {
+        if self.answer_open {
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout)?;
+            stdout.flush()?;
+            self.answer_open = false;
+        }
+        Ok(())
+    }
+
+    /// Print one event; returns how the turn ended when this is the last one.
+    fn event(&mut self, event: &AgentEvent, depth: usize) -> std::io::Result<Option<TurnEnd>> {
+        if self.json {
+            let mut stdout = std::io::stdout().lock();
+            serde_json::to_writer(&mut stdout, event)?;
+            writeln!(stdout)?;
+            stdout.flush()?;
+            return Ok(match event {
+                AgentEvent::Final { end, .. } => Some(*end),
+                _ => None,
+            });
+        }
+        let indent = "  ".repeat(depth);
+        match event {
+            AgentEvent::TurnStarted { model, .. } => {
+                if depth > 0 {
+                    self.status(&format!("{indent}sub-agent started ({model})"));
+                }
+                self.working(format!("asking {model}"));
+            }
+            AgentEvent::SkillInvoked { skill, .. } => {
+                self.status(&format!("{indent}skill /{skill}"));
+            }
+            AgentEvent::TextDelta { text } => {
+                if depth == 0 {
+                    self.idle();
+                    let mut stdout = std::io::stdout().lock();
+                    stdout.write_all(skillbox_core::printable::printable_block(text).as_bytes())?;
+                    stdout.flush()?;
+                    self.answer_open = true;
+                }
+            }
+            AgentEvent::Retry {
+                attempt,
+                reason,
+                delay_ms,
+            } => self.status(&format!(
+                "{indent}retry {attempt} in {:.1} s: {reason}",
+                *delay_ms as f64 / 1000.0
+            )),
+            AgentEvent::ToolCallStarted {
+                name, arguments, ..
+            } => {
+                self.close_answer()?;
+                self.status(&format!("{indent}→ {name} {}", compact(arguments)));
+                self.working(format!("running {name}"));
+            }
+            AgentEvent::ApprovalDenied { name, reason, .. } => {
+                self.status(&format!("{indent}✗ {name} not allowed: {reason}"));
+            }
+            AgentEvent::ToolCallFinished {
+                name,
+                result,
+                is_error,
+                duration_ms,
+                ..
+            } => {
+                let mark = if *is_error { "✗" } else { "←" };
+                self.status(&format!(
+                    "{indent}{mark} {name} ({duration_ms} ms) {}",
+                    shorten(result)
+                ));
+            }
+            AgentEvent::ModelChanged { model, skill } => {
+                self.status(&format!("{indent}model {model} (asked by skill `{skill}`)"));
+            }
+            AgentEvent::Usage { .. } => {}
+            AgentEvent::Fork { event, .. } => {
+                self.event(event, depth + 1)?;
+            }
+            AgentEvent::Error { message } => {
+                if depth == 0 {
+                    self.idle();
+                    self.close_answer()?;
+                }
+                self.status(&format!("{indent}error: {message}"));
+            }
+            AgentEvent::Final {
+                text,
+                end,
+                rounds,
+                usage,
+            } => {
+                if depth > 0 {
+                    self.status(&format!("{indent}sub-agent done ({rounds} rounds)"));
+                    return Ok(None);
+                }
+                self.idle();
+                self.close_answer()?;
+                match end {
+                    TurnEnd::MaxRounds => self.status(text),
+                    TurnEnd::Cancelled => self.status("cancelled"),
+                    TurnEnd::Answered | TurnEnd::Failed => {}
+                }
+                self.status(&format!(
+                    "({rounds} rounds, {} tokens in, {} out)",
+                    usage.input_tokens, usage.output_tokens
+                ));
+                return Ok(Some(*end));
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn compact(value: &serde_json::Value) -> String {
+    let text = match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    shorten(&text)
+}
+
+fn shorten(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > MAX_SHOWN_RESULT_CHARS {
+        let mut cut: String = flat.chars().take(MAX_SHOWN_RESULT_CHARS).collect();
+        cut.push('…');
+        cut
+    } else {
+        flat
+    }
+}
+
+/// Run one turn, printing as it goes; Ctrl-C cancels it (a second one quits).
+async fn drive_turn(
+    agent: &Agent,
+    conversation: Conversation,
+    input: TurnInput,
+    printer: &mut Printer,
+) -> anyhow::Result<(Conversation, TurnEnd)> {
+    let mut turn = agent.run(conversation, input);
+    let cancel = turn.canceller();
+    let mut end = TurnEnd::Failed;
+    let mut interrupted = false;
+    loop {
+        tokio::select! {
+            event = turn.next_event() => {
+                let Some(event) = event else { break };
+                if let Some(last) = printer.event(&event, 0)? {
+                    end = last;
+                }
+            }
+            _ = tokio::signal::ctrl_c() => {
+                if interrupted {
+                    std::process::exit(i32::from(EXIT_CANCELLED));
+                }
+                interrupted = true;
+                cancel.cancel();
+            }
+        }
+    }
+    let conversation = turn.finish().await.context("the turn failed")?;
+    Ok((conversation, end))
+}
+
+fn exit_code(end: TurnEnd) -> ExitCode {
+    match end {
+        TurnEnd::Answered => ExitCode::SUCCESS,
+        TurnEnd::MaxRounds => ExitCode::from(EXIT_MAX_ROUNDS),
+        TurnEnd::Cancelled => ExitCode::from(EXIT_CANCELLED),
+        TurnEnd::Failed => ExitCode::from(crate::EXIT_PROBLEMS),
+    }
+}
+
+fn saved_note(conversation: &Conversation, session: &Session) -> Option<String> {
+    session.transcripts.as_ref().map(|_| {
+        format!(
+            "conversation {} saved; continue it with: skillbox chat --resume {}",
+            conversation.id(),
+            conversation.id()
+        )
+    })
+}
+
+/// `skillbox ask`.
+pub fn ask(global: &GlobalOptions, arguments: &AskArguments) -> anyhow::Result<ExitCode> {
+    let session = session(global, &arguments.agent)?;
+    let input = session
+        .agent
+        .read_input(&arguments.prompt)
+        .map_err(anyhow::Error::msg)?;
+    let runtime = super::execute::runtime()?;
+    runtime.block_on(async {
+        let conversation = session.conversation(arguments.agent.resume.as_deref())?;
+        let mut printer = Printer::new(arguments.json);
+        let agent = session.agent_for(printer.spinner.as_ref());
+        let (conversation, end) = drive_turn(&agent, conversation, input, &mut printer).await?;
+        if !arguments.json
+            && let Some(note) = saved_note(&conversation, &session)
+        {
+            printer.status(&note);
+        }
+        Ok(exit_code(end))
+    })
+}
+
+/// Completion of `/name` for the skills a person may invoke, and the chat's own commands.
+struct SkillCompleter {
+    names: Vec<String>,
+}
+
+impl rustyline::completion::Completer for SkillCompleter {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        position: usize,
+        _context: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let typed = &line[..position];
+        if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+            return Ok((position, Vec::new()));
+        }
+        let candidates = self
+            .names
+            .iter()
+            .filter(|name| name.starts_with(&typed[1..]))
+            .map(|name| format!("/{name}"))
+            .collect();
+        Ok((0, candidates))
+    }
+}
+
+impl rustyline::hint::Hinter for SkillCompleter {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for SkillCompleter {}
+impl rustyline::validate::Validator for SkillCompleter {}
+impl rustyline::Helper for SkillCompleter {}
+
+const CHAT_COMMANDS: &[(&str, &str)] = &[
+    ("skills", "list the skills you can invoke with /name args"),
+    ("new", "start a new conversation"),
+    ("help", "show these commands"),
+    ("exit", "leave (Ctrl-D does too)"),
+];
+
+fn list_conversations(session: &Session, json: bool) -> anyhow::Result<ExitCode> {
+    let Some(store) = &session.transcripts else {
+        bail!("--list reads transcripts; drop --no-transcript");
+    };
+    let summaries = store.list()?;
+    if json {
+        crate::output::print_json(&summaries)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut stdout = std::io::stdout().lock();
+    for summary in summaries {
+        writeln!(
+            stdout,
+            "{}  {:>4} messages  {}  {}",
+            summary.header.id,
+            summary.messages,
+            summary.header.model,
+            skillbox_core::printable::printable_line(&summary.first_prompt)
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skillbox chat`.
+pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result<ExitCode> {
+    let session = session(global, &arguments.agent)?;
+    if arguments.list {
+        return list_conversations(&session, arguments.json);
+    }
+    let provider = session.agent.provider();
+    let mut names: Vec<String> = provider
+        .catalog()
+        .skills()
+        .iter()
+        .filter(|skill| skill.user_invocable())
+        .map(|skill| skill.name().to_owned())
+        .collect();
+    names.extend(CHAT_COMMANDS.iter().map(|(name, _)| (*name).to_owned()));
+    names.sort();
+    names.dedup();
+    let mut editor = rustyline::Editor::<SkillCompleter, rustyline::history::DefaultHistory>::new()
+        .context("cannot set up line editing")?;
+    editor.set_helper(Some(SkillCompleter { names }));
+    let history = session
+        .transcripts
+        .as_ref()
+        .map(|store| store.directory().join("chat-history.txt"));
+    if let Some(history) = &history {
+        let _ = editor.load_history(history);
+    }
+    let runtime = super::execute::runtime()?;
+    let mut conversation =
+        runtime.block_on(async { session.conversation(arguments.agent.resume.as_deref()) })?;
+    let mut stderr = std::io::stderr();
+    writeln!(
+        stderr,
+        "skillbox chat: {} via {} ({}); /help for commands, Ctrl-D to leave",
+        session.settings.model,
+        session.settings.base_url,
+        session.settings.format.name()
+    )?;
+    if arguments.agent.resume.is_some() {
+        writeln!(
+            stderr,
+            "resumed conversation {} ({} messages)",
+            conversation.id(),
+            conversation.messages().len()
+        )?;
+    }
+    loop {
+        let line = match editor.readline("you> ") {
+            Ok(line) => line,
+            Err(rustyline::error::ReadlineError::Interrupted) => continue,
+            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(error) => return Err(error).context("cannot read the terminal"),
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(text);
+        match text {
+            "/exit" | "/quit" => break,
+            "/help" => {
+                for (name, help) in CHAT_COMMANDS {
+                    writeln!(stderr, "  /{name:<8} {help}")?;
+                }
+                writeln!(stderr, "  /NAME ARGS invoke a skill (Tab completes names)")?;
+                continue;
+            }
+            "/skills" => {
+                print_invocable_skills(&provider)?;
+                continue;
+            }
+            "/new" => {
+                conversation = runtime.block_on(async { session.conversation(None) })?;
+                writeln!(stderr, "new conversation {}", conversation.id())?;
+                continue;
+            }
+            _ => {}
+        }
+        let input = match session.agent.read_input(text) {
+            Ok(input) => input,
+            Err(message) => {
+                writeln!(stderr, "{message}")?;
+                continue;
+            }
+        };
+        let mut printer = Printer::new(false);
+        let agent = session.agent_for(printer.spinner.as_ref());
+        let (next, _) = runtime.block_on(drive_turn(&agent, conversation, input, &mut printer))?;
+        conversation = next;
+    }
+    if let Some(history) = &history {
+        let _ = editor.save_history(history);
+    }
+    if let Some(note) = saved_note(&conversation, &session) {
+        writeln!(stderr, "{note}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_invocable_skills(provider: &skillbox_llm::SkillsProvider) -> std::io::Result<()> {
+    let mut stderr = std::io::stderr().lock();
+    for skill in provider
+        .catalog()
+        .skills()
+        .iter()
+        .filter(|skill| skill.user_invocable())
+    {
+        let hint = skill.properties.argument_hint.as_deref().unwrap_or("");
+        writeln!(
+            stderr,
+            "  /{} {}  {}",
+            skill.name(),
+            skillbox_core::printable::printable_line(hint),
+            skillbox_core::printable::printable_line(&skill.description)
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_pick_their_key_variable() {
+        assert_eq!(host_of("https://openrouter.ai/api/v1"), "openrouter.ai");
+        assert_eq!(key_variable_for("openrouter.ai"), "OPENROUTER_API_KEY");
+        assert_eq!(host_of("http://user@127.0.0.1:8080/v1"), "127.0.0.1");
+        assert_eq!(host_of("http://[::1]:8080/v1"), "::1");
+        assert_eq!(key_variable_for("127.0.0.1"), "SKILLBOX_API_KEY");
+        assert_eq!(key_variable_for("api.anthropic.com"), "ANTHROPIC_API_KEY");
+    }
+}

@@ -1,0 +1,573 @@
+//! `skillbox ask` and `skillbox chat` against a scripted model server speaking Chat
+//! Completions (the replies the providers document), through the real binary: the loop, the
+//! skills semantics, approval, transcripts, and every kind of bad reply.
+
+use serde_json::{Value, json};
+use skillbox_testkit::model_server::{Reply, ScriptedModelServer};
+
+use super::support::{make_world_readable, skillbox, write_tree};
+
+/// Skills for the loop: a script skill, a fork skill, a skill only people invoke, a
+/// tools.json skill.
+fn agent_tree() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[
+            (
+                "greet/SKILL.md",
+                "---\nname: greet\ndescription: Greets people by name.\n---\nRun `greet.py NAME` with use_skill.\n",
+            ),
+            (
+                "greet/scripts/greet.py",
+                "import sys\nprint('Hello, ' + sys.argv[1] + '!')\n",
+            ),
+            (
+                "summarize/SKILL.md",
+                "---\nname: summarize\ndescription: Summarizes a text in a sub-agent.\ncontext: fork\n---\nSummarize this in one line: $ARGUMENTS\n",
+            ),
+            (
+                "deploy/SKILL.md",
+                "---\nname: deploy\ndescription: Deploys a service.\ndisable-model-invocation: true\nargument-hint: \"[service]\"\n---\nDeploy the service $0 to staging now.\n",
+            ),
+            (
+                "weather/SKILL.md",
+                "---\nname: weather\ndescription: Weather lookups.\nmodel: weather-model\n---\nCall get_weather.\n",
+            ),
+            (
+                "weather/tools.json",
+                r#"[{"name":"get_weather","description":"Current weather of a city.","script":"scripts/weather.py","parameters":{"city":{"type":"string","description":"The city"}}}]"#,
+            ),
+            (
+                "weather/scripts/weather.py",
+                "import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps({'city': args.get('city'), 'sky': 'sunny'}))\n",
+            ),
+        ],
+    );
+    make_world_readable(root.path());
+    root
+}
+
+fn tool_call(id: &str, name: &str, arguments: &str) -> String {
+    json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":id,"type":"function","function":{"name":name,"arguments":arguments}}]}}]}).to_string()
+}
+
+fn finish(reason: &str) -> String {
+    json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}],"usage":{"prompt_tokens":10,"completion_tokens":5}}).to_string()
+}
+
+/// A streamed tool call.
+fn calls(name: &str, arguments: &str) -> Reply {
+    Reply::data_events(&[&tool_call("call_1", name, arguments), &finish("tool_calls")])
+}
+
+/// A streamed text answer.
+fn says(text: &str) -> Reply {
+    let chunk = json!({"choices":[{"index":0,"delta":{"content":text}}]}).to_string();
+    Reply::data_events(&[&chunk, &finish("stop")])
+}
+
+struct Asked {
+    output: std::process::Output,
+    events: Vec<Value>,
+}
+
+impl Asked {
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    fn of_type(&self, kind: &str) -> Vec<&Value> {
+        self.events
+            .iter()
+            .filter(|event| event["type"] == kind)
+            .collect()
+    }
+
+    fn tools_called(&self) -> Vec<String> {
+        self.of_type("tool_call_started")
+            .iter()
+            .map(|event| event["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    fn results(&self) -> Vec<(String, bool)> {
+        self.of_type("tool_call_finished")
+            .iter()
+            .map(|event| {
+                (
+                    event["result"].as_str().unwrap().to_owned(),
+                    event["is_error"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn ask_json(server: &ScriptedModelServer, root: &std::path::Path, extra: &[&str]) -> Asked {
+    let data = tempfile::tempdir().unwrap();
+    let output = skillbox()
+        .env_remove("OPENROUTER_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .arg("--root")
+        .arg(root)
+        .args([
+            "ask",
+            "--json",
+            "--base-url",
+            &server.base_url,
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .args(extra)
+        .output()
+        .unwrap();
+    let events = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+        .collect();
+    Asked { output, events }
+}
+
+fn request_body(server: &ScriptedModelServer, index: usize) -> Value {
+    serde_json::from_str(&server.requests()[index].body).unwrap()
+}
+
+#[test]
+fn the_model_loads_a_skill_runs_its_script_and_answers() {
+    let tree = agent_tree();
+    let server = ScriptedModelServer::start(vec![
+        calls("load_skill", r#"{"skill":"greet"}"#),
+        calls(
+            "use_skill",
+            r#"{"skill":"greet","script":"greet.py","args":["Ada"]}"#,
+        ),
+        says("I greeted Ada."),
+    ]);
+    let asked = ask_json(&server, tree.path(), &["Greet Ada"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    assert_eq!(asked.tools_called(), vec!["load_skill", "use_skill"]);
+    let results = asked.results();
+    assert!(results[0].0.contains("Run `greet.py NAME`"), "{results:?}");
+    assert!(results[1].0.contains("Hello, Ada!"), "{results:?}");
+    let last = asked.events.last().unwrap();
+    assert_eq!(last["type"], "final");
+    assert_eq!(last["end"], "answered");
+    assert_eq!(last["text"], "I greeted Ada.");
+    assert_eq!(last["usage"]["input_tokens"], 30);
+    // The model saw the skills section, the tools, and each result under its call's id.
+    let first = request_body(&server, 0);
+    assert!(first["stream"].as_bool().unwrap());
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("greet"), "{system}");
+    assert!(
+        !system.contains("deploy"),
+        "hidden skills stay hidden: {system}"
+    );
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"load_skill") && tools.contains(&"get_weather"),
+        "{tools:?}"
+    );
+    let third = request_body(&server, 2);
+    let messages = third["messages"].as_array().unwrap();
+    let tool_message = messages.last().unwrap();
+    assert_eq!(tool_message["role"], "tool");
+    assert_eq!(tool_message["tool_call_id"], "call_1");
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("Hello, Ada!")
+    );
+}
+
+#[test]
+fn unknown_tools_bad_arguments_and_repeats_get_errors_the_model_can_act_on() {
+    let tree = agent_tree();
+    let server = ScriptedModelServer::start(vec![
+        calls("add", r#"{"a":2,"b":2}"#),
+        calls("load_skill", r#"{"skill": "greet""#),
+        calls("load_skill", r#"{"skill":"greet"}"#),
+        calls("load_skill", r#"{ "skill" : "greet" }"#),
+        calls("load_skill", r#"{"skill":"greet"}"#),
+        says("4"),
+    ]);
+    let asked = ask_json(&server, tree.path(), &["What is 2+2?"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    let results = asked.results();
+    assert!(
+        results[0].1 && results[0].0.contains("unknown tool `add`"),
+        "{results:?}"
+    );
+    assert!(results[0].0.contains("load_skill"), "{results:?}");
+    assert!(
+        results[1].1 && results[1].0.contains("not valid JSON"),
+        "{results:?}"
+    );
+    assert!(!results[2].1 && !results[3].1, "{results:?}");
+    assert!(
+        results[4].1 && results[4].0.contains("with these same arguments 2 times"),
+        "the third identical call is not run: {results:?}"
+    );
+    // History sent back stays valid: the bad arguments go back as `{}`.
+    let third = request_body(&server, 2);
+    let assistant = &third["messages"].as_array().unwrap()[4];
+    assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], "{}");
+}
+
+#[test]
+fn max_rounds_ends_a_runaway_loop_with_a_clear_final_message() {
+    let tree = agent_tree();
+    let server = ScriptedModelServer::start(vec![
+        calls("load_skill", r#"{"skill":"greet"}"#),
+        calls("read_skill_file", r#"{"skill":"greet","path":"SKILL.md"}"#),
+    ]);
+    let asked = ask_json(&server, tree.path(), &["--max-rounds", "2", "loop"]);
+    assert_eq!(asked.output.status.code(), Some(3), "{}", asked.stderr());
+    let last = asked.events.last().unwrap();
+    assert_eq!(last["end"], "max_rounds");
+    assert!(
+        last["text"]
+            .as_str()
+            .unwrap()
+            .contains("Stopped after 2 rounds")
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn the_approval_policy_can_deny_running_code() {
+    let tree = agent_tree();
+    let marker = tree.path().join("greet/scripts/greet.py");
+    let server = ScriptedModelServer::start(vec![
+        calls(
+            "use_skill",
+            r#"{"skill":"greet","script":"greet.py","args":["Ada"]}"#,
+        ),
+        says("I could not run it."),
+    ]);
+    let asked = ask_json(&server, tree.path(), &["--approve", "deny", "Greet Ada"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    assert_eq!(asked.of_type("approval_denied").len(), 1);
+    let results = asked.results();
+    assert!(
+        results[0].1 && results[0].0.contains("did not allow"),
+        "{results:?}"
+    );
+    assert!(!results[0].0.contains("Hello"), "{results:?}");
+    assert!(marker.exists());
+}
+
+#[test]
+fn a_loaded_skill_overrides_the_model_and_offers_its_tools_on_load() {
+    let tree = agent_tree();
+    let server = ScriptedModelServer::start(vec![
+        calls("get_weather", r#"{"city":"Paris"}"#),
+        calls("load_skill", r#"{"skill":"weather"}"#),
+        calls("get_weather", r#"{"city":"Paris"}"#),
+        says("Sunny in Paris."),
+    ]);
+    let asked = ask_json(
+        &server,
+        tree.path(),
+        &[
+            "--tools-on-load",
+            "--model",
+            "base-model",
+            "Weather in Paris?",
+        ],
+    );
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    let results = asked.results();
+    assert!(
+        results[0].1
+            && results[0]
+                .0
+                .contains("comes with the skill `weather`: call load_skill"),
+        "{results:?}"
+    );
+    assert!(results[2].0.contains("sunny"), "{results:?}");
+    let names = |index: usize| -> Vec<String> {
+        request_body(&server, index)["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(!names(0).contains(&"get_weather".to_owned()));
+    assert!(names(2).contains(&"get_weather".to_owned()));
+    assert_eq!(request_body(&server, 1)["model"], "base-model");
+    assert_eq!(request_body(&server, 2)["model"], "weather-model");
+    assert_eq!(asked.of_type("model_changed").len(), 1);
+}
+
+#[test]
+fn a_fork_skill_runs_as_a_sub_agent_whose_answer_is_the_result() {
+    let tree = agent_tree();
+    let server = ScriptedModelServer::start(vec![
+        calls(
+            "load_skill",
+            r#"{"skill":"summarize","arguments":"a long story"}"#,
+        ),
+        says("A story, shortened."),
+        says("Here is the summary: A story, shortened."),
+    ]);
+    let asked = ask_json(&server, tree.path(), &["Summarize a long story"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    let results = asked.results();
+    assert_eq!(results[0], ("A story, shortened.".to_owned(), false));
+    assert!(!asked.of_type("fork").is_empty());
+    // The sub-agent had a fresh history: the skill's instructions, not the parent's prompt,
+    // and it does not see the fork skill itself.
+    let sub = request_body(&server, 1);
+    let messages = sub["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Summarize this in one line: a long story")
+    );
+    let load_skill = sub["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["function"]["name"] == "load_skill")
+        .unwrap()
+        .to_string();
+    assert!(!load_skill.contains("summarize"), "{load_skill}");
+}
+
+#[test]
+fn a_person_invokes_a_skill_hidden_from_the_model_with_arguments() {
+    let tree = agent_tree();
+    let server = ScriptedModelServer::start(vec![says("Deploying billing.")]);
+    let asked = ask_json(&server, tree.path(), &["/deploy billing"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    assert_eq!(asked.of_type("skill_invoked").len(), 1);
+    let body = request_body(&server, 0);
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("Deploy the service billing to staging now."),
+        "{user}"
+    );
+    // An unknown /name is one clear line, and nothing is sent.
+    let asked = ask_json(&server, tree.path(), &["/nonesuch now"]);
+    assert_eq!(asked.output.status.code(), Some(2));
+    assert!(
+        asked.stderr().contains("no skill `/nonesuch`"),
+        "{}",
+        asked.stderr()
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn bad_replies_are_retried_or_reported_and_never_crash() {
+    let tree = agent_tree();
+    // A 500 then a 200; a 429 with Retry-After.
+    let server = ScriptedModelServer::start(vec![
+        Reply::error(500, r#"{"error":{"message":"upstream exploded"}}"#),
+        Reply::Body {
+            status: 429,
+            headers: vec![("retry-after".into(), "1".into())],
+            content_type: "application/json".into(),
+            body: r#"{"error":{"message":"Rate limit exceeded"}}"#.into(),
+        },
+        says("fine"),
+    ]);
+    let started = std::time::Instant::now();
+    let asked = ask_json(&server, tree.path(), &["hi"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    let retries = asked.of_type("retry");
+    assert_eq!(retries.len(), 2, "{:?}", asked.events);
+    assert!(
+        retries[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("upstream exploded")
+    );
+    assert_eq!(retries[1]["delay_ms"], 1000);
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+
+    // Malformed JSON in the stream: one clear error, exit 1.
+    let server = ScriptedModelServer::start(vec![Reply::Events(vec![
+        "data: {\"choices\":[{\"delta\":".into(),
+    ])]);
+    let asked = ask_json(&server, tree.path(), &["hi"]);
+    assert_eq!(asked.output.status.code(), Some(1), "{}", asked.stderr());
+    let errors = asked.of_type("error");
+    assert!(
+        errors[0]["message"].as_str().unwrap().contains("malformed"),
+        "{errors:?}"
+    );
+
+    // A stream cut before its end, every time: retried, then reported as truncated.
+    let cut = Reply::CutEvents(vec![tool_call("c", "load_skill", "{\"sk")]);
+    let server = ScriptedModelServer::start(vec![cut.clone(), cut.clone(), cut.clone(), cut]);
+    let asked = ask_json(&server, tree.path(), &["hi"]);
+    assert_eq!(asked.output.status.code(), Some(1), "{}", asked.stderr());
+    let errors = asked.of_type("error");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ended before"),
+        "{errors:?}"
+    );
+    assert_eq!(server.requests().len(), 4);
+
+    // A 401 is not retried and names the key's variable.
+    let server = ScriptedModelServer::start(vec![Reply::error(
+        401,
+        r#"{"error":{"message":"No auth credentials found"}}"#,
+    )]);
+    let asked = ask_json(&server, tree.path(), &["hi"]);
+    assert_eq!(asked.output.status.code(), Some(1));
+    let message = asked.of_type("error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("refused the API key (HTTP 401)"),
+        "{message}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn missing_keys_and_unreachable_servers_are_one_clear_line() {
+    let output = skillbox()
+        .env_remove("OPENROUTER_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("SKILLBOX_BASE_URL")
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .args(["--root", "examples/skills", "ask", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("set OPENROUTER_API_KEY"), "{stderr}");
+
+    let output = skillbox()
+        .env_remove("OPENROUTER_API_KEY")
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .args([
+            "--root",
+            "examples/skills",
+            "ask",
+            "--provider",
+            "responses",
+            "hello",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("OPENROUTER_API_KEY is not set"), "{stderr}");
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let output = skillbox()
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .args([
+            "--root",
+            "examples/skills",
+            "ask",
+            "--no-transcript",
+            "--base-url",
+        ])
+        .arg(format!("http://127.0.0.1:{port}/v1"))
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot reach the model server"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn transcripts_are_saved_and_a_conversation_resumes() {
+    let tree = agent_tree();
+    let data = tempfile::tempdir().unwrap();
+    let server = ScriptedModelServer::start(vec![
+        calls("load_skill", r#"{"skill":"weather"}"#),
+        says("Loaded."),
+        says("Still sunny."),
+    ]);
+    let run = |extra: &[&str]| {
+        skillbox()
+            .env("SKILLBOX_CONFIG", "/dev/null")
+            .arg("--root")
+            .arg(tree.path())
+            .args(["ask", "--tools-on-load", "--base-url", &server.base_url])
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let first = run(&["Load the weather skill"]);
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&first.stdout), "Loaded.\n");
+    let listed = skillbox()
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .args([
+            "chat",
+            "--list",
+            "--json",
+            "--base-url",
+            &server.base_url,
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(listed[0]["first_prompt"], "Load the weather skill");
+    let second = run(&["--resume", &id[..12], "And now?"]);
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    // The resumed request carries the whole history, and the weather skill is loaded again
+    // (its model override does not outlive the turn that loaded it).
+    let body = request_body(&server, 2);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 6, "{messages:?}");
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["name"],
+        "load_skill"
+    );
+    assert_eq!(messages[5]["content"], "And now?");
+    assert_ne!(body["model"], "weather-model");
+    assert!(
+        body["tools"].to_string().contains("get_weather"),
+        "{}",
+        body["tools"]
+    );
+    let bad = run(&["--resume", "../../etc/passwd", "hi"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a conversation id"));
+}
