@@ -571,3 +571,90 @@ fn transcripts_are_saved_and_a_conversation_resumes() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a conversation id"));
 }
+
+/// Whether a process whose command line holds `marker` is running.
+fn process_with(marker: &str) -> bool {
+    fs_err::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+    })
+}
+
+fn wait_for(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn ctrl_c_ends_the_turn_kills_running_tools_and_keeps_the_transcript() {
+    let tree = agent_tree();
+    write_tree(
+        tree.path(),
+        &[
+            (
+                "sleeper/SKILL.md",
+                "---\nname: sleeper\ndescription: Waits.\n---\nRun sleep.py.\n",
+            ),
+            ("sleeper/scripts/sleep.py", "import time\ntime.sleep(60)\n"),
+        ],
+    );
+    make_world_readable(tree.path());
+    let marker = format!("marker-{}", std::process::id());
+    let arguments = json!({"skill":"sleeper","script":"sleep.py","args":[marker]}).to_string();
+    let server = ScriptedModelServer::start(vec![calls("use_skill", &arguments)]);
+    let data = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillbox"))
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .arg("--root")
+        .arg(tree.path())
+        .args([
+            "ask",
+            "--json",
+            "--base-url",
+            &server.base_url,
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .arg("Wait a minute")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the tool to start", || process_with(&marker));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    wait_for("the tool's process to be gone", || !process_with(&marker));
+    let last: Value = serde_json::from_str(
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["end"], "cancelled");
+    let transcripts: Vec<_> = fs_err::read_dir(data.path().join("transcripts"))
+        .unwrap()
+        .flatten()
+        .collect();
+    let text = fs_err::read_to_string(transcripts[0].path()).unwrap();
+    assert!(text.contains("the user cancelled the turn"), "{text}");
+    assert!(text.contains("\"end\":\"cancelled\""), "{text}");
+}
