@@ -575,7 +575,7 @@ fn transcripts_are_saved_and_a_conversation_resumes() {
 /// Whether a process whose command line holds `marker` is running.
 fn process_with(marker: &str) -> bool {
     fs_err::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline"))
+        fs_err::read(entry.path().join("cmdline"))
             .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
     })
 }
