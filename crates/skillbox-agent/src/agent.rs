@@ -686,53 +686,68 @@ impl Agent {
         round: &mut Round<'_>,
     ) -> Option<Vec<ToolResult>> {
         let emit = round.emit;
+        // What each call does: a call naming a skill is that skill's load_skill.
+        let effective: Vec<ToolCall> = calls
+            .iter()
+            .map(|call| {
+                skill_called_by_name(provider, call, offered, round.scope)
+                    .unwrap_or_else(|| call.clone())
+            })
+            .collect();
         let mut plans = Vec::with_capacity(calls.len());
-        for call in calls {
-            let parsed = serde_json::from_str::<Value>(&call.arguments).ok();
+        for (call, effective) in calls.iter().zip(&effective) {
             emit(AgentEvent::ToolCallStarted {
                 id: call.id.clone(),
                 name: call.name.clone(),
-                arguments: parsed
-                    .clone()
-                    .unwrap_or_else(|| Value::String(call.arguments.clone())),
+                arguments: serde_json::from_str::<Value>(&call.arguments)
+                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
             });
+            let parsed = serde_json::from_str::<Value>(&effective.arguments).ok();
             let plan = self
-                .plan(provider, conversation, call, parsed, offered, round)
+                .plan(provider, conversation, effective, parsed, offered, round)
                 .await;
             plans.push(plan);
         }
         let scope = round.scope;
         let cancel = round.cancel;
-        let runs = calls.iter().zip(plans).map(|(call, plan)| async move {
-            let started = Instant::now();
-            let outcome = match plan {
-                Plan::Answer(outcome) => outcome,
-                Plan::Run(arguments) => provider.handle_tool_call(&call.name, &arguments).await,
-                Plan::Fork { skill, arguments } => {
-                    self.fork(provider, &skill, arguments.as_deref(), scope, emit, cancel)
-                        .await
-                }
-            };
-            let result = ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content: outcome.text(),
-                is_error: outcome.is_error,
-            };
-            emit(AgentEvent::ToolCallFinished {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                result: result.content.clone(),
-                is_error: result.is_error,
-                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            });
-            result
-        });
+        let runs =
+            calls
+                .iter()
+                .zip(&effective)
+                .zip(plans)
+                .map(|((call, effective), plan)| async move {
+                    let started = Instant::now();
+                    let outcome = match plan {
+                        Plan::Answer(outcome) => outcome,
+                        Plan::Run(arguments) => {
+                            provider.handle_tool_call(&effective.name, &arguments).await
+                        }
+                        Plan::Fork { skill, arguments } => {
+                            self.fork(provider, &skill, arguments.as_deref(), scope, emit, cancel)
+                                .await
+                        }
+                    };
+                    let result = ToolResult {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        content: outcome.text(),
+                        is_error: outcome.is_error,
+                    };
+                    emit(AgentEvent::ToolCallFinished {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        result: result.content.clone(),
+                        is_error: result.is_error,
+                        duration_ms: u64::try_from(started.elapsed().as_millis())
+                            .unwrap_or(u64::MAX),
+                    });
+                    result
+                });
         let results = tokio::select! {
             results = futures_util::future::join_all(runs) => results,
             () = cancel.cancelled() => return None,
         };
-        for (call, result) in calls.iter().zip(&results) {
+        for (call, result) in effective.iter().zip(&results) {
             if call.name != "load_skill" || result.is_error {
                 continue;
             }
@@ -964,6 +979,46 @@ impl Agent {
             }
         })
     }
+}
+
+/// A call that names a skill instead of a tool (small models call `greeting("Ada")` for the
+/// skill `greeting`: measured with Qwen2.5-Coder-1.5B) is that skill's `load_skill`, with the
+/// call's arguments as the skill's arguments. Only for skills the scope shows the model, and
+/// only when no tool has the name.
+fn skill_called_by_name(
+    provider: &SkillsProvider,
+    call: &ToolCall,
+    offered: &BTreeSet<String>,
+    scope: &Scope,
+) -> Option<ToolCall> {
+    if offered.contains(&call.name) || !offered.contains("load_skill") || !scope.allows(&call.name)
+    {
+        return None;
+    }
+    let skill = provider.find_model_skill(&call.name, None).ok()?;
+    let arguments = match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(Value::Object(map)) if map.is_empty() => None,
+        Ok(Value::Object(map)) => Some(match map.get("arguments") {
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
+            None => Value::Object(map).to_string(),
+        }),
+        Ok(Value::String(text)) => Some(text),
+        Ok(Value::Null) => None,
+        Ok(other) => Some(other.to_string()),
+        Err(_) if call.arguments.trim().is_empty() => None,
+        Err(_) => Some(call.arguments.clone()),
+    };
+    let mut load = serde_json::json!({ "skill": skill.name() });
+    if let Some(arguments) = arguments {
+        load["arguments"] = Value::String(arguments);
+    }
+    Some(ToolCall {
+        id: call.id.clone(),
+        name: "load_skill".to_owned(),
+        arguments: load.to_string(),
+        item_id: None,
+    })
 }
 
 fn is_fork(skill: &Skill) -> bool {

@@ -3,6 +3,7 @@
 //! and skill trees written from text.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod local_model;
 pub mod model_server;
 
 use std::path::{Path, PathBuf};

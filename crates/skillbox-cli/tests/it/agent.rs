@@ -658,3 +658,34 @@ fn ctrl_c_ends_the_turn_kills_running_tools_and_keeps_the_transcript() {
     assert!(text.contains("the user cancelled the turn"), "{text}");
     assert!(text.contains("\"end\":\"cancelled\""), "{text}");
 }
+
+#[test]
+fn a_call_naming_a_skill_loads_it_and_a_fork_skill_runs_as_a_sub_agent() {
+    let tree = agent_tree();
+    let server = ScriptedModelServer::start(vec![
+        calls("greet", "Ada"),
+        calls("summarize", r#"{"text":"a long story"}"#),
+        says("A story, shortened."),
+        says("Done."),
+    ]);
+    let asked = ask_json(&server, tree.path(), &["Greet Ada, then summarize"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    assert_eq!(asked.tools_called(), vec!["greet", "summarize"]);
+    let results = asked.results();
+    assert!(
+        !results[0].1 && results[0].0.contains("Run `greet.py NAME`"),
+        "{results:?}"
+    );
+    assert_eq!(results[1], ("A story, shortened.".to_owned(), false));
+    let sub = request_body(&server, 2);
+    let instructions = sub["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        instructions.contains(r#"Summarize this in one line: {"text":"a long story"}"#),
+        "{instructions}"
+    );
+    // The history keeps the model's own call (its name and id) with the result.
+    let last = request_body(&server, 3);
+    let messages = last["messages"].as_array().unwrap();
+    assert_eq!(messages[2]["tool_calls"][0]["function"]["name"], "greet");
+    assert_eq!(messages[3]["tool_call_id"], "call_1");
+}

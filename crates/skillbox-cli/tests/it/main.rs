@@ -8,6 +8,7 @@ mod discovery;
 mod execute;
 mod hostile_catalog;
 mod list_and_show;
+mod local_model;
 mod mcp;
 mod serve;
 mod serve_hostile;

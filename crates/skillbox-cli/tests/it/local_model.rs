@@ -1,0 +1,206 @@
+//! `skillbox ask` against a real model: llama-server with Qwen2.5-Coder-1.5B-Instruct, as
+//! `scripts/setup-local-llm.sh` provisions it. The model's wording is not checked, only the
+//! structure: which tools it called, what ran, and that the loop ended within its rounds.
+//! Skipped with a note when the model is not provisioned (`.ci/run` provisions it and sets
+//! `SKILLBOX_REQUIRE_LOCAL_MODEL`, so CI never skips).
+
+use serde_json::Value;
+use skillbox_testkit::local_model::LocalModel;
+
+use super::support::{make_world_readable, skillbox, write_tree};
+
+/// A small catalog (a short prompt keeps a two-core machine quick): a tools.json tool, a
+/// script skill and a fork skill.
+fn small_tree() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[
+            (
+                "word-count/SKILL.md",
+                "---\nname: word-count\ndescription: Counts the words of a text. Use when asked how many words a text has.\n---\nCall the count_words tool with the text.\n",
+            ),
+            (
+                "word-count/tools.json",
+                r#"[{"name":"count_words","description":"Count the words in a text.","script":"scripts/count.py","parameters":{"text":{"type":"string","description":"The text"}}}]"#,
+            ),
+            (
+                "word-count/scripts/count.py",
+                "import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps({'words': len(str(args.get('text', '')).split())}))\n",
+            ),
+            (
+                "greeting/SKILL.md",
+                "---\nname: greeting\ndescription: Writes a personal greeting for someone. Use when asked to greet a person.\n---\nRun the script greet.py with use_skill, passing the person's name as the only argument: {\"skill\": \"greeting\", \"script\": \"greet.py\", \"args\": [\"NAME\"]}. Then answer with the greeting it printed.\n",
+            ),
+            (
+                "greeting/scripts/greet.py",
+                "import sys\nprint('Greetings, ' + ' '.join(sys.argv[1:]) + '!')\n",
+            ),
+            (
+                "haiku/SKILL.md",
+                "---\nname: haiku\ndescription: Writes a haiku about a topic. Use when asked for a haiku.\ncontext: fork\n---\nWrite one haiku (three short lines) about: $ARGUMENTS\nAnswer with the haiku only.\n",
+            ),
+        ],
+    );
+    make_world_readable(root.path());
+    root
+}
+
+struct Run {
+    events: Vec<Value>,
+    stderr: String,
+}
+
+impl Run {
+    fn of_type(&self, kind: &str) -> Vec<&Value> {
+        self.events
+            .iter()
+            .filter(|event| event["type"] == kind)
+            .collect()
+    }
+
+    fn finished(&self, name: &str) -> Vec<&Value> {
+        self.of_type("tool_call_finished")
+            .into_iter()
+            .filter(|event| event["name"] == name)
+            .collect()
+    }
+
+    fn end(&self) -> String {
+        let last = self
+            .events
+            .last()
+            .unwrap_or_else(|| panic!("no events; stderr: {}", self.stderr));
+        assert_eq!(last["type"], "final", "{last}");
+        last["end"].as_str().unwrap().to_owned()
+    }
+}
+
+fn ask(model: &LocalModel, root: &std::path::Path, extra: &[&str], prompt: &str) -> Run {
+    let output = skillbox()
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .arg("--root")
+        .arg(root)
+        .args(["ask", "--json", "--no-transcript", "--temperature", "0"])
+        .args([
+            "--max-output-tokens",
+            "256",
+            "--max-rounds",
+            "6",
+            "--base-url",
+        ])
+        .arg(&model.base_url)
+        .args(extra)
+        .arg(prompt)
+        .output()
+        .unwrap();
+    let events = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    Run {
+        events,
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_local_model_calls_a_tools_json_tool_and_answers() {
+    let Some(model) = LocalModel::shared() else {
+        return;
+    };
+    let _turn = model.lock();
+    let tree = small_tree();
+    let run = ask(
+        model,
+        tree.path(),
+        &[],
+        "How many words are in this text: the quick brown fox jumps over the lazy dog",
+    );
+    let counted = run.finished("count_words");
+    assert!(
+        !counted.is_empty(),
+        "count_words was not called: {:?}",
+        run.events
+    );
+    assert!(
+        counted.iter().any(|event| event["is_error"] == false
+            && event["result"].as_str().unwrap().contains("\"words\"")),
+        "{counted:?}"
+    );
+    assert_eq!(run.end(), "answered", "{:?}", run.events);
+}
+
+#[test]
+fn a_local_model_loads_a_skill_and_runs_its_script() {
+    let Some(model) = LocalModel::shared() else {
+        return;
+    };
+    let _turn = model.lock();
+    let tree = small_tree();
+    let run = ask(
+        model,
+        tree.path(),
+        &[],
+        "Use the greeting skill to greet Ada Lovelace.",
+    );
+    assert!(!run.finished("load_skill").is_empty(), "{:?}", run.events);
+    let ran = run.finished("use_skill");
+    assert!(
+        ran.iter()
+            .any(|event| event["result"].as_str().unwrap().contains("Greetings, Ada")),
+        "the script did not run: {:?}",
+        run.events
+    );
+    assert_ne!(run.end(), "failed", "{:?}", run.events);
+}
+
+#[test]
+fn a_local_model_runs_a_fork_skill_as_a_sub_agent() {
+    let Some(model) = LocalModel::shared() else {
+        return;
+    };
+    let _turn = model.lock();
+    let tree = small_tree();
+    let run = ask(
+        model,
+        tree.path(),
+        &[],
+        "Use the haiku skill to write a haiku about the sea.",
+    );
+    let loads = run.finished("load_skill");
+    assert!(!loads.is_empty(), "{:?}", run.events);
+    let forks = run.of_type("fork");
+    assert!(!forks.is_empty(), "no sub-agent ran: {:?}", run.events);
+    assert!(
+        forks
+            .iter()
+            .any(|event| event["skill"] == "haiku" && event["event"]["type"] == "final"),
+        "{forks:?}"
+    );
+    assert_ne!(run.end(), "failed", "{:?}", run.events);
+}
+
+#[test]
+fn a_local_model_is_denied_running_code_by_the_approval_policy() {
+    let Some(model) = LocalModel::shared() else {
+        return;
+    };
+    let _turn = model.lock();
+    let tree = small_tree();
+    let run = ask(
+        model,
+        tree.path(),
+        &["--approve", "deny"],
+        "How many words are in this text: the quick brown fox jumps over the lazy dog",
+    );
+    let denied = run.of_type("approval_denied");
+    assert!(!denied.is_empty(), "{:?}", run.events);
+    for finished in run.of_type("tool_call_finished") {
+        assert!(
+            !finished["result"].as_str().unwrap().contains("\"words\""),
+            "code ran despite the denial: {finished}"
+        );
+    }
+    assert_ne!(run.end(), "failed", "{:?}", run.events);
+}
