@@ -114,7 +114,7 @@ fn usage(value: &Value) -> Usage {
 }
 
 /// An error object in a body or an event (`{"error": {"message", "type"|"code"}}`).
-fn provider_error(value: &Value) -> Option<ModelError> {
+pub(crate) fn provider_error(value: &Value) -> Option<ModelError> {
     let error = value.get("error")?;
     let message = error["message"]
         .as_str()

@@ -141,3 +141,55 @@ pub(crate) fn excerpt(text: &str) -> String {
 pub(crate) fn count(value: &Value) -> u64 {
     value.as_u64().unwrap_or(0)
 }
+
+/// An event's type: the `type` field of its data, which the Responses API and Anthropic both
+/// send, else the SSE event name (the HTTP client names unnamed events `""`).
+pub(crate) fn event_type<'a>(event: &'a str, data: &'a Value) -> &'a str {
+    data["type"]
+        .as_str()
+        .filter(|kind| !kind.is_empty())
+        .unwrap_or(event)
+}
+
+/// Whether an event's data is the `[DONE]` some servers send last (OpenAI-compatible ones, and
+/// OpenRouter's Responses and Messages endpoints, which the official APIs do not).
+pub(crate) fn is_done_marker(data: &str) -> bool {
+    data.trim() == "[DONE]"
+}
+
+/// Decode a whole server-sent-events transcript the way [`crate::http`] reads a stream: the same
+/// SSE parser (comments dropped, multi-line data joined), the event name `message` given as `""`,
+/// and the decoder left at the first event that completes the response. Returns the text handed
+/// to `on_text` and the response.
+#[cfg(test)]
+pub(crate) fn decode_transcript(
+    format: WireFormat,
+    transcript: &str,
+) -> (String, Result<ModelResponse, ModelError>) {
+    use eventsource_stream::Eventsource;
+    use futures_util::{FutureExt, StreamExt};
+
+    let chunks = futures_util::stream::iter(
+        transcript
+            .as_bytes()
+            .chunks(7)
+            .map(Ok::<_, std::convert::Infallible>),
+    );
+    let mut events = chunks.eventsource();
+    let mut decoder = format.stream_decoder();
+    let mut streamed = String::new();
+    while let Some(event) = events.next().now_or_never().flatten() {
+        let event = event.expect("the transcript is valid SSE");
+        let name = if event.event == "message" {
+            ""
+        } else {
+            event.event.as_str()
+        };
+        match decoder.event(name, &event.data, &mut |text| streamed.push_str(text)) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(error) => return (streamed, Err(error)),
+        }
+    }
+    (streamed, decoder.finish())
+}
