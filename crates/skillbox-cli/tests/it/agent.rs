@@ -689,3 +689,239 @@ fn a_call_naming_a_skill_loads_it_and_a_fork_skill_runs_as_a_sub_agent() {
     assert_eq!(messages[2]["tool_calls"][0]["function"]["name"], "greet");
     assert_eq!(messages[3]["tool_call_id"], "call_1");
 }
+
+/// One server-sent event with its name.
+fn named(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}")
+}
+
+#[test]
+fn the_responses_api_is_spoken_statelessly_with_its_items_sent_back() {
+    let tree = agent_tree();
+    let call_item = json!({"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"skill\":\"greet\"}","call_id":"call_9","name":"load_skill"});
+    let reasoning =
+        json!({"id":"rs_1","type":"reasoning","summary":[],"encrypted_content":"opaque"});
+    let tool_round = Reply::Events(vec![
+        named(
+            "response.created",
+            &json!({"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[]}}),
+        ),
+        named(
+            "response.output_item.added",
+            &json!({"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":reasoning}),
+        ),
+        named(
+            "response.output_item.added",
+            &json!({"type":"response.output_item.added","sequence_number":2,"output_index":1,"item":{"id":"fc_1","type":"function_call","arguments":"","call_id":"call_9","name":"load_skill"}}),
+        ),
+        named(
+            "response.function_call_arguments.delta",
+            &json!({"type":"response.function_call_arguments.delta","sequence_number":3,"item_id":"fc_1","output_index":1,"delta":"{\"skill\":\"greet\"}"}),
+        ),
+        named(
+            "response.output_item.done",
+            &json!({"type":"response.output_item.done","sequence_number":4,"output_index":1,"item":call_item}),
+        ),
+        named(
+            "response.completed",
+            &json!({"type":"response.completed","sequence_number":5,"response":{"id":"resp_1","status":"completed","output":[reasoning, call_item],"usage":{"input_tokens":45,"output_tokens":25,"total_tokens":70}}}),
+        ),
+    ]);
+    let message = json!({"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Loaded greet.","annotations":[]}]});
+    let answer = Reply::Events(vec![
+        named(
+            "response.output_text.delta",
+            &json!({"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Loaded greet."}),
+        ),
+        named(
+            "response.completed",
+            &json!({"type":"response.completed","sequence_number":2,"response":{"id":"resp_2","status":"completed","output":[message],"usage":{"input_tokens":80,"output_tokens":5}}}),
+        ),
+    ]);
+    let server = ScriptedModelServer::start(vec![tool_round, answer]);
+    let asked = {
+        let data = tempfile::tempdir().unwrap();
+        let output = skillbox()
+            .env("SKILLBOX_CONFIG", "/dev/null")
+            .env("SKILLBOX_API_KEY", "sk-test-responses")
+            .arg("--root")
+            .arg(tree.path())
+            .args([
+                "ask",
+                "--json",
+                "--provider",
+                "responses",
+                "--model",
+                "o4-mini",
+            ])
+            .args(["--base-url", &server.base_url, "--data-dir"])
+            .arg(data.path())
+            .arg("Load greet")
+            .output()
+            .unwrap();
+        let events = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        Asked { output, events }
+    };
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    assert_eq!(asked.tools_called(), vec!["load_skill"]);
+    assert_eq!(asked.events.last().unwrap()["text"], "Loaded greet.");
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/responses");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer sk-test-responses")
+    );
+    let first = request_body(&server, 0);
+    assert_eq!(first["model"], "o4-mini");
+    assert!(first["instructions"].as_str().unwrap().contains("greet"));
+    assert_eq!(first["tools"][0]["type"], "function");
+    assert_eq!(first["tools"][0]["name"], "load_skill");
+    assert_eq!(first["store"], false);
+    // Stateless: the second request resends everything, the reasoning and call items as
+    // they came, then the output for the call's id.
+    let second = request_body(&server, 1);
+    let input = second["input"].as_array().unwrap();
+    assert_eq!(input[0]["role"], "user");
+    assert_eq!(input[1], reasoning);
+    assert_eq!(input[2], call_item);
+    assert_eq!(input[3]["type"], "function_call_output");
+    assert_eq!(input[3]["call_id"], "call_9");
+    assert!(input[3]["id"].as_str().is_some());
+    assert!(
+        input[3]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Run `greet.py NAME`")
+    );
+}
+
+#[test]
+fn anthropic_messages_are_spoken_with_tool_results_in_one_user_message() {
+    let tree = agent_tree();
+    let tool_round = Reply::Events(vec![
+        named(
+            "message_start",
+            &json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":300,"output_tokens":1}}}),
+        ),
+        named(
+            "content_block_start",
+            &json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+        ),
+        named("ping", &json!({"type":"ping"})),
+        named(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Checking both."}}),
+        ),
+        named(
+            "content_block_stop",
+            &json!({"type":"content_block_stop","index":0}),
+        ),
+        named(
+            "content_block_start",
+            &json!({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01","name":"load_skill","input":{}}}),
+        ),
+        named(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"skill\": \"gr"}}),
+        ),
+        named(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"eet\"}"}}),
+        ),
+        named(
+            "content_block_stop",
+            &json!({"type":"content_block_stop","index":1}),
+        ),
+        named(
+            "content_block_start",
+            &json!({"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_02","name":"nonesuch","input":{}}}),
+        ),
+        named(
+            "content_block_stop",
+            &json!({"type":"content_block_stop","index":2}),
+        ),
+        named(
+            "message_delta",
+            &json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":40}}),
+        ),
+        named("message_stop", &json!({"type":"message_stop"})),
+    ]);
+    let answer = Reply::Events(vec![
+        named(
+            "message_start",
+            &json!({"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"usage":{"input_tokens":400,"output_tokens":1}}}),
+        ),
+        named(
+            "content_block_start",
+            &json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+        ),
+        named(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Done."}}),
+        ),
+        named(
+            "content_block_stop",
+            &json!({"type":"content_block_stop","index":0}),
+        ),
+        named(
+            "message_delta",
+            &json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}),
+        ),
+        named("message_stop", &json!({"type":"message_stop"})),
+    ]);
+    let server = ScriptedModelServer::start(vec![tool_round, answer]);
+    let data = tempfile::tempdir().unwrap();
+    let output = skillbox()
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .env("SKILLBOX_API_KEY", "sk-ant-test")
+        .arg("--root")
+        .arg(tree.path())
+        .args([
+            "ask",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+        ])
+        .args(["--base-url", &server.base_url, "--data-dir"])
+        .arg(data.path())
+        .arg("Load greet")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "Checking both.\nDone.\n"
+    );
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(requests[0].header("anthropic-version"), Some("2023-06-01"));
+    let first = request_body(&server, 0);
+    assert!(first["max_tokens"].as_u64().unwrap() > 0);
+    assert!(first["system"].as_str().unwrap().contains("greet"));
+    assert!(first["tools"][0]["input_schema"].is_object());
+    let second = request_body(&server, 1);
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert_eq!(messages[1]["role"], "assistant");
+    assert_eq!(
+        messages[1]["content"][1]["input"],
+        json!({"skill": "greet"})
+    );
+    let results = messages[2]["content"].as_array().unwrap();
+    assert_eq!(messages[2]["role"], "user");
+    assert_eq!(results[0]["type"], "tool_result");
+    assert_eq!(results[0]["tool_use_id"], "toolu_01");
+    assert!(results[0].get("is_error").is_none());
+    assert_eq!(results[1]["tool_use_id"], "toolu_02");
+    assert_eq!(results[1]["is_error"], true);
+}
