@@ -33,6 +33,10 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 10;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 /// The same call (tool and arguments) made this many times in one turn is not run again.
 pub const MAX_IDENTICAL_CALLS: u32 = 3;
+/// Tool calls of one response answered at most; the rest get an error saying so.
+pub const MAX_CALLS_PER_ROUND: usize = 32;
+/// Tool calls of one response that run at once (the rest wait their turn).
+pub const MAX_CONCURRENT_CALLS: usize = 4;
 /// How deep `context: fork` sub-agents nest: a sub-agent loads fork skills inline.
 pub const MAX_FORK_DEPTH: u32 = 1;
 /// The base prompt when the person gives none.
@@ -695,13 +699,19 @@ impl Agent {
             })
             .collect();
         let mut plans = Vec::with_capacity(calls.len());
-        for (call, effective) in calls.iter().zip(&effective) {
+        for (position, (call, effective)) in calls.iter().zip(&effective).enumerate() {
             emit(AgentEvent::ToolCallStarted {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: serde_json::from_str::<Value>(&call.arguments)
                     .unwrap_or_else(|_| Value::String(call.arguments.clone())),
             });
+            if position >= MAX_CALLS_PER_ROUND {
+                plans.push(Plan::Answer(ToolOutcome::error(format!(
+                    "not run: one response may make at most {MAX_CALLS_PER_ROUND} tool calls"
+                ))));
+                continue;
+            }
             let parsed = serde_json::from_str::<Value>(&effective.arguments).ok();
             let plan = self
                 .plan(provider, conversation, effective, parsed, offered, round)
@@ -710,12 +720,16 @@ impl Agent {
         }
         let scope = round.scope;
         let cancel = round.cancel;
+        // At most MAX_CONCURRENT_CALLS run at once; join_all keeps the results in call order.
+        let permits = tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS);
+        let permits = &permits;
         let runs =
             calls
                 .iter()
                 .zip(&effective)
                 .zip(plans)
                 .map(|((call, effective), plan)| async move {
+                    let _permit = permits.acquire().await;
                     let started = Instant::now();
                     let outcome = match plan {
                         Plan::Answer(outcome) => outcome,

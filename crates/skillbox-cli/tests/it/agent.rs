@@ -925,3 +925,37 @@ fn anthropic_messages_are_spoken_with_tool_results_in_one_user_message() {
     assert_eq!(results[1]["tool_use_id"], "toolu_02");
     assert_eq!(results[1]["is_error"], true);
 }
+
+#[test]
+fn a_response_with_too_many_calls_gets_the_excess_answered_not_run() {
+    let tree = agent_tree();
+    let fragments: Vec<Value> = (0..40)
+        .map(|index| json!({"index":index,"id":format!("c{index}"),"type":"function","function":{"name":"read_skill_file","arguments":format!("{{\"skill\":\"greet\",\"path\":\"SKILL.md\",\"n\":{index}}}")}}))
+        .collect();
+    let chunk = json!({"choices":[{"index":0,"delta":{"tool_calls":fragments}}]}).to_string();
+    let server = ScriptedModelServer::start(vec![
+        Reply::data_events(&[&chunk, &finish("tool_calls")]),
+        says("ok"),
+    ]);
+    let asked = ask_json(&server, tree.path(), &["read a lot"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    let second = request_body(&server, 1);
+    let results: Vec<&Value> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 40);
+    let not_run = results
+        .iter()
+        .filter(|message| {
+            message["content"]
+                .as_str()
+                .unwrap()
+                .contains("at most 32 tool calls")
+        })
+        .count();
+    assert_eq!(not_run, 8);
+    assert_eq!(results[39]["tool_call_id"], "c39");
+}
