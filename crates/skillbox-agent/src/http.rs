@@ -159,6 +159,9 @@ impl HttpModelClient {
         headers.insert("x-title", HeaderValue::from_static("skillbox"));
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
+            // A redirect would carry the key (`x-api-key` is not a header reqwest strips) to
+            // wherever the server points; model APIs do not redirect, so none is followed.
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("skillbox/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|error| ClientError::Http(error.to_string()))?;

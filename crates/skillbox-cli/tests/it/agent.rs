@@ -959,3 +959,37 @@ fn a_response_with_too_many_calls_gets_the_excess_answered_not_run() {
     assert_eq!(not_run, 8);
     assert_eq!(results[39]["tool_call_id"], "c39");
 }
+
+#[test]
+fn a_redirect_is_not_followed_so_the_key_never_leaves_for_another_host() {
+    let tree = agent_tree();
+    let elsewhere = ScriptedModelServer::start(vec![says("stolen")]);
+    let server = ScriptedModelServer::start(vec![Reply::Body {
+        status: 307,
+        headers: vec![(
+            "location".into(),
+            format!("{}/messages", elsewhere.base_url),
+        )],
+        content_type: "text/plain".into(),
+        body: String::new(),
+    }]);
+    let output = skillbox()
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .env("SKILLBOX_API_KEY", "sk-ant-secret")
+        .arg("--root")
+        .arg(tree.path())
+        .args([
+            "ask",
+            "--no-transcript",
+            "--provider",
+            "anthropic",
+            "--base-url",
+        ])
+        .arg(&server.base_url)
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("HTTP 307"));
+    assert!(elsewhere.requests().is_empty());
+}
