@@ -993,3 +993,61 @@ fn a_redirect_is_not_followed_so_the_key_never_leaves_for_another_host() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("HTTP 307"));
     assert!(elsewhere.requests().is_empty());
 }
+
+#[test]
+fn chat_reads_lines_runs_turns_invokes_skills_and_resumes() {
+    let tree = agent_tree();
+    let data = tempfile::tempdir().unwrap();
+    let server = ScriptedModelServer::start(vec![
+        says("Hello there."),
+        says("Deploying billing."),
+        says("Welcome back."),
+    ]);
+    let chat = |input: &str, extra: &[&str]| {
+        skillbox()
+            .env("SKILLBOX_CONFIG", "/dev/null")
+            .arg("--root")
+            .arg(tree.path())
+            .args(["chat", "--base-url", &server.base_url, "--data-dir"])
+            .arg(data.path())
+            .args(extra)
+            .write_stdin(input)
+            .output()
+            .unwrap()
+    };
+    let output = chat("hi\n/skills\n/nonesuch\n/deploy billing\n/exit\n", &[]);
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains("Hello there.") && stdout.contains("Deploying billing."),
+        "{stdout}"
+    );
+    assert!(stderr.contains("/deploy [service]"), "{stderr}");
+    assert!(stderr.contains("no skill `/nonesuch`"), "{stderr}");
+    assert_eq!(server.requests().len(), 2);
+    let second = request_body(&server, 1);
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["content"], "hi");
+    assert!(
+        messages[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Deploy the service billing")
+    );
+    let id = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("conversation "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let output = chat("and now?\n", &["--resume", &id]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let third = request_body(&server, 2);
+    assert_eq!(third["messages"].as_array().unwrap().len(), 6);
+}
