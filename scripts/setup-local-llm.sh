@@ -170,7 +170,7 @@ build_engine() {
         tail -n 20 "$build_log" >&2
         die "cmake configure failed; full log in $build_log"
     fi
-    log "building llama-server (about 2 minutes on 2 cores; log: $build_log)"
+    log "building llama-server (2-5 minutes on 2 cores, depending on load; log: $build_log)"
     if ! "$tools_venv/bin/cmake" --build "$work/build" --target llama-server -j "$(nproc)" \
             >>"$build_log" 2>&1; then
         tail -n 20 "$build_log" >&2

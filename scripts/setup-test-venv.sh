@@ -5,6 +5,9 @@
 #
 # Location: ${SKILLBOX_TEST_VENV:-<repo>/target/test-venv}
 # Python:   ${SKILLBOX_PYTHON:-python3} (only used to create the venv)
+# Contents: ${SKILLBOX_TEST_REQUIREMENTS:-<repo>/scripts/test-requirements.txt}, checked by
+#           importing ${SKILLBOX_TEST_IMPORTS:-skills_ref.validator, skills_ref.prompt, mcp, requests}
+#           (scripts/setup-llm-proxy.sh uses these two for the LiteLLM proxy's venv)
 #
 # Idempotent and safe to run concurrently: an exclusive flock on
 # "<venv>.lock" serialises callers, and the install is skipped when
@@ -18,7 +21,8 @@ log() { printf 'setup-test-venv: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-req="$repo/scripts/test-requirements.txt"
+req="${SKILLBOX_TEST_REQUIREMENTS:-$repo/scripts/test-requirements.txt}"
+imports="${SKILLBOX_TEST_IMPORTS:-skills_ref.validator, skills_ref.prompt, mcp, requests}"
 venv="${SKILLBOX_TEST_VENV:-$repo/target/test-venv}"
 python="${SKILLBOX_PYTHON:-python3}"
 lock="${venv%/}.lock"
@@ -53,7 +57,7 @@ rm -f "$stamp"
 "$python" -m venv --clear "$venv" >&2 \
     || die "'$python -m venv' failed (on Debian/Ubuntu: apt-get install python3-venv)"
 
-log "installing $(grep -cvE '^[[:space:]]*(#|$)' "$req") pinned requirements from $req"
+log "installing $(grep -cvE '^[[:space:]]*(#|$|--)' "$req") pinned requirements from $req"
 if ! "$venv/bin/python" -m pip install \
         --disable-pip-version-check --no-input --quiet \
         --timeout 30 --retries 3 \
@@ -61,7 +65,7 @@ if ! "$venv/bin/python" -m pip install \
     die "pip install failed; is PyPI reachable? (pins in $req)"
 fi
 
-"$venv/bin/python" -c 'import skills_ref.validator, skills_ref.prompt, mcp, requests' >&2 \
+"$venv/bin/python" -c "import $imports" >&2 \
     || die "installed packages do not import"
 
 # Write the stamp atomically, and only after everything succeeded.
