@@ -21,6 +21,19 @@ pub struct LocalModel {
     pub base_url: String,
     turn: Mutex<()>,
     _server: Mutex<Child>,
+    proxy: OnceLock<Option<Proxy>>,
+}
+
+/// A LiteLLM proxy serving the Responses API (`/v1/responses`) and Anthropic Messages
+/// (`/v1/messages`) in front of the local model, which speaks Chat Completions only
+/// (`scripts/setup-llm-proxy.sh`, `scripts/llm-proxy-config.yaml`). The model is `local`.
+#[derive(Debug)]
+pub struct Proxy {
+    /// `http://127.0.0.1:PORT/v1`.
+    pub base_url: String,
+    /// The key clients send (`Authorization: Bearer` or `x-api-key`).
+    pub key: String,
+    _process: Mutex<Child>,
 }
 
 impl LocalModel {
@@ -44,6 +57,23 @@ impl LocalModel {
         model
     }
 
+    /// The proxy in front of the model, installed and started on first use; `None` as for
+    /// [`LocalModel::shared`].
+    pub fn proxy(&self) -> Option<&Proxy> {
+        let proxy = self
+            .proxy
+            .get_or_init(|| start_proxy(&self.base_url))
+            .as_ref();
+        if proxy.is_none() {
+            assert!(
+                std::env::var_os("SKILLBOX_REQUIRE_LOCAL_MODEL").is_none(),
+                "SKILLBOX_REQUIRE_LOCAL_MODEL is set but the LiteLLM proxy could not be installed: run scripts/setup-llm-proxy.sh to see why"
+            );
+            eprintln!("skipped: no LiteLLM proxy (scripts/setup-llm-proxy.sh failed)");
+        }
+        proxy
+    }
+
     /// Hold the model for one test.
     pub fn lock(&self) -> MutexGuard<'_, ()> {
         self.turn
@@ -52,13 +82,14 @@ impl LocalModel {
     }
 }
 
-fn provisioned() -> Option<(PathBuf, PathBuf)> {
+/// Run a set-up script of the repository printing `KEY=path` lines; the values of `keys`.
+fn set_up(script: &str, argument: Option<&str>, keys: [&str; 2]) -> Option<[PathBuf; 2]> {
     if std::env::var_os("SKILLBOX_SKIP_LOCAL_MODEL").is_some() {
         return None;
     }
     let output = Command::new("bash")
-        .arg(crate::repo_root().join("scripts/setup-local-llm.sh"))
-        .arg("1.5b")
+        .arg(crate::repo_root().join(script))
+        .args(argument)
         .stderr(Stdio::inherit())
         .output()
         .ok()?;
@@ -68,61 +99,137 @@ fn provisioned() -> Option<(PathBuf, PathBuf)> {
     let text = String::from_utf8(output.stdout).ok()?;
     let value = |key: &str| {
         text.lines()
-            .find_map(|line| line.strip_prefix(key))
+            .find_map(|line| line.strip_prefix(key)?.strip_prefix('='))
             .map(PathBuf::from)
     };
-    Some((value("LLAMA_SERVER=")?, value("MODEL=")?))
+    Some([value(keys[0])?, value(keys[1])?])
 }
 
-fn start() -> Option<LocalModel> {
-    let (server, model) = provisioned()?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    // The server dies with this test binary: the wrapper kills it when its stdin (a pipe held
-    // by this process) closes.
-    let script = r#"server="$1"; shift; "$server" "$@" >"$LOG" 2>&1 & pid=$!; cat >/dev/null; kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null"#;
-    let log = std::env::temp_dir().join(format!("skillbox-llama-{}.log", std::process::id()));
-    let child = Command::new("bash")
-        .args(["-c", script, "local-model"])
-        .arg(&server)
-        .arg("-m")
-        .arg(&model)
-        .args(["--jinja", "-c", CONTEXT_TOKENS, "-t", "2", "-np", "1"])
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .env("LOG", &log)
+/// Start `program` with `arguments` (and `environment`) under a wrapper that kills it when
+/// this test binary exits (its stdin, a pipe held here, closes), logging to `log`.
+fn start_guarded(
+    program: &std::path::Path,
+    arguments: &[&std::ffi::OsStr],
+    environment: &[(&str, &str)],
+    log: &std::path::Path,
+) -> Child {
+    let script = r#"program="$1"; shift; "$program" "$@" >"$LOG" 2>&1 & pid=$!; cat >/dev/null; kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null"#;
+    Command::new("bash")
+        .args(["-c", script, "guarded"])
+        .arg(program)
+        .args(arguments)
+        .envs(environment.iter().copied())
+        .env("LOG", log)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
-        .expect("bash runs");
+        .expect("bash runs")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Wait until `GET path` answers 200, or fail with the log.
+fn wait_healthy(port: u16, path: &str, log: &std::path::Path, what: &str) {
     let deadline = Instant::now() + STARTUP_TIMEOUT;
-    loop {
-        if health(port) {
-            break;
-        }
+    while !health(port, path) {
         assert!(
             Instant::now() < deadline,
-            "llama-server did not answer /health within {STARTUP_TIMEOUT:?}; its log: {}",
-            fs_err::read_to_string(&log).unwrap_or_default()
+            "{what} did not answer {path} within {STARTUP_TIMEOUT:?}; its log: {}",
+            fs_err::read_to_string(log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(250));
     }
+}
+
+fn start_proxy(model_base_url: &str) -> Option<Proxy> {
+    let [litellm, config] = set_up(
+        "scripts/setup-llm-proxy.sh",
+        None,
+        ["LITELLM", "LITELLM_CONFIG"],
+    )?;
+    let port = free_port();
+    let key = format!("sk-{}", std::process::id());
+    let log = std::env::temp_dir().join(format!("skillbox-litellm-{}.log", std::process::id()));
+    let port_text = port.to_string();
+    let child = start_guarded(
+        &litellm,
+        &[
+            "--config".as_ref(),
+            config.as_os_str(),
+            "--host".as_ref(),
+            "127.0.0.1".as_ref(),
+            "--port".as_ref(),
+            port_text.as_ref(),
+        ],
+        &[
+            ("SKILLBOX_LLM_BASE_URL", model_base_url),
+            ("LITELLM_MASTER_KEY", &key),
+            ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
+        ],
+        &log,
+    );
+    wait_healthy(port, "/health/liveliness", &log, "the LiteLLM proxy");
+    Some(Proxy {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        key,
+        _process: Mutex::new(child),
+    })
+}
+
+fn start() -> Option<LocalModel> {
+    let [server, model] = set_up(
+        "scripts/setup-local-llm.sh",
+        Some("1.5b"),
+        ["LLAMA_SERVER", "MODEL"],
+    )?;
+    let port = free_port();
+    let log = std::env::temp_dir().join(format!("skillbox-llama-{}.log", std::process::id()));
+    let port_text = port.to_string();
+    let child = start_guarded(
+        &server,
+        &[
+            "-m".as_ref(),
+            model.as_os_str(),
+            "--jinja".as_ref(),
+            "-c".as_ref(),
+            CONTEXT_TOKENS.as_ref(),
+            "-t".as_ref(),
+            "2".as_ref(),
+            "-np".as_ref(),
+            "1".as_ref(),
+            "--host".as_ref(),
+            "127.0.0.1".as_ref(),
+            "--port".as_ref(),
+            port_text.as_ref(),
+        ],
+        &[],
+        &log,
+    );
+    wait_healthy(port, "/health", &log, "llama-server");
     Some(LocalModel {
         base_url: format!("http://127.0.0.1:{port}/v1"),
         turn: Mutex::new(()),
         _server: Mutex::new(child),
+        proxy: OnceLock::new(),
     })
 }
 
-fn health(port: u16) -> bool {
+fn health(port: u16, path: &str) -> bool {
     use std::io::Write;
     let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     if stream
-        .write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
         .is_err()
     {
         return false;

@@ -46,6 +46,9 @@ fn small_tree() -> tempfile::TempDir {
     root
 }
 
+const COUNT_PROMPT: &str =
+    "How many words are in this text: the quick brown fox jumps over the lazy dog";
+
 struct Run {
     events: Vec<Value>,
     stderr: String,
@@ -111,12 +114,7 @@ fn a_local_model_calls_a_tools_json_tool_and_answers() {
     };
     let _turn = model.lock();
     let tree = small_tree();
-    let run = ask(
-        model,
-        tree.path(),
-        &[],
-        "How many words are in this text: the quick brown fox jumps over the lazy dog",
-    );
+    let run = ask(model, tree.path(), &[], COUNT_PROMPT);
     let counted = run.finished("count_words");
     assert!(
         !counted.is_empty(),
@@ -186,12 +184,7 @@ fn a_local_model_is_denied_running_code_by_the_approval_policy() {
     };
     let _turn = model.lock();
     let tree = small_tree();
-    let run = ask(
-        model,
-        tree.path(),
-        &["--approve", "deny"],
-        "How many words are in this text: the quick brown fox jumps over the lazy dog",
-    );
+    let run = ask(model, tree.path(), &["--approve", "deny"], COUNT_PROMPT);
     let denied = run.of_type("approval_denied");
     assert!(!denied.is_empty(), "{:?}", run.events);
     for finished in run.of_type("tool_call_finished") {
@@ -201,4 +194,78 @@ fn a_local_model_is_denied_running_code_by_the_approval_policy() {
         );
     }
     assert_ne!(run.end(), "failed", "{:?}", run.events);
+}
+
+/// `ask` in another wire format, through the LiteLLM proxy in front of the same model.
+fn ask_through_proxy(
+    model: &LocalModel,
+    root: &std::path::Path,
+    provider: &str,
+    prompt: &str,
+) -> Option<Run> {
+    let proxy = model.proxy()?;
+    let output = skillbox()
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .env("SKILLBOX_API_KEY", &proxy.key)
+        .arg("--root")
+        .arg(root)
+        .args(["ask", "--json", "--no-transcript", "--temperature", "0"])
+        .args([
+            "--max-output-tokens",
+            "256",
+            "--max-rounds",
+            "6",
+            "--model",
+            "local",
+        ])
+        .args(["--provider", provider, "--base-url"])
+        .arg(&proxy.base_url)
+        .arg(prompt)
+        .output()
+        .unwrap();
+    Some(Run {
+        events: String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+fn assert_counted_and_answered(run: &Run) {
+    let counted = run.finished("count_words");
+    assert!(
+        counted.iter().any(|event| event["is_error"] == false
+            && event["result"].as_str().unwrap().contains("\"words\"")),
+        "count_words did not run: {:?}; stderr: {}",
+        run.events,
+        run.stderr
+    );
+    assert_eq!(run.end(), "answered", "{:?}", run.events);
+}
+
+#[test]
+fn a_local_model_works_over_the_responses_api() {
+    let Some(model) = LocalModel::shared() else {
+        return;
+    };
+    let _turn = model.lock();
+    let tree = small_tree();
+    let Some(run) = ask_through_proxy(model, tree.path(), "responses", COUNT_PROMPT) else {
+        return;
+    };
+    assert_counted_and_answered(&run);
+}
+
+#[test]
+fn a_local_model_works_over_anthropic_messages() {
+    let Some(model) = LocalModel::shared() else {
+        return;
+    };
+    let _turn = model.lock();
+    let tree = small_tree();
+    let Some(run) = ask_through_proxy(model, tree.path(), "anthropic", COUNT_PROMPT) else {
+        return;
+    };
+    assert_counted_and_answered(&run);
 }
