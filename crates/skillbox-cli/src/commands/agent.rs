@@ -208,14 +208,14 @@ fn resolve_settings(
 
 /// Asks on the terminal before code runs.
 struct TerminalApproval {
-    spinner: Option<indicatif::ProgressBar>,
+    progress: Option<indicatif::MultiProgress>,
 }
 
 #[async_trait::async_trait]
 impl Approval for TerminalApproval {
     async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
         let summary = skillbox_core::printable::printable_block(&request.summary()).into_owned();
-        let spinner = self.spinner.clone();
+        let progress = self.progress.clone();
         let answer = tokio::task::spawn_blocking(move || {
             let ask = || -> std::io::Result<String> {
                 let mut terminal = fs_err::OpenOptions::new()
@@ -228,8 +228,8 @@ impl Approval for TerminalApproval {
                 std::io::BufRead::read_line(&mut std::io::BufReader::new(terminal), &mut line)?;
                 Ok(line)
             };
-            match &spinner {
-                Some(spinner) => spinner.suspend(ask),
+            match &progress {
+                Some(progress) => progress.suspend(ask),
                 None => ask(),
             }
         })
@@ -355,11 +355,11 @@ impl Session {
         Ok(self.agent.conversation(Some(transcript)))
     }
 
-    fn agent_for(&self, spinner: Option<&indicatif::ProgressBar>) -> Agent {
+    fn agent_for(&self, progress: Option<&indicatif::MultiProgress>) -> Agent {
         match self.choice {
             ApprovalChoice::Fixed(policy) => self.agent.clone().with_approval(Arc::new(policy)),
             ApprovalChoice::Ask => self.agent.clone().with_approval(Arc::new(TerminalApproval {
-                spinner: spinner.cloned(),
+                progress: progress.cloned(),
             })),
         }
     }
@@ -368,46 +368,56 @@ impl Session {
 /// Prints a turn's events: the answer on stdout, activity on stderr.
 struct Printer {
     json: bool,
+    /// The terminal's progress area (only when stderr is a terminal and not `--json`).
+    progress: Option<indicatif::MultiProgress>,
+    /// The spinner while something runs.
     spinner: Option<indicatif::ProgressBar>,
+    /// The model asked, for the spinner's message.
+    model: String,
     answer_open: bool,
 }
 
 impl Printer {
     fn new(json: bool) -> Self {
-        let spinner = (!json && std::io::stderr().is_terminal()).then(|| {
-            let spinner = indicatif::ProgressBar::new_spinner();
-            spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            spinner
+        let progress = (!json && std::io::stderr().is_terminal()).then(|| {
+            indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::stderr())
         });
         Printer {
             json,
-            spinner,
+            progress,
+            spinner: None,
+            model: String::new(),
             answer_open: false,
         }
     }
 
     fn status(&self, line: &str) {
         let line = skillbox_core::printable::printable_block(line).into_owned();
-        match &self.spinner {
-            Some(spinner) => spinner.println(line),
-            None => {
-                let _ = writeln!(std::io::stderr(), "{line}");
-            }
+        let printed = self
+            .progress
+            .as_ref()
+            .is_some_and(|progress| progress.println(&line).is_ok());
+        if !printed {
+            let _ = writeln!(std::io::stderr(), "{line}");
         }
     }
 
-    fn working(&self, message: String) {
-        if let Some(spinner) = &self.spinner {
-            spinner.set_message(message);
+    fn working(&mut self, message: String) {
+        let Some(progress) = &self.progress else {
+            return;
+        };
+        let spinner = self.spinner.get_or_insert_with(|| {
+            let spinner = progress.add(indicatif::ProgressBar::new_spinner());
             spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-        }
+            spinner
+        });
+        spinner.set_message(message);
     }
 
-    fn idle(&self) {
-        if let Some(spinner) = &self.spinner {
-            spinner.disable_steady_tick();
+    fn idle(&mut self) {
+        if let (Some(progress), Some(spinner)) = (&self.progress, self.spinner.take()) {
             spinner.finish_and_clear();
-            spinner.reset();
+            progress.remove(&spinner);
         }
     }
 
@@ -438,6 +448,8 @@ impl Printer {
             AgentEvent::TurnStarted { model, .. } => {
                 if depth > 0 {
                     self.status(&format!("{indent}sub-agent started ({model})"));
+                } else {
+                    model.clone_into(&mut self.model);
                 }
                 self.working(format!("asking {model}"));
             }
@@ -483,8 +495,12 @@ impl Printer {
                     "{indent}{mark} {name} ({duration_ms} ms) {}",
                     shorten(result)
                 ));
+                self.working(format!("asking {}", self.model));
             }
             AgentEvent::ModelChanged { model, skill } => {
+                if depth == 0 {
+                    model.clone_into(&mut self.model);
+                }
                 self.status(&format!("{indent}model {model} (asked by skill `{skill}`)"));
             }
             AgentEvent::Usage { .. } => {}
@@ -607,7 +623,7 @@ pub fn ask(global: &GlobalOptions, arguments: &AskArguments) -> anyhow::Result<E
     runtime.block_on(async {
         let conversation = session.conversation(arguments.agent.resume.as_deref())?;
         let mut printer = Printer::new(arguments.json);
-        let agent = session.agent_for(printer.spinner.as_ref());
+        let agent = session.agent_for(printer.progress.as_ref());
         let (conversation, end) = drive_turn(&agent, conversation, input, &mut printer).await?;
         if !arguments.json
             && let Some(note) = saved_note(&conversation, &session)
@@ -769,7 +785,7 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
             }
         };
         let mut printer = Printer::new(false);
-        let agent = session.agent_for(printer.spinner.as_ref());
+        let agent = session.agent_for(printer.progress.as_ref());
         let (next, _) = runtime.block_on(drive_turn(&agent, conversation, input, &mut printer))?;
         conversation = next;
     }
