@@ -391,7 +391,11 @@ impl ModelClient for HttpModelClient {
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        if !(seconds.is_finite() && seconds >= 0.0) {
+            return None;
+        }
+        // More seconds than a Duration holds (`1e30`) is as good as never; the policy caps it.
+        return Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
     }
     let date = httpdate::parse_http_date(value).ok()?;
     Some(
@@ -455,6 +459,13 @@ mod tests {
         assert!(delay > Duration::from_secs(25) && delay <= Duration::from_secs(30));
         headers.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&headers), None);
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("-5"));
+        assert_eq!(retry_after(&headers), None);
+        // Beyond what a Duration holds: no panic, the longest wait (the policy caps it).
+        for huge in ["1e30", "99999999999999999999"] {
+            headers.insert(RETRY_AFTER, HeaderValue::from_static(huge));
+            assert_eq!(retry_after(&headers), Some(Duration::MAX), "{huge}");
+        }
     }
 
     #[test]
