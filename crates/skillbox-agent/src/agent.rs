@@ -209,6 +209,9 @@ pub enum TurnInput {
 struct Scope {
     allowed: Option<Arc<BTreeSet<String>>>,
     depth: u32,
+    /// A sub-agent's bound: its fork skill's `allowed-tools`, which hold whatever skill the
+    /// sub-agent loads next (loading one must not widen them).
+    bound: Option<Session>,
 }
 
 impl Scope {
@@ -858,19 +861,14 @@ impl Agent {
                     .join(", ")
             )));
         }
-        if name == "load_skill"
-            && round.scope.depth < MAX_FORK_DEPTH
-            && let Some(skill) = provider.loaded_skill(&arguments)
-            && is_fork(&skill)
+        if let Some(bound) = &round.scope.bound
+            && !bound.permits(name)
         {
-            let raw = arguments.get("arguments").map(|value| match value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            });
-            return Plan::Fork {
-                skill,
-                arguments: raw,
-            };
+            return Plan::Answer(ToolOutcome::error(format!(
+                "the tool `{name}` is not in the allowed-tools of `{}` ({}), which bound this sub-agent",
+                bound.active_skill().unwrap_or_default(),
+                bound.allowed_tools().unwrap_or_default().join(", ")
+            )));
         }
         if name == "define_tool" || provider.runs_code(name) {
             let skill = named_skill.or_else(|| {
@@ -893,6 +891,21 @@ impl Agent {
                     "the user did not allow this call ({reason}); do not call it again: go on without it or tell the user what you would need"
                 )));
             }
+        }
+        // After the approval: a fork skill's `load_skill` runs its commands too (preprocessing).
+        if name == "load_skill"
+            && round.scope.depth < MAX_FORK_DEPTH
+            && let Some(skill) = provider.loaded_skill(&arguments)
+            && is_fork(&skill)
+        {
+            let raw = arguments.get("arguments").map(|value| match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            });
+            return Plan::Fork {
+                skill,
+                arguments: raw,
+            };
         }
         Plan::Run(arguments)
     }
@@ -921,9 +934,15 @@ impl Agent {
                 .map(|skill| skill.name().to_owned())
                 .filter(|other| *other != name && parent.allows(other))
                 .collect();
+            let bound = (!skill.properties.allowed_tools.is_empty()).then(|| {
+                let mut bound = Session::new(true);
+                bound.activate(skill);
+                bound
+            });
             let scope = Scope {
                 allowed: Some(Arc::new(allowed)),
                 depth: parent.depth + 1,
+                bound,
             };
             let forward = |event: AgentEvent| {
                 emit(AgentEvent::Fork {

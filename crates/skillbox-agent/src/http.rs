@@ -61,6 +61,20 @@ impl RetryPolicy {
     }
 }
 
+/// The host of `base_url` as the client will connect to it (lowercase, IPv6 without
+/// brackets), or `None` when it is not a URL. Callers choosing which key to send use this, not
+/// their own parsing: `https://evil.example\@api.openai.com/v1` connects to `evil.example`.
+#[must_use]
+pub fn url_host(base_url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(base_url.trim()).ok()?;
+    let host = url.host_str()?;
+    Some(
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase(),
+    )
+}
+
 /// An API key and where it came from (named in errors, never printed).
 #[derive(Clone)]
 pub struct ApiKey {
@@ -391,7 +405,11 @@ impl ModelClient for HttpModelClient {
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        if !(seconds.is_finite() && seconds >= 0.0) {
+            return None;
+        }
+        // More seconds than a Duration holds (`1e30`) is as good as never; the policy caps it.
+        return Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
     }
     let date = httpdate::parse_http_date(value).ok()?;
     Some(
@@ -455,6 +473,32 @@ mod tests {
         assert!(delay > Duration::from_secs(25) && delay <= Duration::from_secs(30));
         headers.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&headers), None);
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("-5"));
+        assert_eq!(retry_after(&headers), None);
+        // Beyond what a Duration holds: no panic, the longest wait (the policy caps it).
+        for huge in ["1e30", "99999999999999999999"] {
+            headers.insert(RETRY_AFTER, HeaderValue::from_static(huge));
+            assert_eq!(retry_after(&headers), Some(Duration::MAX), "{huge}");
+        }
+    }
+
+    #[test]
+    fn the_host_is_the_one_connected_to() {
+        assert_eq!(
+            url_host("https://OpenRouter.ai/api/v1").as_deref(),
+            Some("openrouter.ai")
+        );
+        assert_eq!(
+            url_host("http://user:pw@127.0.0.1:8080/v1").as_deref(),
+            Some("127.0.0.1")
+        );
+        assert_eq!(url_host("http://[::1]:8080/v1").as_deref(), Some("::1"));
+        // A backslash ends the authority (WHATWG): the request goes to evil.example.
+        assert_eq!(
+            url_host("http://evil.example\\@api.openai.com/v1").as_deref(),
+            Some("evil.example")
+        );
+        assert_eq!(url_host("not a url"), None);
     }
 
     #[test]

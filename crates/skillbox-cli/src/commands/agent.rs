@@ -94,21 +94,7 @@ fn key_from(name: &str) -> Option<ApiKey> {
 }
 
 fn host_of(url: &str) -> String {
-    reqwest_host(url).unwrap_or_default()
-}
-
-fn reqwest_host(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split('/').next()?;
-    let host = authority.rsplit('@').next()?;
-    Some(
-        host.trim_start_matches('[')
-            .split(']')
-            .next()?
-            .split(':')
-            .next()?
-            .to_ascii_lowercase(),
-    )
+    skillbox_agent::url_host(url).unwrap_or_default()
 }
 
 /// The key variable a host's API wants.
@@ -117,7 +103,7 @@ fn key_variable_for(host: &str) -> &'static str {
         "OPENROUTER_API_KEY"
     } else if host == "api.openai.com" {
         "OPENAI_API_KEY"
-    } else if host.ends_with("anthropic.com") {
+    } else if host == "anthropic.com" || host.ends_with(".anthropic.com") {
         "ANTHROPIC_API_KEY"
     } else {
         "SKILLBOX_API_KEY"
@@ -214,7 +200,8 @@ struct TerminalApproval {
 #[async_trait::async_trait]
 impl Approval for TerminalApproval {
     async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
-        let summary = skillbox_core::printable::printable_block(&request.summary()).into_owned();
+        // One line: a model's arguments must not draw lines of their own around the question.
+        let summary = skillbox_core::printable::printable_line(&request.summary());
         let progress = self.progress.clone();
         let answer = tokio::task::spawn_blocking(move || {
             let ask = || -> std::io::Result<String> {
@@ -402,7 +389,7 @@ impl Printer {
         }
     }
 
-    fn working(&mut self, message: String) {
+    fn working(&mut self, message: &str) {
         let Some(progress) = &self.progress else {
             return;
         };
@@ -411,7 +398,8 @@ impl Printer {
             spinner.enable_steady_tick(std::time::Duration::from_millis(120));
             spinner
         });
-        spinner.set_message(message);
+        // The model names tools and skills name models: escape what a terminal would obey.
+        spinner.set_message(skillbox_core::printable::printable_line(message));
     }
 
     fn idle(&mut self) {
@@ -451,7 +439,7 @@ impl Printer {
                 } else {
                     model.clone_into(&mut self.model);
                 }
-                self.working(format!("asking {model}"));
+                self.working(&format!("asking {model}"));
             }
             AgentEvent::SkillInvoked { skill, .. } => {
                 self.status(&format!("{indent}skill /{skill}"));
@@ -478,7 +466,7 @@ impl Printer {
             } => {
                 self.close_answer()?;
                 self.status(&format!("{indent}→ {name} {}", compact(arguments)));
-                self.working(format!("running {name}"));
+                self.working(&format!("running {name}"));
             }
             AgentEvent::ApprovalDenied { name, reason, .. } => {
                 self.status(&format!("{indent}✗ {name} not allowed: {reason}"));
@@ -495,7 +483,8 @@ impl Printer {
                     "{indent}{mark} {name} ({duration_ms} ms) {}",
                     shorten(result)
                 ));
-                self.working(format!("asking {}", self.model));
+                let message = format!("asking {}", self.model);
+                self.working(&message);
             }
             AgentEvent::ModelChanged { model, skill } => {
                 if depth == 0 {
@@ -823,6 +812,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_spinner_shows_hostile_names_escaped() {
+        let mut printer = Printer {
+            json: false,
+            progress: Some(indicatif::MultiProgress::with_draw_target(
+                indicatif::ProgressDrawTarget::hidden(),
+            )),
+            spinner: None,
+            model: String::new(),
+            answer_open: false,
+        };
+        let hostile = "\u{1b}]0;title\u{7}\u{1b}[2Jtool";
+        let message = |printer: &Printer| printer.spinner.as_ref().expect("spinner").message();
+        printer
+            .event(
+                &AgentEvent::ToolCallStarted {
+                    id: "call_1".to_owned(),
+                    name: hostile.to_owned(),
+                    arguments: serde_json::json!({}),
+                },
+                0,
+            )
+            .expect("printed");
+        assert!(
+            !message(&printer).contains('\u{1b}'),
+            "{:?}",
+            message(&printer)
+        );
+        printer
+            .event(
+                &AgentEvent::TurnStarted {
+                    conversation: "c".to_owned(),
+                    model: hostile.to_owned(),
+                },
+                0,
+            )
+            .expect("printed");
+        assert!(
+            !message(&printer).contains('\u{1b}'),
+            "{:?}",
+            message(&printer)
+        );
+    }
+
+    #[test]
     fn hosts_pick_their_key_variable() {
         assert_eq!(host_of("https://openrouter.ai/api/v1"), "openrouter.ai");
         assert_eq!(key_variable_for("openrouter.ai"), "OPENROUTER_API_KEY");
@@ -830,5 +863,11 @@ mod tests {
         assert_eq!(host_of("http://[::1]:8080/v1"), "::1");
         assert_eq!(key_variable_for("127.0.0.1"), "SKILLBOX_API_KEY");
         assert_eq!(key_variable_for("api.anthropic.com"), "ANTHROPIC_API_KEY");
+        // A look-alike host or a URL whose text names a hosted API elsewhere gets no hosted key.
+        assert_eq!(key_variable_for("evilanthropic.com"), "SKILLBOX_API_KEY");
+        assert_eq!(
+            key_variable_for(&host_of("http://127.0.0.1:9\\@api.openai.com/v1")),
+            "SKILLBOX_API_KEY"
+        );
     }
 }

@@ -1051,3 +1051,88 @@ fn chat_reads_lines_runs_turns_invokes_skills_and_resumes() {
     let third = request_body(&server, 2);
     assert_eq!(third["messages"].as_array().unwrap().len(), 6);
 }
+
+/// Whether any request the server received carries `text`.
+fn some_request_carries(server: &ScriptedModelServer, text: &str) -> bool {
+    server
+        .requests()
+        .iter()
+        .any(|request| request.body.contains(text))
+}
+
+#[test]
+fn a_denied_fork_skill_runs_none_of_its_commands() {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[(
+            "digest/SKILL.md",
+            "---\nname: digest\ndescription: Digests a text in a sub-agent.\ncontext: fork\n---\nState: !`echo COMMAND-RAN-$((6*7))`\nDigest it.\n",
+        )],
+    );
+    make_world_readable(root.path());
+    let script = || {
+        vec![
+            calls("load_skill", r#"{"skill":"digest"}"#),
+            says("Digested."),
+            says("Done."),
+        ]
+    };
+    // Allowed, the command runs and the sub-agent reads its output.
+    let server = ScriptedModelServer::start(script());
+    let asked = ask_json(
+        &server,
+        root.path(),
+        &["--preprocess-commands", "--approve", "allow", "Digest"],
+    );
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    assert!(some_request_carries(&server, "COMMAND-RAN-42"));
+    // Denied, the sub-agent never starts and nothing runs.
+    let server = ScriptedModelServer::start(script());
+    let asked = ask_json(
+        &server,
+        root.path(),
+        &["--preprocess-commands", "--approve", "deny", "Digest"],
+    );
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    assert_eq!(asked.of_type("approval_denied").len(), 1);
+    assert!(asked.of_type("fork").is_empty());
+    assert!(!some_request_carries(&server, "COMMAND-RAN-42"));
+}
+
+#[test]
+fn a_sub_agent_stays_within_its_fork_skills_allowed_tools_after_loading_another() {
+    let tree = agent_tree();
+    write_tree(
+        tree.path(),
+        &[(
+            "reader/SKILL.md",
+            "---\nname: reader\ndescription: Reads skill files in a sub-agent.\ncontext: fork\nallowed-tools: read_skill_file\n---\nRead only.\n",
+        )],
+    );
+    make_world_readable(tree.path());
+    let server = ScriptedModelServer::start(vec![
+        calls("load_skill", r#"{"skill":"reader"}"#),
+        // The sub-agent loads a skill without allowed-tools, then tries to run a script.
+        calls("load_skill", r#"{"skill":"greet"}"#),
+        calls(
+            "use_skill",
+            r#"{"skill":"greet","script":"greet.py","args":["Ada"]}"#,
+        ),
+        says("Could not."),
+        says("Done."),
+    ]);
+    let asked = ask_json(&server, tree.path(), &["Read"]);
+    assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
+    let inner: Vec<&Value> = asked
+        .of_type("fork")
+        .into_iter()
+        .map(|event| &event["event"])
+        .filter(|event| event["type"] == "tool_call_finished" && event["name"] == "use_skill")
+        .collect();
+    assert_eq!(inner.len(), 1, "{:?}", asked.events);
+    let result = inner[0]["result"].as_str().unwrap();
+    assert!(inner[0]["is_error"].as_bool().unwrap(), "{result}");
+    assert!(result.contains("which bound this sub-agent"), "{result}");
+    assert!(!result.contains("Hello"), "{result}");
+}
