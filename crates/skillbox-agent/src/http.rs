@@ -19,6 +19,9 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Bytes of one response read at most (a stream or a body); more is a malformed response.
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+/// Bytes of one line of an event stream at most (a chunk of a response is one line: tool
+/// arguments of a few MiB fit).
+pub const MAX_EVENT_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// Bytes of an error body read for its message.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 /// The `anthropic-version` header the Messages API requires.
@@ -293,14 +296,23 @@ impl HttpModelClient {
             return Ok(parsed);
         }
         let mut received = 0_usize;
+        let mut line = 0_usize;
         let bytes = response.bytes_stream().map(move |chunk| {
             let chunk = chunk?;
             received += chunk.len();
-            Ok::<_, StreamFailure>(if received > MAX_RESPONSE_BYTES {
+            // The event parser rescans a line for every chunk until it ends: a line without end
+            // would cost time growing with its square, so lines have a bound of their own.
+            line = match memchr::memrchr(b'\n', &chunk) {
+                Some(end) => chunk.len() - end - 1,
+                None => line + chunk.len(),
+            };
+            if received > MAX_RESPONSE_BYTES {
                 return Err(StreamFailure::TooLarge);
-            } else {
-                chunk
-            })
+            }
+            if line > MAX_EVENT_LINE_BYTES {
+                return Err(StreamFailure::LineTooLong);
+            }
+            Ok::<_, StreamFailure>(chunk)
         });
         let mut stream = bytes.eventsource();
         let mut decoder = self.format.stream_decoder();
@@ -319,6 +331,13 @@ impl HttpModelClient {
             let Some(event) = next else { break };
             let event = event.map_err(|error| {
                 let error = match error {
+                    eventsource_stream::EventStreamError::Transport(
+                        StreamFailure::LineTooLong,
+                    ) => ModelError::Malformed {
+                        detail: format!(
+                            "a line of the event stream is longer than {MAX_EVENT_LINE_BYTES} bytes"
+                        ),
+                    },
                     eventsource_stream::EventStreamError::Transport(StreamFailure::TooLarge) => {
                         ModelError::Malformed {
                             detail: format!("the stream is longer than {MAX_RESPONSE_BYTES} bytes"),
@@ -361,6 +380,8 @@ enum StreamFailure {
     Http(#[from] reqwest::Error),
     #[error("the response is too large")]
     TooLarge,
+    #[error("a line of the stream is too long")]
+    LineTooLong,
 }
 
 #[async_trait::async_trait]

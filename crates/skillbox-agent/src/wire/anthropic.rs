@@ -348,6 +348,7 @@ impl super::StreamDecoder for AnthropicStream {
         data: &str,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<bool, ModelError> {
+        super::check_item_count(self.blocks.len())?;
         if is_done_marker(data) {
             self.done_marker = true;
             return Ok(true);

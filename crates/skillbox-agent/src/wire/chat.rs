@@ -269,6 +269,7 @@ impl super::StreamDecoder for ChatStream {
             }
             for fragment in delta["tool_calls"].as_array().into_iter().flatten() {
                 self.tool_call_fragment(fragment);
+                super::check_item_count(self.calls.len())?;
             }
             if let Some(reason) = choice["finish_reason"].as_str() {
                 self.stop = Some(stop_reason(reason));

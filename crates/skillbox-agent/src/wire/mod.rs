@@ -116,6 +116,23 @@ pub trait StreamDecoder: Send {
     fn finish(self: Box<Self>) -> Result<ModelResponse, ModelError>;
 }
 
+/// Tool calls (or output items, or content blocks) one streamed response may hold: far more
+/// than a model makes, few enough that a hostile stream cannot make the decoders (which look
+/// items up by index) or the next request grow without bound.
+pub const MAX_STREAMED_ITEMS: usize = 256;
+
+/// [`ModelError::Malformed`] once a response holds more than [`MAX_STREAMED_ITEMS`] items.
+pub(crate) fn check_item_count(count: usize) -> Result<(), ModelError> {
+    if count > MAX_STREAMED_ITEMS {
+        return Err(ModelError::Malformed {
+            detail: format!(
+                "the response holds more than {MAX_STREAMED_ITEMS} items (tool calls or blocks)"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Parse an event's JSON data, naming the event and the start of the data when it is not JSON.
 pub(crate) fn parse_event_data(event: &str, data: &str) -> Result<Value, ModelError> {
     serde_json::from_str(data).map_err(|error| ModelError::Malformed {

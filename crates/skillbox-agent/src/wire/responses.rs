@@ -377,6 +377,7 @@ impl super::StreamDecoder for ResponsesStream {
         data: &str,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<bool, ModelError> {
+        super::check_item_count(self.items.len())?;
         if is_done_marker(data) {
             self.done_marker = true;
             return Ok(true);

@@ -1136,3 +1136,33 @@ fn a_sub_agent_stays_within_its_fork_skills_allowed_tools_after_loading_another(
     assert!(result.contains("which bound this sub-agent"), "{result}");
     assert!(!result.contains("Hello"), "{result}");
 }
+
+#[test]
+fn hostile_streams_are_bounded_a_line_without_end_and_a_flood_of_calls() {
+    let tree = agent_tree();
+    let long_line = format!("data: {}", "a".repeat(6 * 1024 * 1024));
+    let fragments: Vec<Value> = (0..300)
+        .map(|index| json!({"index":index,"id":format!("c{index}"),"type":"function","function":{"name":"x","arguments":"{}"}}))
+        .collect();
+    let flood = json!({"choices":[{"index":0,"delta":{"tool_calls":fragments}}]}).to_string();
+    let server = ScriptedModelServer::start(vec![
+        Reply::Events(vec![long_line]),
+        Reply::data_events(&[&flood, &finish("tool_calls")]),
+    ]);
+    let started = std::time::Instant::now();
+    let asked = ask_json(&server, tree.path(), &["hi"]);
+    assert_eq!(asked.output.status.code(), Some(1), "{}", asked.stderr());
+    let message = asked.of_type("error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("longer than 4194304 bytes"), "{message}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let asked = ask_json(&server, tree.path(), &["hi"]);
+    assert_eq!(asked.output.status.code(), Some(1), "{}", asked.stderr());
+    let message = asked.of_type("error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("more than 256 items"), "{message}");
+}
