@@ -333,9 +333,12 @@ impl Agent {
                             && results
                                 .iter()
                                 .any(|result| result.call_id == call.id && !result.is_error);
+                        // A fork skill ran in a sub-agent: it never became the parent's
+                        // active skill, so resuming does not make it one either.
                         if loaded
                             && let Some(skill) =
                                 provider.loaded_skill(&Value::String(call.arguments))
+                            && !is_fork(&skill)
                         {
                             conversation.session.activate(&skill);
                             conversation.loaded.insert(skill.name().to_owned());

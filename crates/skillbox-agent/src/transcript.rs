@@ -5,7 +5,7 @@
 
 use fs_err::os::unix::fs::OpenOptionsExt;
 use std::io::{BufRead, Write};
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -190,6 +190,22 @@ impl TranscriptStore {
                     format!("cannot make {}: {error}", self.directory.display()),
                 )
             })?;
+        // A folder made earlier, or by someone else, must be this user's alone: conversations
+        // are private, and whoever can write the folder can swap files for links.
+        let metadata = fs_err::symlink_metadata(&self.directory)?;
+        if !metadata.is_dir() || metadata.uid() != rustix::process::geteuid().as_raw() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is not a folder of this user's; transcripts are kept only in the user's own folder (--data-dir)",
+                    self.directory.display()
+                ),
+            )
+            .into());
+        }
+        if metadata.mode() & 0o077 != 0 {
+            fs_err::set_permissions(&self.directory, std::fs::Permissions::from_mode(0o700))?;
+        }
         Ok(())
     }
 
@@ -320,6 +336,7 @@ impl TranscriptStore {
     /// When the id names no transcript or the file is not a transcript.
     pub fn resume(&self, id: &str) -> Result<(Transcript, Vec<Message>), TranscriptError> {
         let id = self.resolve(id)?;
+        self.ensure_directory()?;
         let (header, messages) = self.read(&id)?;
         let path = self.path_of(&id);
         let file = fs_err::OpenOptions::new()
@@ -398,6 +415,20 @@ mod tests {
             vec![Message::user("hello"), Message::assistant("hi")]
         );
         assert_eq!(store.list().expect("list")[0].first_prompt, "hello");
+    }
+
+    #[test]
+    fn an_open_folder_is_made_private() {
+        let folder = tempfile::tempdir().expect("temp");
+        let transcripts = folder.path().join("transcripts");
+        fs_err::create_dir(&transcripts).expect("folder");
+        fs_err::set_permissions(&transcripts, std::fs::Permissions::from_mode(0o777))
+            .expect("chmod");
+        TranscriptStore::new(&transcripts)
+            .create(WireFormat::Chat, "m", "u")
+            .expect("create");
+        let mode = fs_err::metadata(&transcripts).expect("metadata").mode();
+        assert_eq!(mode & 0o777, 0o700);
     }
 
     #[test]

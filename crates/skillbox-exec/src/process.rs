@@ -183,6 +183,10 @@ impl SandboxRuntime {
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw);
+        // Declared after `child`, so dropped before it: a run dropped midway (its caller was
+        // cancelled) kills the whole group while the child is not yet reaped, so the group id
+        // is still its own. `kill_on_drop` alone reaches the direct child only.
+        let mut tree = TreeGuard(process_id);
         if let (Some(data), Some(mut stdin)) = (invocation.stdin, child.stdin.take()) {
             tokio::spawn(async move {
                 let _ = stdin.write_all(&data).await;
@@ -215,6 +219,7 @@ impl SandboxRuntime {
         };
         // Whatever the script left behind in its process group goes too.
         kill_tree(process_id);
+        tree.0 = None;
         // A helper killed at the timeout (or one that became the program, without namespaces)
         // could not remove its run's control group.
         if self.layers.cgroups
@@ -255,6 +260,15 @@ impl SandboxRuntime {
             duration: started.elapsed(),
             setup_error,
         }
+    }
+}
+
+/// Kills a run's process group when the run is dropped before it ended.
+struct TreeGuard(Option<Pid>);
+
+impl Drop for TreeGuard {
+    fn drop(&mut self) {
+        kill_tree(self.0.take());
     }
 }
 

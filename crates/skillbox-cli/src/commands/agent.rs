@@ -708,10 +708,14 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
     let mut editor = rustyline::Editor::<SkillCompleter, rustyline::history::DefaultHistory>::new()
         .context("cannot set up line editing")?;
     editor.set_helper(Some(SkillCompleter { names }));
+    // The history holds what people typed: kept beside the transcripts, never through a link.
     let history = session
         .transcripts
         .as_ref()
-        .map(|store| store.directory().join("chat-history.txt"));
+        .map(|store| store.directory().join("chat-history.txt"))
+        .filter(|path| {
+            !fs_err::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
+        });
     if let Some(history) = &history {
         let _ = editor.load_history(history);
     }

@@ -593,6 +593,15 @@ fn wait_for(what: &str, condition: impl Fn() -> bool) {
 
 #[test]
 fn ctrl_c_ends_the_turn_kills_running_tools_and_keeps_the_transcript() {
+    ctrl_c_case(&[]);
+}
+
+#[test]
+fn ctrl_c_kills_what_a_tool_started_even_without_the_sandbox() {
+    ctrl_c_case(&["--sandbox", "off"]);
+}
+
+fn ctrl_c_case(extra: &[&str]) {
     let tree = agent_tree();
     write_tree(
         tree.path(),
@@ -601,11 +610,14 @@ fn ctrl_c_ends_the_turn_kills_running_tools_and_keeps_the_transcript() {
                 "sleeper/SKILL.md",
                 "---\nname: sleeper\ndescription: Waits.\n---\nRun sleep.py.\n",
             ),
-            ("sleeper/scripts/sleep.py", "import time\ntime.sleep(60)\n"),
+            (
+                "sleeper/scripts/sleep.py",
+                "import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', sys.argv[1] + '-child'])\ntime.sleep(60)\n",
+            ),
         ],
     );
     make_world_readable(tree.path());
-    let marker = format!("marker-{}", std::process::id());
+    let marker = format!("marker-{}-{}", std::process::id(), extra.len());
     let arguments = json!({"skill":"sleeper","script":"sleep.py","args":[marker]}).to_string();
     let server = ScriptedModelServer::start(vec![calls("use_skill", &arguments)]);
     let data = tempfile::tempdir().unwrap();
@@ -626,7 +638,23 @@ fn ctrl_c_ends_the_turn_kills_running_tools_and_keeps_the_transcript() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the tool to start", || process_with(&marker));
+    let child_marker = format!("{marker}-child");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !process_with(&child_marker) {
+        if std::time::Instant::now() > deadline {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "the tool's child did not start; stdout: {}; stderr: {}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
         nix::sys::signal::Signal::SIGINT,
@@ -641,7 +669,9 @@ fn ctrl_c_ends_the_turn_kills_running_tools_and_keeps_the_transcript() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    wait_for("the tool's process to be gone", || !process_with(&marker));
+    wait_for("the tool and its child to be gone", || {
+        !process_with(&marker)
+    });
     let last: Value = serde_json::from_str(
         String::from_utf8_lossy(&output.stdout)
             .lines()
