@@ -13,6 +13,7 @@
 #                           3 warm-up runs)
 #   AGENT_BENCH_TURNS       timed turns per in-process case (default 200; 10 rounds each)
 #   AGENT_BENCH_IN_PROCESS=0  skip the in-process part
+#   AGENT_BENCH_BEFORE_BIN  another skillbox binary (an older build) timed beside this one
 #
 # Results: markdown on stdout, also bench/out/agent-results.md; hyperfine's JSON in
 # bench/out/agent-hyperfine-{1,2}.json. Progress goes to stderr. Exits non-zero when a build, a
@@ -29,7 +30,9 @@ die() { log "error: $*"; exit 1; }
 command -v hyperfine >/dev/null 2>&1 || die "hyperfine not found (apt-get install hyperfine)"
 root="${AGENT_BENCH_ROOT:-examples/skills}"
 skill="${AGENT_BENCH_SKILL:-text-tools}"
-runs="$(number AGENT_BENCH_RUNS "${AGENT_BENCH_RUNS:-20}" 2 1000)"
+runs="$(number AGENT_BENCH_RUNS "${AGENT_BENCH_RUNS:-40}" 2 1000)"
+before="${AGENT_BENCH_BEFORE_BIN:-}"
+[[ -z "$before" || -x "$before" ]] || die "AGENT_BENCH_BEFORE_BIN is not executable: $before"
 turns="$(number AGENT_BENCH_TURNS "${AGENT_BENCH_TURNS:-200}" 1 100000)"
 low=1
 high=10
@@ -88,6 +91,12 @@ for n in "$low" "$high"; do
     "$py" bench/agent_measure.py check --events "$out/agent-events-n$n.jsonl" --rounds "$n" \
         || die "the checked turn with N=$n did not go as scripted"
     [[ -s "$out/agent-bodies/bodies-n$n.json" ]] || die "no request bodies recorded for N=$n"
+    if [[ -n "$before" ]]; then
+        "$before" "${ask[@]:1}" --base-url "$base/n$n" go >"$out/agent-events-before-n$n.jsonl" \
+            2>"$out/agent-events-before-n$n.stderr" || die "$before ask failed (N=$n)"
+        "$py" bench/agent_measure.py check --events "$out/agent-events-before-n$n.jsonl" \
+            --rounds "$n" || die "the checked turn of $before with N=$n did not go as scripted"
+    fi
     for library in requests http.client; do
         "$py" bench/agent_measure.py client --library "$library" --url "$base/n$n" \
             --bodies "$out/agent-bodies/bodies-n$n.json" || die "the $library client failed (N=$n)"
@@ -96,8 +105,12 @@ done
 
 # 5. Whole commands, timed side by side: skillbox, then the peers.
 command_of() { # tool n
-    if [[ "$1" == skillbox ]]; then
-        printf '%s ' "${ask[@]}"
+    if [[ "$1" == skillbox || "$1" == before ]]; then
+        if [[ "$1" == before ]]; then
+            printf '%s ' "$before" "${ask[@]:1}"
+        else
+            printf '%s ' "${ask[@]}"
+        fi
         printf -- '--base-url %s go' "$base/n$2"
     else
         printf '%s bench/agent_measure.py client --library %s --url %s --bodies %s --times-out %s' \
@@ -110,7 +123,9 @@ command_of() { # tool n
 # and the rest kept in the .txt file the report reads.
 warmup=3
 names=()
-for tool in skillbox requests http.client; do
+tools=(skillbox)
+[[ -n "$before" ]] && tools+=(before)
+for tool in "${tools[@]}" requests http.client; do
     for n in "$low" "$high"; do
         names+=("$tool n$n")
         rm -f "$out/agent-loop-$tool-n$n.txt" "$out/agent-loop-$tool-n$n.raw"
@@ -129,7 +144,7 @@ batch() { # batch-number name...
         tool="${name% *}"
         n="${name##* n}"
         raw="$out/agent-loop-$tool-n$n.raw"
-        [[ "$tool" == skillbox ]] && continue
+        [[ "$tool" == skillbox || "$tool" == before ]] && continue
         tail -n "+$((warmup + 1))" "$raw" >>"$out/agent-loop-$tool-n$n.txt"
         rm -f "$raw"
     done
@@ -148,5 +163,6 @@ batch 2 "${reversed[@]}"
     echo
     "$py" bench/agent_measure.py report --results "$out/agent-hyperfine-1.json" \
         --results "$out/agent-hyperfine-2.json" \
-        --rounds-low "$low" --rounds-high "$high" --catalog "$root" --loop-times-dir "$out"
+        --rounds-low "$low" --rounds-high "$high" --catalog "$root" --loop-times-dir "$out" \
+        ${before:+--before "$before"}
 } | tee -a "$results"

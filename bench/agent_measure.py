@@ -224,6 +224,9 @@ def report(options):
 
     rows = [(f"`skillbox ask --json` ({options.catalog}), whole process",
              whole_ms(f"skillbox n{low}"), whole_ms(f"skillbox n{high}"))]
+    if options.before:
+        rows.append((f"the same with `{options.before}`, whole process",
+                     whole_ms(f"before n{low}"), whole_ms(f"before n{high}")))
     for peer, label in PEERS.items():
         rows.append((f"{label}, whole process", whole_ms(f"{peer} n{low}"), whole_ms(f"{peer} n{high}")))
         rows.append((f"{label}, its request loop alone (timed inside Python)",
@@ -240,6 +243,10 @@ def report(options):
         ratios[peer] = skillbox_round / peer_round
         print(f"\nskillbox per round / `{peer}` request loop per round: **{ratios[peer]:.2f}x** "
               f"(skillbox {skillbox_round - peer_round:+.3f} ms per round).")
+    if options.before:
+        before_round = per_round(rows[1][1], rows[1][2])
+        ratios["before"] = before_round / skillbox_round
+        print(f"\n`{options.before}` per round / skillbox per round: **{ratios['before']:.2f}x**.")
     print(f"\nRuns per command: {runs}.")
     print(json.dumps({
         "catalog": options.catalog,
@@ -271,6 +278,7 @@ def main():
     report_parser.add_argument("--rounds-high", type=int, required=True)
     report_parser.add_argument("--catalog", required=True)
     report_parser.add_argument("--loop-times-dir", required=True)
+    report_parser.add_argument("--before", help="the other skillbox binary timed as `before`")
     options = parser.parse_args()
     {"serve": serve, "client": client, "check": check, "report": report}[options.command](options)
 
