@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Agent loop benchmark (issue 11): what the loop costs per round beside the model, in one
 # process (crates/skillbox-agent/benches/loop_overhead.rs) and as a whole `skillbox ask`
-# against a scripted Chat Completions server, side by side with a bare Python HTTP client.
+# against a scripted Chat Completions server, side by side with bare Python HTTP clients.
 #
 #   bench/agent.sh
 #
@@ -9,7 +9,7 @@
 #   SKILLBOX_BIN            use this skillbox binary instead of building it
 #   AGENT_BENCH_ROOT        catalog of the whole-command runs (default examples/skills)
 #   AGENT_BENCH_SKILL       the skill each round loads there (default text-tools)
-#   AGENT_BENCH_RUNS        timed runs per command (default 20: two batches of 10, each after
+#   AGENT_BENCH_RUNS        timed runs per command (default 40: two batches of 20, each after
 #                           3 warm-up runs)
 #   AGENT_BENCH_TURNS       timed turns per in-process case (default 200; 10 rounds each)
 #   AGENT_BENCH_IN_PROCESS=0  skip the in-process part

@@ -346,6 +346,19 @@ fn time_calls(calls: usize, mut work: impl FnMut()) -> Vec<Duration> {
         .collect()
 }
 
+/// `path` relative to the repository when it lies inside it (the table stays short).
+fn shown_path(path: &Path) -> String {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    match (path.canonicalize(), repository.canonicalize()) {
+        (Ok(path), Ok(repository)) => path
+            .strip_prefix(&repository)
+            .unwrap_or(&path)
+            .display()
+            .to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
 fn load_provider(root: &Path, executor: &Arc<Executor>) -> Arc<SkillsProvider> {
     let options = CatalogOptions {
         roots: vec![SkillRoot::explicit(root)],
@@ -399,7 +412,7 @@ fn measure_catalog(
     let name = skill.name().to_owned();
     eprintln!(
         "loop_overhead: {}: {skills} skills a model sees, {tools} tools; loading `{name}`",
-        root.display()
+        shown_path(root)
     );
     let transcripts = scratch.join(format!(
         "transcripts-{}",
@@ -449,7 +462,7 @@ fn measure_catalog(
         }
     }
     let (alone_median, alone_p90) = summary(&alone);
-    let catalog = root.display().to_string();
+    let catalog = shown_path(root);
     let row = |case: &'static str, samples: &[Duration], overhead: Option<f64>| {
         let (median, p90) = summary(samples);
         Row {
