@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -248,14 +248,32 @@ struct Round<'a> {
     cancel: &'a CancellationToken,
 }
 
+/// What a round offers the model: the system prompt and the tools, with the provider they
+/// were rendered from. Rendering walks the whole catalog (milliseconds for a thousand
+/// skills), so the agent keeps the last offer and uses it again while nothing it depends on
+/// changed.
+#[derive(Debug)]
+struct Offer {
+    /// The provider rendered from; holding it keeps the pointer comparison sound (a provider
+    /// a reload replaced cannot be freed and another take its address while it is kept).
+    provider: Arc<SkillsProvider>,
+    /// In tools-on-load mode, the loaded skills the tools were chosen for.
+    loaded: Option<BTreeSet<String>>,
+    system: Arc<str>,
+    tools: Vec<ToolSpec>,
+    /// The tools' names, to check the calls against.
+    names: BTreeSet<String>,
+}
+
 /// Skills driving a model: a skill source, a model client, options and an approval hook.
-/// Clones share all four.
+/// Clones share all four, and the last rendered [`Offer`].
 #[derive(Clone)]
 pub struct Agent {
     skills: SkillSource,
     client: Arc<dyn ModelClient>,
     options: Arc<AgentOptions>,
     approval: Arc<dyn Approval>,
+    last_offer: Arc<Mutex<Option<Arc<Offer>>>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -276,6 +294,7 @@ impl Agent {
             client,
             options: Arc::new(options),
             approval: Arc::new(ApprovalPolicy::Allow),
+            last_offer: Arc::default(),
         }
     }
 
@@ -536,16 +555,17 @@ impl Agent {
     async fn run_loop(&self, conversation: &mut Conversation, round: &mut Round<'_>) -> TurnEnd {
         let emit = round.emit;
         loop {
-            let provider = self.scoped_provider(conversation);
-            let (system, tools) = self.offer(&provider, round.scope, &conversation.loaded);
+            let current = self.skills.current();
+            let provider = self.scoped_provider(&current, conversation);
+            let offer = self.offer(&current, &provider, round.scope, &conversation.loaded);
             round.rounds += 1;
             let mut streamed = String::new();
             let answer = {
                 let request = ModelRequest {
                     model: &round.model,
-                    system: &system,
+                    system: &offer.system,
                     messages: &conversation.messages,
-                    tools: &tools,
+                    tools: &offer.tools,
                     max_output_tokens: self.options.max_output_tokens,
                     temperature: self.options.temperature,
                 };
@@ -606,9 +626,8 @@ impl Agent {
                 );
                 return finish(conversation, round, TurnEnd::MaxRounds, text);
             }
-            let tool_names: BTreeSet<String> = tools.iter().map(|tool| tool.name.clone()).collect();
             let Some(results) = self
-                .answer_calls(&provider, conversation, &calls, &tool_names, round)
+                .answer_calls(&provider, conversation, &calls, &offer.names, round)
                 .await
             else {
                 conversation.push(not_run(&calls, "the user cancelled the turn"));
@@ -618,23 +637,69 @@ impl Agent {
         }
     }
 
-    /// The provider for this conversation: unlocking the skills the person invoked.
-    fn scoped_provider(&self, conversation: &Conversation) -> Arc<SkillsProvider> {
-        let provider = self.skills.current();
+    /// The provider for this conversation: `current` unlocking the skills the person invoked.
+    fn scoped_provider(
+        &self,
+        current: &Arc<SkillsProvider>,
+        conversation: &Conversation,
+    ) -> Arc<SkillsProvider> {
         if conversation.invoked.is_empty() {
-            provider
+            Arc::clone(current)
         } else {
-            Arc::new(provider.with_unlocked(conversation.invoked.clone()))
+            Arc::new(current.with_unlocked(conversation.invoked.clone()))
         }
     }
 
-    /// The system prompt and the tools offered this round.
+    /// The system prompt and the tools offered this round: the last ones rendered while the
+    /// provider in effect (`current`) and, in tools-on-load mode, the loaded skills are the
+    /// same; when only the loaded skills changed, the tools alone are rendered again.
+    /// Unlocking invoked skills changes neither, so `provider` (the scoped one) is not part of
+    /// the key. Rendered every round: a sub-agent's share of the catalog, and a provider
+    /// offering `define_tool` (a defined tool changes its tools in place).
     fn offer(
         &self,
+        current: &Arc<SkillsProvider>,
         provider: &SkillsProvider,
         scope: &Scope,
         loaded: &BTreeSet<String>,
-    ) -> (String, Vec<ToolSpec>) {
+    ) -> Arc<Offer> {
+        let wanted = self.options.tools_on_load.then_some(loaded);
+        let reusable =
+            scope.allowed.is_none() && !provider.offers_tool(ToolProfile::Skills, "define_tool");
+        let same_provider = reusable
+            .then(|| self.last_offer.lock().ok().and_then(|last| last.clone()))
+            .flatten()
+            .filter(|offer| Arc::ptr_eq(&offer.provider, current));
+        if let Some(offer) = &same_provider
+            && offer.loaded.as_ref() == wanted
+        {
+            return Arc::clone(offer);
+        }
+        let (system, visible_names) = match &same_provider {
+            Some(offer) => (Arc::clone(&offer.system), None),
+            None => self.render_system(provider, scope),
+        };
+        let tools = self.render_tools(provider, scope, loaded, visible_names.as_deref());
+        let offer = Arc::new(Offer {
+            provider: Arc::clone(current),
+            loaded: wanted.cloned(),
+            names: tools.iter().map(|tool| tool.name.clone()).collect(),
+            system,
+            tools,
+        });
+        if reusable && let Ok(mut last) = self.last_offer.lock() {
+            *last = Some(Arc::clone(&offer));
+        }
+        offer
+    }
+
+    /// Render the system prompt; with a sub-agent's scope, also the names of the skills it
+    /// lists.
+    fn render_system(
+        &self,
+        provider: &SkillsProvider,
+        scope: &Scope,
+    ) -> (Arc<str>, Option<Vec<String>>) {
         let format = self.options.prompt_format;
         let (section, visible_names) = if scope.allowed.is_some() {
             let visible: Vec<Arc<Skill>> = provider
@@ -662,11 +727,23 @@ impl Agent {
                 "\n\nA skill's own tools become available after you load it with load_skill.",
             );
         }
-        let tools = provider
+        (Arc::from(system), visible_names)
+    }
+
+    /// Render the tools offered: `load_skill` naming `visible_names` when given, and the
+    /// skills' own tools within the scope (in tools-on-load mode, of the `loaded` skills).
+    fn render_tools(
+        &self,
+        provider: &SkillsProvider,
+        scope: &Scope,
+        loaded: &BTreeSet<String>,
+        visible_names: Option<&[String]>,
+    ) -> Vec<ToolSpec> {
+        provider
             .tools(ToolProfile::Skills)
             .into_iter()
             .filter_map(|spec| match spec.name.as_str() {
-                "load_skill" => Some(match &visible_names {
+                "load_skill" => Some(match visible_names {
                     Some(names) => builtin_tools::load_skill(
                         &names.iter().map(String::as_str).collect::<Vec<_>>(),
                     ),
@@ -680,8 +757,7 @@ impl Agent {
                     None => Some(spec),
                 },
             })
-            .collect();
-        (system, tools)
+            .collect()
     }
 
     /// Answer one round's calls: check each (offered, JSON, repeated, allowed, approved), run
@@ -1124,7 +1200,220 @@ fn canonical_json(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
+    use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
+    use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
+    use skillbox_llm::ProviderOptions;
+
     use super::*;
+    use crate::model::{ModelError, ModelResponse, StopReason};
+    use crate::wire::WireFormat;
+
+    /// What the model saw in one request.
+    #[derive(Debug, Clone)]
+    struct Seen {
+        system: String,
+        tools: Vec<String>,
+    }
+
+    type BeforeAnswer = Box<dyn Fn(usize) + Send + Sync>;
+
+    /// The model: answers request `n` with the `n`th scripted call (then text), records what
+    /// each request offered, and runs `before_answer(n)` before answering.
+    struct ScriptedModel {
+        calls: Vec<(&'static str, String)>,
+        seen: Mutex<Vec<Seen>>,
+        before_answer: BeforeAnswer,
+    }
+
+    #[async_trait::async_trait]
+    impl ModelClient for ScriptedModel {
+        fn format(&self) -> WireFormat {
+            WireFormat::Chat
+        }
+
+        async fn respond(
+            &self,
+            request: &ModelRequest<'_>,
+            _events: &mut (dyn FnMut(ModelEvent) + Send),
+        ) -> Result<ModelResponse, ModelError> {
+            let index = {
+                let mut seen = self.seen.lock().expect("lock");
+                seen.push(Seen {
+                    system: request.system.to_owned(),
+                    tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
+                });
+                seen.len() - 1
+            };
+            (self.before_answer)(index);
+            let tool_calls = self
+                .calls
+                .get(index)
+                .map(|(name, arguments)| ToolCall {
+                    id: format!("call_{index}"),
+                    name: (*name).to_owned(),
+                    arguments: arguments.clone(),
+                    item_id: None,
+                })
+                .into_iter()
+                .collect::<Vec<_>>();
+            Ok(ModelResponse {
+                content: if tool_calls.is_empty() {
+                    "done".to_owned()
+                } else {
+                    String::new()
+                },
+                stop: if tool_calls.is_empty() {
+                    StopReason::Completed
+                } else {
+                    StopReason::ToolCalls
+                },
+                tool_calls,
+                usage: Usage::default(),
+                replay: None,
+            })
+        }
+    }
+
+    fn write_skill(root: &std::path::Path, name: &str) {
+        let folder = root.join(name);
+        fs_err::create_dir_all(&folder).expect("skill folder");
+        fs_err::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} skill.\n---\nDo {name} things.\n"),
+        )
+        .expect("SKILL.md");
+    }
+
+    fn provider_over(
+        root: &std::path::Path,
+        scratch: &std::path::Path,
+        define_tools: bool,
+    ) -> SkillsProvider {
+        let catalog = SkillCatalog::load(&CatalogOptions {
+            roots: vec![SkillRoot::explicit(root)],
+            ..CatalogOptions::default()
+        })
+        .expect("catalog");
+        let executor = Executor::new(ExecutorConfig {
+            helper: None,
+            policy: SandboxPolicy {
+                mode: SandboxMode::Off,
+                ..SandboxPolicy::default()
+            },
+            workspace_root: scratch.join("workspaces"),
+            ..ExecutorConfig::default()
+        })
+        .expect("executor");
+        SkillsProvider::new(
+            Arc::new(catalog),
+            Arc::new(executor),
+            ProviderOptions {
+                define_tools,
+                session_tools_root: scratch.join("defined"),
+                ..ProviderOptions::default()
+            },
+        )
+    }
+
+    /// Run one turn of `model` over `skills` and return what each request offered.
+    async fn turn(
+        skills: SkillSource,
+        model: Arc<ScriptedModel>,
+        options: AgentOptions,
+    ) -> Vec<Seen> {
+        let client: Arc<dyn ModelClient> = Arc::clone(&model) as Arc<dyn ModelClient>;
+        let agent = Agent::new(skills, client, options);
+        let mut conversation = agent.conversation(None);
+        let end = agent
+            .run_turn(
+                &mut conversation,
+                TurnInput::Prompt("go".to_owned()),
+                &|_| {},
+                &CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(end, TurnEnd::Answered);
+        model.seen.lock().expect("lock").clone()
+    }
+
+    #[tokio::test]
+    async fn a_reload_between_rounds_shows_in_the_next_round_prompt_and_tools() {
+        let root = tempfile::tempdir().expect("root");
+        let scratch = tempfile::tempdir().expect("scratch");
+        write_skill(root.path(), "alpha");
+        let live = LiveProvider::new(provider_over(root.path(), scratch.path(), false));
+        write_skill(root.path(), "beta");
+        let reloaded = provider_over(root.path(), scratch.path(), false);
+        let swap = Mutex::new(Some(reloaded));
+        let target = Arc::clone(&live);
+        let model = Arc::new(ScriptedModel {
+            calls: vec![
+                ("load_skill", r#"{"skill":"alpha"}"#.to_owned()),
+                (
+                    "load_skill",
+                    r#"{"skill":"alpha","arguments":"again"}"#.to_owned(),
+                ),
+            ],
+            seen: Mutex::new(Vec::new()),
+            // The catalog changes while the second request is answered.
+            before_answer: Box::new(move |index| {
+                if index == 1
+                    && let Some(provider) = swap.lock().expect("lock").take()
+                {
+                    target.replace(provider, Vec::new());
+                }
+            }),
+        });
+        let seen = turn(
+            SkillSource::Live(live),
+            model,
+            AgentOptions::new("scripted"),
+        )
+        .await;
+        assert_eq!(seen.len(), 3);
+        assert!(seen[0].system.contains("alpha") && !seen[0].system.contains("beta"));
+        assert_eq!(seen[1].system, seen[0].system, "nothing changed yet");
+        assert!(
+            seen[2].system.contains("beta"),
+            "the reload shows in the next round: {}",
+            seen[2].system
+        );
+    }
+
+    #[tokio::test]
+    async fn a_tool_defined_in_one_round_is_offered_in_the_next() {
+        let root = tempfile::tempdir().expect("root");
+        let scratch = tempfile::tempdir().expect("scratch");
+        write_skill(root.path(), "alpha");
+        let provider = provider_over(root.path(), scratch.path(), true);
+        let model = Arc::new(ScriptedModel {
+            calls: vec![
+                ("load_skill", r#"{"skill":"alpha"}"#.to_owned()),
+                (
+                    "define_tool",
+                    r#"{"name":"shout","description":"Shouts.","code":"return args;"}"#.to_owned(),
+                ),
+            ],
+            seen: Mutex::new(Vec::new()),
+            before_answer: Box::new(|_| {}),
+        });
+        let seen = turn(
+            SkillSource::Fixed(Arc::new(provider)),
+            model,
+            AgentOptions::new("scripted"),
+        )
+        .await;
+        assert_eq!(seen.len(), 3);
+        let shout = |index: usize| seen[index].tools.iter().any(|name| name == "shout");
+        assert!(!shout(0) && !shout(1), "{seen:?}");
+        assert!(
+            shout(2),
+            "the defined tool is offered next: {:?}",
+            seen[2].tools
+        );
+    }
 
     #[test]
     fn canonical_json_ignores_key_order() {
@@ -1133,5 +1422,44 @@ mod tests {
         let two: Value =
             serde_json::from_str(r#"{"a":{"c":[1,{"x":2,"y":1}],"d":2},"b":1}"#).expect("json");
         assert_eq!(canonical_json(&one), canonical_json(&two));
+    }
+
+    #[tokio::test]
+    async fn in_tools_on_load_mode_a_skill_s_tools_are_offered_from_the_round_after_its_load() {
+        let root = tempfile::tempdir().expect("root");
+        let scratch = tempfile::tempdir().expect("scratch");
+        write_skill(root.path(), "alpha");
+        write_skill(root.path(), "weather");
+        fs_err::create_dir_all(root.path().join("weather/scripts")).expect("scripts");
+        fs_err::write(
+            root.path().join("weather/scripts/sky.py"),
+            "print('sunny')\n",
+        )
+        .expect("script");
+        fs_err::write(
+            root.path().join("weather/tools.json"),
+            r#"[{"name":"sky","description":"The sky.","script":"scripts/sky.py","parameters":{}}]"#,
+        )
+        .expect("tools.json");
+        let provider = provider_over(root.path(), scratch.path(), false);
+        let model = Arc::new(ScriptedModel {
+            calls: vec![
+                ("load_skill", r#"{"skill":"alpha"}"#.to_owned()),
+                ("load_skill", r#"{"skill":"weather"}"#.to_owned()),
+                (
+                    "load_skill",
+                    r#"{"skill":"alpha","arguments":"again"}"#.to_owned(),
+                ),
+            ],
+            seen: Mutex::new(Vec::new()),
+            before_answer: Box::new(|_| {}),
+        });
+        let mut options = AgentOptions::new("scripted");
+        options.tools_on_load = true;
+        let seen = turn(SkillSource::Fixed(Arc::new(provider)), model, options).await;
+        assert_eq!(seen.len(), 4);
+        let sky = |index: usize| seen[index].tools.iter().any(|name| name == "sky");
+        assert!(!sky(0) && !sky(1), "{seen:?}");
+        assert!(sky(2) && sky(3), "offered once weather is loaded: {seen:?}");
     }
 }
