@@ -78,6 +78,20 @@ pub fn url_host(base_url: &str) -> Option<String> {
     )
 }
 
+/// `url` as it may be shown or saved: without a user name or password in it (a base URL may
+/// carry credentials; messages, events and transcripts must not).
+#[must_use]
+pub fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url.trim()) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// An API key and where it came from (named in errors, never printed).
 #[derive(Clone)]
 pub struct ApiKey {
@@ -100,6 +114,8 @@ impl std::fmt::Debug for ApiKey {
 pub struct HttpModelClient {
     format: WireFormat,
     url: String,
+    /// `url` without credentials, for messages.
+    shown: String,
     key: Option<ApiKey>,
     headers: HeaderMap,
     http: reqwest::Client,
@@ -185,6 +201,7 @@ impl HttpModelClient {
         Ok(HttpModelClient {
             format,
             url: format!("{base}/{}", format.endpoint()),
+            shown: shown_url(&format!("{base}/{}", format.endpoint())),
             key,
             headers,
             http,
@@ -213,15 +230,17 @@ impl HttpModelClient {
         &self.url
     }
 
-    fn unreachable(&self, error: &reqwest::Error) -> ModelError {
+    fn unreachable(&self, error: reqwest::Error) -> ModelError {
+        // The URL is named once, shown without credentials; reqwest's own text would repeat it.
+        let error = error.without_url();
         let mut detail = error.to_string();
-        let mut source = std::error::Error::source(error);
+        let mut source = std::error::Error::source(&error);
         while let Some(cause) = source {
             detail = format!("{detail}: {cause}");
             source = cause.source();
         }
         ModelError::Unreachable {
-            url: self.url.clone(),
+            url: self.shown.clone(),
             detail,
         }
     }
@@ -241,7 +260,7 @@ impl HttpModelClient {
             .timeout(self.idle_timeout)
             .send()
             .await
-            .map_err(|error| (self.unreachable(&error), None))?;
+            .map_err(|error| (self.unreachable(error), None))?;
         let status = response.status();
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
@@ -251,7 +270,7 @@ impl HttpModelClient {
             let message = error_message(&text);
             let error = if matches!(status.as_u16(), 401 | 403) {
                 ModelError::Unauthorized {
-                    url: self.url.clone(),
+                    url: self.shown.clone(),
                     status: status.as_u16(),
                     message,
                     key_hint: self.key.as_ref().map_or_else(
@@ -261,7 +280,7 @@ impl HttpModelClient {
                 }
             } else {
                 ModelError::Status {
-                    url: self.url.clone(),
+                    url: self.shown.clone(),
                     status: status.as_u16(),
                     message,
                 }
@@ -322,7 +341,7 @@ impl HttpModelClient {
                 .map_err(|_| {
                     (
                         ModelError::Stalled {
-                            url: self.url.clone(),
+                            url: self.shown.clone(),
                             seconds: self.idle_timeout.as_secs(),
                         },
                         None,

@@ -20,7 +20,7 @@ pub use agent::{
 pub use approval::{Approval, ApprovalDecision, ApprovalPolicy, ApprovalRequest};
 pub use conversation::{Message, Replay, ToolCall, ToolResult, Usage};
 pub use events::{AgentEvent, TurnEnd};
-pub use http::{ApiKey, ClientError, HttpModelClient, RetryPolicy, url_host};
+pub use http::{ApiKey, ClientError, HttpModelClient, RetryPolicy, shown_url, url_host};
 pub use model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, StopReason};
 pub use transcript::{Transcript, TranscriptError, TranscriptStore, TranscriptSummary};
 pub use wire::WireFormat;

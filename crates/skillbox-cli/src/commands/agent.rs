@@ -337,7 +337,7 @@ impl Session {
         let transcript = store.create(
             self.settings.format,
             &self.settings.model,
-            &self.settings.base_url,
+            &skillbox_agent::shown_url(&self.settings.base_url),
         )?;
         Ok(self.agent.conversation(Some(transcript)))
     }
@@ -727,7 +727,7 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
         stderr,
         "skillbox chat: {} via {} ({}); /help for commands, Ctrl-D to leave",
         session.settings.model,
-        session.settings.base_url,
+        skillbox_agent::shown_url(&session.settings.base_url),
         session.settings.format.name()
     )?;
     if arguments.agent.resume.is_some() {

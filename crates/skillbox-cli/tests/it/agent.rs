@@ -1196,3 +1196,57 @@ fn hostile_streams_are_bounded_a_line_without_end_and_a_flood_of_calls() {
         .to_owned();
     assert!(message.contains("more than 256 items"), "{message}");
 }
+
+#[test]
+fn credentials_in_a_base_url_are_never_shown_or_saved() {
+    let tree = agent_tree();
+    let server = ScriptedModelServer::start(vec![says("hi")]);
+    let url = server
+        .base_url
+        .replace("http://", "http://someone:hunter2@");
+    let data = tempfile::tempdir().unwrap();
+    let output = skillbox()
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .arg("--root")
+        .arg(tree.path())
+        .args(["ask", "--json", "--base-url", &url, "--data-dir"])
+        .arg(data.path())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let transcripts = data.path().join("transcripts");
+    let saved = fs_err::read_dir(&transcripts)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let text = fs_err::read_to_string(saved).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+    // An unreachable server's error names the URL without them.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let output = skillbox()
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .args([
+            "--root",
+            "examples/skills",
+            "ask",
+            "--no-transcript",
+            "--base-url",
+        ])
+        .arg(format!("http://someone:hunter2@127.0.0.1:{port}/v1"))
+        .arg("hello")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot reach"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
