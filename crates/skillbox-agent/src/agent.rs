@@ -929,16 +929,8 @@ impl Agent {
                 "no skill named `{skill}` is available here"
             )));
         }
-        if !conversation.session.permits(name) {
-            return Plan::Answer(ToolOutcome::error(format!(
-                "the tool `{name}` is not in the allowed-tools of the active skill `{}` ({}); load another skill with load_skill to switch",
-                conversation.session.active_skill().unwrap_or_default(),
-                conversation
-                    .session
-                    .allowed_tools()
-                    .unwrap_or_default()
-                    .join(", ")
-            )));
+        if let Some(refusal) = conversation.session.refusal(name) {
+            return Plan::Answer(refusal);
         }
         if let Some(bound) = &round.scope.bound
             && !bound.permits(name)
