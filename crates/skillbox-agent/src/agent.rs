@@ -496,7 +496,6 @@ impl Agent {
         let emit = round.emit;
         let Some(skill) = provider.catalog().get(name).cloned() else {
             return finish_failed(
-                conversation,
                 round,
                 format!("no skill `/{name}`; /skills lists the skills you can invoke"),
             );
@@ -524,17 +523,11 @@ impl Agent {
             } else {
                 TurnEnd::Answered
             };
-            emit(AgentEvent::Final {
-                text,
-                end,
-                rounds: round.rounds,
-                usage: round.usage,
-            });
-            return end;
+            return finish(round, end, text);
         }
         let instructions = match provider.skill_instructions(&skill, raw).await {
             Ok(text) => text,
-            Err(message) => return finish_failed(conversation, round, message),
+            Err(message) => return finish_failed(round, message),
         };
         conversation.push(Message::user(format!(
             "{typed}\n\nI invoked the skill `{name}`. Its instructions follow; carry them out.\n\n{instructions}"
@@ -594,9 +587,9 @@ impl Agent {
                     if !streamed.is_empty() {
                         conversation.push(Message::assistant(format!("{streamed} [cancelled]")));
                     }
-                    return finish(conversation, round, TurnEnd::Cancelled, String::new());
+                    return finish(round, TurnEnd::Cancelled, String::new());
                 }
-                Some(Err(error)) => return finish_failed(conversation, round, error.to_string()),
+                Some(Err(error)) => return finish_failed(round, error.to_string()),
                 Some(Ok(response)) => response,
             };
             round.usage.add(&response.usage);
@@ -608,7 +601,7 @@ impl Agent {
             if response.tool_calls.is_empty() {
                 let text = response.content.clone();
                 conversation.push(response.into_message());
-                return finish(conversation, round, TurnEnd::Answered, text);
+                return finish(round, TurnEnd::Answered, text);
             }
             let calls = response.tool_calls.clone();
             conversation.push(response.into_message());
@@ -624,14 +617,14 @@ impl Agent {
                     round.rounds,
                     names.into_iter().collect::<Vec<_>>().join(", ")
                 );
-                return finish(conversation, round, TurnEnd::MaxRounds, text);
+                return finish(round, TurnEnd::MaxRounds, text);
             }
             let Some(results) = self
                 .answer_calls(&provider, conversation, &calls, &offer.names, round)
                 .await
             else {
                 conversation.push(not_run(&calls, "the user cancelled the turn"));
-                return finish(conversation, round, TurnEnd::Cancelled, String::new());
+                return finish(round, TurnEnd::Cancelled, String::new());
             };
             conversation.push(Message::Tool { results });
         }
@@ -1144,12 +1137,8 @@ fn not_run(calls: &[ToolCall], reason: &str) -> Message {
     }
 }
 
-fn finish(
-    _conversation: &mut Conversation,
-    round: &Round<'_>,
-    end: TurnEnd,
-    text: String,
-) -> TurnEnd {
+/// End the turn: report its final text, how it ended and what it used.
+fn finish(round: &Round<'_>, end: TurnEnd, text: String) -> TurnEnd {
     (round.emit)(AgentEvent::Final {
         text,
         end,
@@ -1159,11 +1148,12 @@ fn finish(
     end
 }
 
-fn finish_failed(conversation: &mut Conversation, round: &Round<'_>, message: String) -> TurnEnd {
+/// End the turn on an error: report it, then end as failed with it as the final text.
+fn finish_failed(round: &Round<'_>, message: String) -> TurnEnd {
     (round.emit)(AgentEvent::Error {
         message: message.clone(),
     });
-    finish(conversation, round, TurnEnd::Failed, message)
+    finish(round, TurnEnd::Failed, message)
 }
 
 /// JSON with object keys sorted at every level, so equal arguments compare equal whatever
