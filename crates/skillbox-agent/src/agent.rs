@@ -115,6 +115,19 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// An empty conversation with this skill state, saved to `transcript` when given.
+    fn new(id: String, session: Session, transcript: Option<Transcript>) -> Self {
+        Conversation {
+            id,
+            messages: Vec::new(),
+            session,
+            loaded: BTreeSet::new(),
+            invoked: BTreeSet::new(),
+            transcript,
+            transcript_failed: false,
+        }
+    }
+
     /// The conversation's id (its transcript's, when it has one).
     #[must_use]
     pub fn id(&self) -> &str {
@@ -131,6 +144,13 @@ impl Conversation {
     #[must_use]
     pub fn active_skill(&self) -> Option<&str> {
         self.session.active_skill()
+    }
+
+    /// `skill` was loaded: it is the active skill, and its tools are offered in tools-on-load
+    /// mode.
+    fn activate(&mut self, skill: &Skill) {
+        self.session.activate(skill);
+        self.loaded.insert(skill.name().to_owned());
     }
 
     fn push(&mut self, message: Message) {
@@ -324,15 +344,11 @@ impl Agent {
             || uuid::Uuid::now_v7().simple().to_string(),
             |transcript| transcript.header().id.clone(),
         );
-        Conversation {
+        Conversation::new(
             id,
-            messages: Vec::new(),
-            session: Session::new(self.options.enforce_allowed_tools),
-            loaded: BTreeSet::new(),
-            invoked: BTreeSet::new(),
+            Session::new(self.options.enforce_allowed_tools),
             transcript,
-            transcript_failed: false,
-        }
+        )
     }
 
     /// A conversation continued from saved messages: the skills it loaded are loaded again
@@ -359,8 +375,7 @@ impl Agent {
                                 provider.loaded_skill(&Value::String(call.arguments))
                             && !is_fork(&skill)
                         {
-                            conversation.session.activate(&skill);
-                            conversation.loaded.insert(skill.name().to_owned());
+                            conversation.activate(&skill);
                         }
                     }
                 }
@@ -532,8 +547,7 @@ impl Agent {
         conversation.push(Message::user(format!(
             "{typed}\n\nI invoked the skill `{name}`. Its instructions follow; carry them out.\n\n{instructions}"
         )));
-        conversation.session.activate(&skill);
-        conversation.loaded.insert(skill.name().to_owned());
+        conversation.activate(&skill);
         if let Some(model) = skill.properties.model.clone() {
             round.model.clone_from(&model);
             emit(AgentEvent::ModelChanged {
@@ -846,8 +860,7 @@ impl Agent {
             if is_fork(&skill) && scope.depth < MAX_FORK_DEPTH {
                 continue;
             }
-            conversation.session.activate(&skill);
-            conversation.loaded.insert(skill.name().to_owned());
+            conversation.activate(&skill);
             if let Some(model) = &skill.properties.model
                 && *model != round.model
             {
@@ -1014,21 +1027,16 @@ impl Agent {
                     event: Box::new(event),
                 });
             };
-            let mut conversation = Conversation {
-                id: format!("fork-{}", uuid::Uuid::now_v7().simple()),
-                messages: Vec::new(),
+            let mut conversation = Conversation::new(
+                format!("fork-{}", uuid::Uuid::now_v7().simple()),
                 // A fork skill's allowed-tools bound its sub-agent whatever the operator chose.
-                session: Session::new(
+                Session::new(
                     self.options.enforce_allowed_tools
                         || !skill.properties.allowed_tools.is_empty(),
                 ),
-                loaded: BTreeSet::new(),
-                invoked: BTreeSet::new(),
-                transcript: None,
-                transcript_failed: false,
-            };
-            conversation.session.activate(skill);
-            conversation.loaded.insert(name.clone());
+                None,
+            );
+            conversation.activate(skill);
             conversation.push(Message::user(instructions));
             let mut round = Round {
                 scope: &scope,
