@@ -39,6 +39,8 @@ pub const MAX_CALLS_PER_ROUND: usize = 32;
 pub const MAX_CONCURRENT_CALLS: usize = 4;
 /// How deep `context: fork` sub-agents nest: a sub-agent loads fork skills inline.
 pub const MAX_FORK_DEPTH: u32 = 1;
+/// Why calls a resumed conversation holds without results were not run.
+const INTERRUPTED: &str = "the conversation was interrupted";
 /// The base prompt when the person gives none.
 pub const DEFAULT_BASE_PROMPT: &str = "You are a helpful assistant. Call a tool only when you need information or an action you cannot get otherwise. When a tool result is available, use it to answer the user in plain text.";
 
@@ -381,7 +383,7 @@ impl Agent {
                 }
                 other => {
                     if !pending.is_empty() {
-                        restored.push(not_run(&pending, "the conversation was interrupted"));
+                        restored.push(not_run(&pending, INTERRUPTED));
                         pending.clear();
                     }
                     if let Message::Assistant { tool_calls, .. } = other {
@@ -391,15 +393,12 @@ impl Agent {
             }
             restored.push(message);
         }
+        conversation.messages = restored;
         if !pending.is_empty() {
-            let answer = not_run(&pending, "the conversation was interrupted");
-            if let Some(transcript) = &mut conversation.transcript {
-                let _ = transcript.append(&answer);
-            }
-            restored.push(answer);
+            // Saved too: the calls are the transcript's last lines, so the answer follows them.
+            conversation.push(not_run(&pending, INTERRUPTED));
         }
         conversation.session.clear_model_override();
-        conversation.messages = restored;
         conversation
     }
 
