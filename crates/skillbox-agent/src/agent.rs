@@ -39,6 +39,8 @@ pub const MAX_CALLS_PER_ROUND: usize = 32;
 pub const MAX_CONCURRENT_CALLS: usize = 4;
 /// How deep `context: fork` sub-agents nest: a sub-agent loads fork skills inline.
 pub const MAX_FORK_DEPTH: u32 = 1;
+/// Why calls a resumed conversation holds without results were not run.
+const INTERRUPTED: &str = "the conversation was interrupted";
 /// The base prompt when the person gives none.
 pub const DEFAULT_BASE_PROMPT: &str = "You are a helpful assistant. Call a tool only when you need information or an action you cannot get otherwise. When a tool result is available, use it to answer the user in plain text.";
 
@@ -115,6 +117,19 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// An empty conversation with this skill state, saved to `transcript` when given.
+    fn new(id: String, session: Session, transcript: Option<Transcript>) -> Self {
+        Conversation {
+            id,
+            messages: Vec::new(),
+            session,
+            loaded: BTreeSet::new(),
+            invoked: BTreeSet::new(),
+            transcript,
+            transcript_failed: false,
+        }
+    }
+
     /// The conversation's id (its transcript's, when it has one).
     #[must_use]
     pub fn id(&self) -> &str {
@@ -131,6 +146,13 @@ impl Conversation {
     #[must_use]
     pub fn active_skill(&self) -> Option<&str> {
         self.session.active_skill()
+    }
+
+    /// `skill` was loaded: it is the active skill, and its tools are offered in tools-on-load
+    /// mode.
+    fn activate(&mut self, skill: &Skill) {
+        self.session.activate(skill);
+        self.loaded.insert(skill.name().to_owned());
     }
 
     fn push(&mut self, message: Message) {
@@ -324,15 +346,11 @@ impl Agent {
             || uuid::Uuid::now_v7().simple().to_string(),
             |transcript| transcript.header().id.clone(),
         );
-        Conversation {
+        Conversation::new(
             id,
-            messages: Vec::new(),
-            session: Session::new(self.options.enforce_allowed_tools),
-            loaded: BTreeSet::new(),
-            invoked: BTreeSet::new(),
+            Session::new(self.options.enforce_allowed_tools),
             transcript,
-            transcript_failed: false,
-        }
+        )
     }
 
     /// A conversation continued from saved messages: the skills it loaded are loaded again
@@ -359,14 +377,13 @@ impl Agent {
                                 provider.loaded_skill(&Value::String(call.arguments))
                             && !is_fork(&skill)
                         {
-                            conversation.session.activate(&skill);
-                            conversation.loaded.insert(skill.name().to_owned());
+                            conversation.activate(&skill);
                         }
                     }
                 }
                 other => {
                     if !pending.is_empty() {
-                        restored.push(not_run(&pending, "the conversation was interrupted"));
+                        restored.push(not_run(&pending, INTERRUPTED));
                         pending.clear();
                     }
                     if let Message::Assistant { tool_calls, .. } = other {
@@ -376,15 +393,12 @@ impl Agent {
             }
             restored.push(message);
         }
+        conversation.messages = restored;
         if !pending.is_empty() {
-            let answer = not_run(&pending, "the conversation was interrupted");
-            if let Some(transcript) = &mut conversation.transcript {
-                let _ = transcript.append(&answer);
-            }
-            restored.push(answer);
+            // Saved too: the calls are the transcript's last lines, so the answer follows them.
+            conversation.push(not_run(&pending, INTERRUPTED));
         }
         conversation.session.clear_model_override();
-        conversation.messages = restored;
         conversation
     }
 
@@ -496,7 +510,6 @@ impl Agent {
         let emit = round.emit;
         let Some(skill) = provider.catalog().get(name).cloned() else {
             return finish_failed(
-                conversation,
                 round,
                 format!("no skill `/{name}`; /skills lists the skills you can invoke"),
             );
@@ -524,23 +537,16 @@ impl Agent {
             } else {
                 TurnEnd::Answered
             };
-            emit(AgentEvent::Final {
-                text,
-                end,
-                rounds: round.rounds,
-                usage: round.usage,
-            });
-            return end;
+            return finish(round, end, text);
         }
         let instructions = match provider.skill_instructions(&skill, raw).await {
             Ok(text) => text,
-            Err(message) => return finish_failed(conversation, round, message),
+            Err(message) => return finish_failed(round, message),
         };
         conversation.push(Message::user(format!(
             "{typed}\n\nI invoked the skill `{name}`. Its instructions follow; carry them out.\n\n{instructions}"
         )));
-        conversation.session.activate(&skill);
-        conversation.loaded.insert(skill.name().to_owned());
+        conversation.activate(&skill);
         if let Some(model) = skill.properties.model.clone() {
             round.model.clone_from(&model);
             emit(AgentEvent::ModelChanged {
@@ -594,9 +600,9 @@ impl Agent {
                     if !streamed.is_empty() {
                         conversation.push(Message::assistant(format!("{streamed} [cancelled]")));
                     }
-                    return finish(conversation, round, TurnEnd::Cancelled, String::new());
+                    return finish(round, TurnEnd::Cancelled, String::new());
                 }
-                Some(Err(error)) => return finish_failed(conversation, round, error.to_string()),
+                Some(Err(error)) => return finish_failed(round, error.to_string()),
                 Some(Ok(response)) => response,
             };
             round.usage.add(&response.usage);
@@ -608,7 +614,7 @@ impl Agent {
             if response.tool_calls.is_empty() {
                 let text = response.content.clone();
                 conversation.push(response.into_message());
-                return finish(conversation, round, TurnEnd::Answered, text);
+                return finish(round, TurnEnd::Answered, text);
             }
             let calls = response.tool_calls.clone();
             conversation.push(response.into_message());
@@ -624,14 +630,14 @@ impl Agent {
                     round.rounds,
                     names.into_iter().collect::<Vec<_>>().join(", ")
                 );
-                return finish(conversation, round, TurnEnd::MaxRounds, text);
+                return finish(round, TurnEnd::MaxRounds, text);
             }
             let Some(results) = self
                 .answer_calls(&provider, conversation, &calls, &offer.names, round)
                 .await
             else {
                 conversation.push(not_run(&calls, "the user cancelled the turn"));
-                return finish(conversation, round, TurnEnd::Cancelled, String::new());
+                return finish(round, TurnEnd::Cancelled, String::new());
             };
             conversation.push(Message::Tool { results });
         }
@@ -853,8 +859,7 @@ impl Agent {
             if is_fork(&skill) && scope.depth < MAX_FORK_DEPTH {
                 continue;
             }
-            conversation.session.activate(&skill);
-            conversation.loaded.insert(skill.name().to_owned());
+            conversation.activate(&skill);
             if let Some(model) = &skill.properties.model
                 && *model != round.model
             {
@@ -929,16 +934,8 @@ impl Agent {
                 "no skill named `{skill}` is available here"
             )));
         }
-        if !conversation.session.permits(name) {
-            return Plan::Answer(ToolOutcome::error(format!(
-                "the tool `{name}` is not in the allowed-tools of the active skill `{}` ({}); load another skill with load_skill to switch",
-                conversation.session.active_skill().unwrap_or_default(),
-                conversation
-                    .session
-                    .allowed_tools()
-                    .unwrap_or_default()
-                    .join(", ")
-            )));
+        if let Some(refusal) = conversation.session.refusal(name) {
+            return Plan::Answer(refusal);
         }
         if let Some(bound) = &round.scope.bound
             && !bound.permits(name)
@@ -1029,21 +1026,16 @@ impl Agent {
                     event: Box::new(event),
                 });
             };
-            let mut conversation = Conversation {
-                id: format!("fork-{}", uuid::Uuid::now_v7().simple()),
-                messages: Vec::new(),
+            let mut conversation = Conversation::new(
+                format!("fork-{}", uuid::Uuid::now_v7().simple()),
                 // A fork skill's allowed-tools bound its sub-agent whatever the operator chose.
-                session: Session::new(
+                Session::new(
                     self.options.enforce_allowed_tools
                         || !skill.properties.allowed_tools.is_empty(),
                 ),
-                loaded: BTreeSet::new(),
-                invoked: BTreeSet::new(),
-                transcript: None,
-                transcript_failed: false,
-            };
-            conversation.session.activate(skill);
-            conversation.loaded.insert(name.clone());
+                None,
+            );
+            conversation.activate(skill);
             conversation.push(Message::user(instructions));
             let mut round = Round {
                 scope: &scope,
@@ -1152,12 +1144,8 @@ fn not_run(calls: &[ToolCall], reason: &str) -> Message {
     }
 }
 
-fn finish(
-    _conversation: &mut Conversation,
-    round: &Round<'_>,
-    end: TurnEnd,
-    text: String,
-) -> TurnEnd {
+/// End the turn: report its final text, how it ended and what it used.
+fn finish(round: &Round<'_>, end: TurnEnd, text: String) -> TurnEnd {
     (round.emit)(AgentEvent::Final {
         text,
         end,
@@ -1167,11 +1155,12 @@ fn finish(
     end
 }
 
-fn finish_failed(conversation: &mut Conversation, round: &Round<'_>, message: String) -> TurnEnd {
+/// End the turn on an error: report it, then end as failed with it as the final text.
+fn finish_failed(round: &Round<'_>, message: String) -> TurnEnd {
     (round.emit)(AgentEvent::Error {
         message: message.clone(),
     });
-    finish(conversation, round, TurnEnd::Failed, message)
+    finish(round, TurnEnd::Failed, message)
 }
 
 /// JSON with object keys sorted at every level, so equal arguments compare equal whatever

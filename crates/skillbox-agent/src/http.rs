@@ -245,6 +245,38 @@ impl HttpModelClient {
         }
     }
 
+    fn stalled(&self) -> ModelError {
+        ModelError::Stalled {
+            url: self.shown.clone(),
+            seconds: self.idle_timeout.as_secs(),
+        }
+    }
+
+    /// Read a body up to `cap` bytes (more is an error), each piece within the idle timeout.
+    async fn read_body(
+        &self,
+        response: reqwest::Response,
+        cap: usize,
+    ) -> Result<String, ModelError> {
+        let mut body = Vec::new();
+        let mut chunks = response.bytes_stream();
+        while let Some(chunk) = tokio::time::timeout(self.idle_timeout, chunks.next())
+            .await
+            .map_err(|_| self.stalled())?
+        {
+            let chunk = chunk.map_err(|error| ModelError::Truncated {
+                detail: format!("the connection failed while reading the body: {error}"),
+            })?;
+            if body.len() + chunk.len() > cap {
+                return Err(ModelError::Malformed {
+                    detail: format!("the body is longer than {cap} bytes"),
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
     /// One attempt: the error, and the server's `Retry-After` when it sent one.
     async fn attempt(
         &self,
@@ -252,19 +284,24 @@ impl HttpModelClient {
         delivered: &mut bool,
         events: &mut (dyn FnMut(ModelEvent) + Send),
     ) -> Result<ModelResponse, (ModelError, Option<Duration>)> {
-        let response = self
+        // No total timeout: a slow model may stream for longer than any fixed bound. Waiting
+        // for the answer's head, for a body's next bytes and for a stream's next event each
+        // have the idle timeout.
+        let request = self
             .http
             .post(&self.url)
             .headers(self.headers.clone())
             .json(body)
-            .timeout(self.idle_timeout)
-            .send()
+            .send();
+        let response = tokio::time::timeout(self.idle_timeout, request)
             .await
+            .map_err(|_| (self.stalled(), None))?
             .map_err(|error| (self.unreachable(error), None))?;
         let status = response.status();
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
-            let text = read_capped(response, MAX_ERROR_BODY_BYTES)
+            let text = self
+                .read_body(response, MAX_ERROR_BODY_BYTES)
                 .await
                 .unwrap_or_default();
             let message = error_message(&text);
@@ -293,7 +330,8 @@ impl HttpModelClient {
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("text/event-stream"));
         if !is_stream {
-            let text = read_capped(response, MAX_RESPONSE_BYTES)
+            let text = self
+                .read_body(response, MAX_RESPONSE_BYTES)
                 .await
                 .map_err(|error| (error, None))?;
             let value: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
@@ -338,15 +376,7 @@ impl HttpModelClient {
         loop {
             let next = tokio::time::timeout(self.idle_timeout, stream.next())
                 .await
-                .map_err(|_| {
-                    (
-                        ModelError::Stalled {
-                            url: self.shown.clone(),
-                            seconds: self.idle_timeout.as_secs(),
-                        },
-                        None,
-                    )
-                })?;
+                .map_err(|_| (self.stalled(), None))?;
             let Some(event) = next else { break };
             let event = event.map_err(|error| {
                 let error = match error {
@@ -458,24 +488,6 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     )
 }
 
-/// Read a body up to `cap` bytes (more is an error).
-async fn read_capped(response: reqwest::Response, cap: usize) -> Result<String, ModelError> {
-    let mut body = Vec::new();
-    let mut chunks = response.bytes_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|error| ModelError::Truncated {
-            detail: format!("the connection failed while reading the body: {error}"),
-        })?;
-        if body.len() + chunk.len() > cap {
-            return Err(ModelError::Malformed {
-                detail: format!("the body is longer than {cap} bytes"),
-            });
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(String::from_utf8_lossy(&body).into_owned())
-}
-
 /// The message of an error body: `error.message` (OpenAI, OpenRouter, Anthropic), `message`,
 /// `error` as text, or the start of the body.
 fn error_message(body: &str) -> String {
@@ -576,5 +588,43 @@ mod tests {
             error_message("<html>bad gateway</html>"),
             "<html>bad gateway</html>"
         );
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_keeps_sending_is_read_past_the_idle_timeout() {
+        use skillbox_testkit::model_server::{Reply, ScriptedModelServer};
+
+        let gap = Duration::from_millis(250);
+        let words = ["one ", "two ", "three ", "four ", "five ", "six"];
+        let mut events: Vec<String> = words
+            .iter()
+            .map(|word| {
+                format!(r#"data: {{"choices":[{{"index":0,"delta":{{"content":"{word}"}}}}]}}"#)
+            })
+            .collect();
+        events.push(r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.into());
+        events.push("data: [DONE]".into());
+        // Each event comes well within the idle timeout; the whole stream takes twice as long.
+        let server = ScriptedModelServer::start(vec![Reply::PacedEvents(events, gap)]);
+        let client = HttpModelClient::new(WireFormat::Chat, &server.base_url, None)
+            .expect("client")
+            .with_idle_timeout(Duration::from_secs(1))
+            .with_retry(RetryPolicy {
+                max_attempts: 1,
+                ..RetryPolicy::default()
+            });
+        let request = ModelRequest {
+            model: "m",
+            system: "",
+            messages: &[crate::conversation::Message::user("count")],
+            tools: &[],
+            max_output_tokens: 64,
+            temperature: None,
+        };
+        let response = client
+            .respond(&request, &mut |_| {})
+            .await
+            .expect("a stream that never pauses for the idle timeout is read to its end");
+        assert_eq!(response.content, words.concat());
     }
 }

@@ -158,7 +158,11 @@ impl ModelError {
     pub fn is_transient(&self) -> bool {
         match self {
             ModelError::Unreachable { .. } | ModelError::Stalled { .. } => true,
-            ModelError::Status { status, .. } => is_transient_status(*status),
+            // Timeouts, rate limits, server errors, overload (529).
+            ModelError::Status { status, .. } => matches!(
+                status,
+                408 | 409 | 425 | 429 | 500 | 502 | 503 | 504 | 520..=529
+            ),
             ModelError::Provider { kind, .. } => kind.as_deref().is_some_and(|kind| {
                 matches!(
                     kind,
@@ -169,15 +173,6 @@ impl ModelError {
             ModelError::Unauthorized { .. } | ModelError::Malformed { .. } => false,
         }
     }
-}
-
-/// HTTP statuses worth a retry: timeouts, rate limits, server errors, overload (529).
-#[must_use]
-pub fn is_transient_status(status: u16) -> bool {
-    matches!(
-        status,
-        408 | 409 | 425 | 429 | 500 | 502 | 503 | 504 | 520..=529
-    )
 }
 
 /// A model behind some API. The loop calls it once per round.

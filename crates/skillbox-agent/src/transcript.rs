@@ -299,9 +299,10 @@ impl TranscriptStore {
 
     fn read(&self, id: &str) -> Result<(TranscriptHeader, Vec<Message>), TranscriptError> {
         let path = self.path_of(id);
+        // O_NOFOLLOW: a transcript replaced by a link is not read or written through it.
         let file = fs_err::OpenOptions::new()
             .read(true)
-            .custom_flags(libc_no_follow())
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)?;
         let mut header = None;
         let mut messages = Vec::new();
@@ -341,7 +342,7 @@ impl TranscriptStore {
         let path = self.path_of(&id);
         let file = fs_err::OpenOptions::new()
             .append(true)
-            .custom_flags(libc_no_follow())
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)?;
         Ok((Transcript { header, path, file }, messages))
     }
@@ -377,11 +378,6 @@ impl TranscriptStore {
         }
         Ok(summaries)
     }
-}
-
-/// `O_NOFOLLOW`: a transcript replaced by a link is not read or written through it.
-fn libc_no_follow() -> i32 {
-    libc::O_NOFOLLOW
 }
 
 #[cfg(test)]

@@ -56,6 +56,20 @@ impl Session {
         }
     }
 
+    /// The answer to a call of `tool` this session does not permit (outside the active
+    /// skill's `allowed-tools`, when enforced); `None` when it may be called.
+    #[must_use]
+    pub fn refusal(&self, tool: &str) -> Option<ToolOutcome> {
+        if self.permits(tool) {
+            return None;
+        }
+        let skill = self.active_skill.as_deref().unwrap_or_default();
+        let allowed = self.allowed_tools.as_deref().unwrap_or_default().join(", ");
+        Some(ToolOutcome::refusal(format!(
+            "the tool `{tool}` is not in the allowed-tools of the active skill `{skill}` ({allowed}); load another skill with load_skill to switch"
+        )))
+    }
+
     /// Answer a tool call within this session: refuse tools outside the active skill's
     /// `allowed-tools` (when enforced), and track the skill a successful `load_skill` loads.
     pub async fn handle_tool_call(
@@ -64,12 +78,8 @@ impl Session {
         name: &str,
         arguments: &Value,
     ) -> ToolOutcome {
-        if !self.permits(name) {
-            let skill = self.active_skill.as_deref().unwrap_or_default();
-            let allowed = self.allowed_tools.as_deref().unwrap_or_default().join(", ");
-            return ToolOutcome::refusal(format!(
-                "tool `{name}` is not in the allowed-tools of the active skill `{skill}` ({allowed}); load another skill with load_skill to switch"
-            ));
+        if let Some(refusal) = self.refusal(name) {
+            return refusal;
         }
         let outcome = provider.handle_tool_call(name, arguments).await;
         if name == "load_skill"

@@ -30,6 +30,8 @@ pub enum Reply {
     CutEvents(Vec<String>),
     /// Accept the request and never answer (until the client gives up).
     Silent,
+    /// [`Reply::Events`], waiting this long before each event (a slow model).
+    PacedEvents(Vec<String>, Duration),
 }
 
 impl Reply {
@@ -211,8 +213,15 @@ async fn answer(
             content_type,
             body,
         }) => write_body(&mut stream, status, &headers, &content_type, &body).await,
-        Some(Reply::Events(events)) => write_events(&mut stream, &events, true).await,
-        Some(Reply::CutEvents(events)) => write_events(&mut stream, &events, false).await,
+        Some(Reply::Events(events)) => {
+            write_events(&mut stream, &events, Duration::ZERO, true).await
+        }
+        Some(Reply::CutEvents(events)) => {
+            write_events(&mut stream, &events, Duration::ZERO, false).await
+        }
+        Some(Reply::PacedEvents(events, gap)) => {
+            write_events(&mut stream, &events, gap, true).await
+        }
         Some(Reply::Silent) => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             Ok(())
@@ -243,6 +252,7 @@ async fn write_body(
 async fn write_events(
     stream: &mut tokio::net::TcpStream,
     events: &[String],
+    gap: Duration,
     complete: bool,
 ) -> std::io::Result<()> {
     stream
@@ -251,6 +261,9 @@ async fn write_events(
         )
         .await?;
     for event in events {
+        if !gap.is_zero() {
+            tokio::time::sleep(gap).await;
+        }
         stream.write_all(format!("{event}\n\n").as_bytes()).await?;
         stream.flush().await?;
     }

@@ -430,9 +430,8 @@ impl super::StreamDecoder for AnthropicStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{StreamDecoder, decode_transcript};
+    use crate::wire::{StreamDecoder, decode_transcript, weather_tool};
     use pretty_assertions::assert_eq;
-    use skillbox_llm::ToolSpec;
 
     fn decode(transcript: &str) -> (String, Result<ModelResponse, ModelError>) {
         decode_transcript(WireFormat::Anthropic, transcript)
@@ -789,14 +788,6 @@ data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}
         assert_eq!(stop("max_tokens"), StopReason::MaxTokens);
         assert_eq!(stop("refusal"), StopReason::Refused);
         assert_eq!(stop("pause_turn"), StopReason::Other("pause_turn".into()));
-    }
-
-    fn weather_tool() -> ToolSpec {
-        ToolSpec {
-            name: "get_weather".into(),
-            description: "Current weather".into(),
-            parameters: json!({"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}),
-        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 use skillbox_llm::{ToolFormat, render_tools};
 
-use super::{count, excerpt, parse_event_data};
+use super::{count, excerpt, is_done_marker, parse_event_data};
 use crate::conversation::{Message, ToolCall, Usage};
 use crate::model::{ModelError, ModelRequest, ModelResponse, StopReason};
 
@@ -247,7 +247,7 @@ impl super::StreamDecoder for ChatStream {
         on_text: &mut dyn FnMut(&str),
     ) -> Result<bool, ModelError> {
         let data = data.trim();
-        if data == "[DONE]" {
+        if is_done_marker(data) {
             self.done = true;
             return Ok(true);
         }
@@ -316,20 +316,16 @@ impl super::StreamDecoder for ChatStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::StreamDecoder;
+    use crate::wire::{WireFormat, decode_transcript};
     use pretty_assertions::assert_eq;
 
+    /// Decode a stream whose events carry these data lines.
     fn decode(lines: &[&str]) -> (String, Result<ModelResponse, ModelError>) {
-        let mut stream: Box<dyn StreamDecoder> = Box::new(ChatStream::default());
-        let mut streamed = String::new();
-        for line in lines {
-            match stream.event("", line, &mut |text| streamed.push_str(text)) {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(error) => return (streamed, Err(error)),
-            }
-        }
-        (streamed, stream.finish())
+        let transcript: String = lines
+            .iter()
+            .map(|line| format!("data: {line}\n\n"))
+            .collect();
+        decode_transcript(WireFormat::Chat, &transcript)
     }
 
     #[test]

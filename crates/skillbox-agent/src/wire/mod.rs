@@ -174,6 +174,16 @@ pub(crate) fn is_done_marker(data: &str) -> bool {
     data.trim() == "[DONE]"
 }
 
+/// The tool the request-body tests offer.
+#[cfg(test)]
+pub(crate) fn weather_tool() -> skillbox_llm::ToolSpec {
+    skillbox_llm::ToolSpec {
+        name: "get_weather".into(),
+        description: "Current weather".into(),
+        parameters: serde_json::json!({"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}),
+    }
+}
+
 /// Decode a whole server-sent-events transcript the way [`crate::http`] reads a stream: the same
 /// SSE parser (comments dropped, multi-line data joined), the event name `message` given as `""`,
 /// and the decoder left at the first event that completes the response. Returns the text handed

@@ -440,9 +440,8 @@ impl super::StreamDecoder for ResponsesStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{StreamDecoder, decode_transcript};
+    use crate::wire::{StreamDecoder, decode_transcript, weather_tool};
     use pretty_assertions::assert_eq;
-    use skillbox_llm::ToolSpec;
 
     fn decode(transcript: &str) -> (String, Result<ModelResponse, ModelError>) {
         decode_transcript(WireFormat::Responses, transcript)
@@ -823,14 +822,6 @@ data: {"type":"response.incomplete","sequence_number":5,"response":{"id":"resp_1
         )
         .expect_err("no call id");
         assert!(error.to_string().contains("without a `call_id`"), "{error}");
-    }
-
-    fn weather_tool() -> ToolSpec {
-        ToolSpec {
-            name: "get_weather".into(),
-            description: "Current weather".into(),
-            parameters: json!({"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}),
-        }
     }
 
     #[test]
