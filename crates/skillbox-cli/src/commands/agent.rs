@@ -93,35 +93,83 @@ fn key_from(name: &str) -> Option<ApiKey> {
         })
 }
 
-fn host_of(url: &str) -> String {
-    skillbox_agent::url_host(url).unwrap_or_default()
+/// The hosted APIs known by name, and every other server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Host {
+    OpenRouter,
+    OpenAi,
+    Anthropic,
+    /// A local or self-hosted server (llama.cpp, vLLM, Ollama, a proxy).
+    Other,
 }
 
-/// The key variable a host's API wants.
-fn key_variable_for(host: &str) -> &'static str {
-    if host == "openrouter.ai" || host.ends_with(".openrouter.ai") {
-        "OPENROUTER_API_KEY"
-    } else if host == "api.openai.com" {
-        "OPENAI_API_KEY"
-    } else if host == "anthropic.com" || host.ends_with(".anthropic.com") {
-        "ANTHROPIC_API_KEY"
-    } else {
-        "SKILLBOX_API_KEY"
+impl Host {
+    /// The host a base URL connects to.
+    fn of(base_url: &str) -> Host {
+        Host::named(&skillbox_agent::url_host(base_url).unwrap_or_default())
+    }
+
+    fn named(host: &str) -> Host {
+        if host == "openrouter.ai" || host.ends_with(".openrouter.ai") {
+            Host::OpenRouter
+        } else if host == "api.openai.com" {
+            Host::OpenAi
+        } else if host == "anthropic.com" || host.ends_with(".anthropic.com") {
+            Host::Anthropic
+        } else {
+            Host::Other
+        }
+    }
+
+    /// The variable holding the key this host's API wants.
+    fn key_variable(self) -> &'static str {
+        match self {
+            Host::OpenRouter => "OPENROUTER_API_KEY",
+            Host::OpenAi => "OPENAI_API_KEY",
+            Host::Anthropic => "ANTHROPIC_API_KEY",
+            Host::Other => "SKILLBOX_API_KEY",
+        }
+    }
+
+    fn default_model(self, format: WireFormat) -> &'static str {
+        match (self, format) {
+            (Host::OpenRouter, WireFormat::Anthropic) => "anthropic/claude-sonnet-4.5",
+            (Host::OpenRouter, _) => "openai/gpt-4o-mini",
+            (Host::OpenAi, _) => "gpt-4o-mini",
+            (Host::Anthropic, _) => "claude-sonnet-4-5",
+            // Local servers (llama.cpp, vLLM, Ollama) serve the model they were started with.
+            (Host::Other, _) => "default",
+        }
     }
 }
 
-fn is_hosted(host: &str) -> bool {
-    key_variable_for(host) != "SKILLBOX_API_KEY"
+/// Which hosted APIs have a key in the environment: they pick the API and the server when
+/// neither is named.
+struct HostedKeys {
+    openrouter: bool,
+    openai: bool,
+    anthropic: bool,
 }
 
-fn default_model(host: &str, format: WireFormat) -> &'static str {
-    match (key_variable_for(host), format) {
-        ("OPENROUTER_API_KEY", WireFormat::Anthropic) => "anthropic/claude-sonnet-4.5",
-        ("OPENROUTER_API_KEY", _) => "openai/gpt-4o-mini",
-        ("OPENAI_API_KEY", _) => "gpt-4o-mini",
-        ("ANTHROPIC_API_KEY", _) => "claude-sonnet-4-5",
-        // Local servers (llama.cpp, vLLM, Ollama) serve the model they were started with.
-        _ => "default",
+impl HostedKeys {
+    fn from_environment() -> Self {
+        let set = |host: Host| key_from(host.key_variable()).is_some();
+        HostedKeys {
+            openrouter: set(Host::OpenRouter),
+            openai: set(Host::OpenAi),
+            anthropic: set(Host::Anthropic),
+        }
+    }
+
+    fn default_base_url(&self, format: WireFormat) -> &'static str {
+        match format {
+            WireFormat::Anthropic if self.openrouter && !self.anthropic => OPENROUTER_BASE_URL,
+            WireFormat::Anthropic => ANTHROPIC_BASE_URL,
+            WireFormat::Responses | WireFormat::Chat if self.openrouter || !self.openai => {
+                OPENROUTER_BASE_URL
+            }
+            WireFormat::Responses | WireFormat::Chat => OPENAI_BASE_URL,
+        }
     }
 }
 
@@ -129,52 +177,32 @@ fn resolve_settings(
     arguments: &AgentArguments,
     config: &AgentConfig,
 ) -> anyhow::Result<ModelSettings> {
-    let base_url = arguments.base_url.clone().or(config.base_url.clone());
-    let provider = arguments.provider.clone().or(config.provider.clone());
-    let format = match &provider {
+    let keys = HostedKeys::from_environment();
+    let base_url = arguments
+        .base_url
+        .clone()
+        .or_else(|| config.base_url.clone());
+    let format = match arguments.provider.as_deref().or(config.provider.as_deref()) {
         Some(name) => WireFormat::parse(name).with_context(|| {
             format!("--provider: `{name}` is not an API; use responses, chat or anthropic")
         })?,
         // An explicit server is most likely OpenAI-compatible (llama.cpp, vLLM, Ollama).
         None if base_url.is_some() => WireFormat::Chat,
-        None if key_from("OPENROUTER_API_KEY").is_some()
-            || key_from("OPENAI_API_KEY").is_some() =>
-        {
-            WireFormat::Responses
-        }
-        None if key_from("ANTHROPIC_API_KEY").is_some() => WireFormat::Anthropic,
+        None if keys.openrouter || keys.openai => WireFormat::Responses,
+        None if keys.anthropic => WireFormat::Anthropic,
         None => bail!(
             "no model to ask: set OPENROUTER_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY, or point --base-url at a local OpenAI-compatible server (the README's \"A local model\" shows one)"
         ),
     };
-    let base_url = match base_url {
-        Some(url) => url,
-        None => match format {
-            WireFormat::Anthropic
-                if key_from("OPENROUTER_API_KEY").is_some()
-                    && key_from("ANTHROPIC_API_KEY").is_none() =>
-            {
-                OPENROUTER_BASE_URL.to_owned()
-            }
-            WireFormat::Anthropic => ANTHROPIC_BASE_URL.to_owned(),
-            WireFormat::Responses | WireFormat::Chat => {
-                if key_from("OPENROUTER_API_KEY").is_some() || key_from("OPENAI_API_KEY").is_none()
-                {
-                    OPENROUTER_BASE_URL.to_owned()
-                } else {
-                    OPENAI_BASE_URL.to_owned()
-                }
-            }
-        },
-    };
-    let host = host_of(&base_url);
+    let base_url = base_url.unwrap_or_else(|| keys.default_base_url(format).to_owned());
+    let host = Host::of(&base_url);
     let variable = arguments
         .api_key_env
         .clone()
-        .or(config.api_key_env.clone())
-        .unwrap_or_else(|| key_variable_for(&host).to_owned());
+        .or_else(|| config.api_key_env.clone())
+        .unwrap_or_else(|| host.key_variable().to_owned());
     let key = key_from(&variable);
-    if key.is_none() && is_hosted(&host) {
+    if key.is_none() && host != Host::Other {
         bail!(
             "{variable} is not set: {base_url} needs an API key; set {variable}, or point --base-url at a local server"
         );
@@ -182,8 +210,8 @@ fn resolve_settings(
     let model = arguments
         .model
         .clone()
-        .or(config.model.clone())
-        .unwrap_or_else(|| default_model(&host, format).to_owned());
+        .or_else(|| config.model.clone())
+        .unwrap_or_else(|| host.default_model(format).to_owned());
     Ok(ModelSettings {
         format,
         base_url,
@@ -861,16 +889,31 @@ mod tests {
 
     #[test]
     fn hosts_pick_their_key_variable() {
-        assert_eq!(host_of("https://openrouter.ai/api/v1"), "openrouter.ai");
-        assert_eq!(key_variable_for("openrouter.ai"), "OPENROUTER_API_KEY");
-        assert_eq!(host_of("http://user@127.0.0.1:8080/v1"), "127.0.0.1");
-        assert_eq!(host_of("http://[::1]:8080/v1"), "::1");
-        assert_eq!(key_variable_for("127.0.0.1"), "SKILLBOX_API_KEY");
-        assert_eq!(key_variable_for("api.anthropic.com"), "ANTHROPIC_API_KEY");
-        // A look-alike host or a URL whose text names a hosted API elsewhere gets no hosted key.
-        assert_eq!(key_variable_for("evilanthropic.com"), "SKILLBOX_API_KEY");
+        let variable = |url: &str| Host::of(url).key_variable();
         assert_eq!(
-            key_variable_for(&host_of("http://127.0.0.1:9\\@api.openai.com/v1")),
+            variable("https://openrouter.ai/api/v1"),
+            "OPENROUTER_API_KEY"
+        );
+        assert_eq!(
+            skillbox_agent::url_host("http://user@127.0.0.1:8080/v1").as_deref(),
+            Some("127.0.0.1")
+        );
+        assert_eq!(
+            skillbox_agent::url_host("http://[::1]:8080/v1").as_deref(),
+            Some("::1")
+        );
+        assert_eq!(
+            variable("http://user@127.0.0.1:8080/v1"),
+            "SKILLBOX_API_KEY"
+        );
+        assert_eq!(
+            variable("https://api.anthropic.com/v1"),
+            "ANTHROPIC_API_KEY"
+        );
+        // A look-alike host or a URL whose text names a hosted API elsewhere gets no hosted key.
+        assert_eq!(variable("https://evilanthropic.com/v1"), "SKILLBOX_API_KEY");
+        assert_eq!(
+            variable("http://127.0.0.1:9\\@api.openai.com/v1"),
             "SKILLBOX_API_KEY"
         );
     }
