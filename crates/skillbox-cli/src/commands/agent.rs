@@ -289,15 +289,16 @@ fn approval_choice(
     }
 }
 
-/// Everything a session needs: the agent, the transcript folder and the printer's options.
-struct Session {
+/// What `ask` and `chat` set up before a turn: the agent, the model settings, the transcript
+/// folder and the approval policy.
+struct AgentSetup {
     agent: Agent,
     settings: ModelSettings,
     transcripts: Option<TranscriptStore>,
     choice: ApprovalChoice,
 }
 
-fn session(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<Session> {
+fn set_up(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<AgentSetup> {
     let config = read_config()?;
     let settings = resolve_settings(arguments, &config)?;
     let choice = approval_choice(arguments, &config)?;
@@ -334,7 +335,7 @@ fn session(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result
     } else {
         Some(transcript_store(arguments.data_dir.as_deref())?)
     };
-    Ok(Session {
+    Ok(AgentSetup {
         agent,
         settings,
         transcripts,
@@ -352,7 +353,7 @@ fn transcript_store(data_dir: Option<&std::path::Path>) -> anyhow::Result<Transc
     Ok(TranscriptStore::new(folder.join("transcripts")))
 }
 
-impl Session {
+impl AgentSetup {
     /// The conversation to talk in: resumed, or new (saved when transcripts are on).
     fn conversation(&self, resume: Option<&str>) -> anyhow::Result<Conversation> {
         let Some(store) = &self.transcripts else {
@@ -368,6 +369,14 @@ impl Session {
             &skillbox_agent::shown_url(&self.settings.base_url),
         )?;
         Ok(self.agent.conversation(Some(transcript)))
+    }
+
+    /// Where the conversation was saved and how to continue it, when transcripts are on.
+    fn saved_note(&self, conversation: &Conversation) -> Option<String> {
+        self.transcripts.as_ref().map(|_| {
+            let id = conversation.id();
+            format!("conversation {id} saved; continue it with: skillbox chat --resume {id}")
+        })
     }
 
     fn agent_for(&self, progress: Option<&indicatif::MultiProgress>) -> Agent {
@@ -619,31 +628,21 @@ fn exit_code(end: TurnEnd) -> ExitCode {
     }
 }
 
-fn saved_note(conversation: &Conversation, session: &Session) -> Option<String> {
-    session.transcripts.as_ref().map(|_| {
-        format!(
-            "conversation {} saved; continue it with: skillbox chat --resume {}",
-            conversation.id(),
-            conversation.id()
-        )
-    })
-}
-
 /// `skillbox ask`.
 pub fn ask(global: &GlobalOptions, arguments: &AskArguments) -> anyhow::Result<ExitCode> {
-    let session = session(global, &arguments.agent)?;
-    let input = session
+    let setup = set_up(global, &arguments.agent)?;
+    let input = setup
         .agent
         .read_input(&arguments.prompt)
         .map_err(anyhow::Error::msg)?;
     let runtime = super::execute::runtime()?;
     runtime.block_on(async {
-        let conversation = session.conversation(arguments.agent.resume.as_deref())?;
+        let conversation = setup.conversation(arguments.agent.resume.as_deref())?;
         let mut printer = Printer::new(arguments.json);
-        let agent = session.agent_for(printer.progress.as_ref());
+        let agent = setup.agent_for(printer.progress.as_ref());
         let (conversation, end) = drive_turn(&agent, conversation, input, &mut printer).await?;
         if !arguments.json
-            && let Some(note) = saved_note(&conversation, &session)
+            && let Some(note) = setup.saved_note(&conversation)
         {
             printer.status(&note);
         }
@@ -693,8 +692,8 @@ const CHAT_COMMANDS: &[(&str, &str)] = &[
     ("exit", "leave (Ctrl-D does too)"),
 ];
 
-fn list_conversations(session: &Session, json: bool) -> anyhow::Result<ExitCode> {
-    let Some(store) = &session.transcripts else {
+fn list_conversations(setup: &AgentSetup, json: bool) -> anyhow::Result<ExitCode> {
+    let Some(store) = &setup.transcripts else {
         bail!("--list reads transcripts; drop --no-transcript");
     };
     let summaries = store.list()?;
@@ -718,11 +717,11 @@ fn list_conversations(session: &Session, json: bool) -> anyhow::Result<ExitCode>
 
 /// `skillbox chat`.
 pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result<ExitCode> {
-    let session = session(global, &arguments.agent)?;
+    let setup = set_up(global, &arguments.agent)?;
     if arguments.list {
-        return list_conversations(&session, arguments.json);
+        return list_conversations(&setup, arguments.json);
     }
-    let provider = session.agent.provider();
+    let provider = setup.agent.provider();
     let mut names: Vec<String> = provider
         .catalog()
         .skills()
@@ -737,7 +736,7 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
         .context("cannot set up line editing")?;
     editor.set_helper(Some(SkillCompleter { names }));
     // The history holds what people typed: kept beside the transcripts, never through a link.
-    let history = session
+    let history = setup
         .transcripts
         .as_ref()
         .map(|store| store.directory().join("chat-history.txt"))
@@ -748,15 +747,14 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
         let _ = editor.load_history(history);
     }
     let runtime = super::execute::runtime()?;
-    let mut conversation =
-        runtime.block_on(async { session.conversation(arguments.agent.resume.as_deref()) })?;
+    let mut conversation = setup.conversation(arguments.agent.resume.as_deref())?;
     let mut stderr = std::io::stderr();
     writeln!(
         stderr,
         "skillbox chat: {} via {} ({}); /help for commands, Ctrl-D to leave",
-        session.settings.model,
-        skillbox_agent::shown_url(&session.settings.base_url),
-        session.settings.format.name()
+        setup.settings.model,
+        skillbox_agent::shown_url(&setup.settings.base_url),
+        setup.settings.format.name()
     )?;
     if arguments.agent.resume.is_some() {
         writeln!(
@@ -792,13 +790,13 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
                 continue;
             }
             "/new" => {
-                conversation = runtime.block_on(async { session.conversation(None) })?;
+                conversation = setup.conversation(None)?;
                 writeln!(stderr, "new conversation {}", conversation.id())?;
                 continue;
             }
             _ => {}
         }
-        let input = match session.agent.read_input(text) {
+        let input = match setup.agent.read_input(text) {
             Ok(input) => input,
             Err(message) => {
                 writeln!(stderr, "{message}")?;
@@ -806,14 +804,14 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
             }
         };
         let mut printer = Printer::new(false);
-        let agent = session.agent_for(printer.progress.as_ref());
+        let agent = setup.agent_for(printer.progress.as_ref());
         let (next, _) = runtime.block_on(drive_turn(&agent, conversation, input, &mut printer))?;
         conversation = next;
     }
     if let Some(history) = &history {
         let _ = editor.save_history(history);
     }
-    if let Some(note) = saved_note(&conversation, &session) {
+    if let Some(note) = setup.saved_note(&conversation) {
         writeln!(stderr, "{note}")?;
     }
     Ok(ExitCode::SUCCESS)
