@@ -558,6 +558,7 @@ fn ctrl_c_case(extra: &[&str]) {
             "--data-dir",
         ])
         .arg(data.path())
+        .args(extra)
         .arg("Wait a minute")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
