@@ -503,6 +503,44 @@ fn transcripts_are_saved_and_a_conversation_resumes() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a conversation id"));
 }
 
+#[test]
+fn chat_lists_saved_conversations_without_a_model_to_ask() {
+    let tree = agent_tree();
+    let data = tempfile::tempdir().unwrap();
+    let server = ScriptedModelServer::start(vec![says("Hello.")]);
+    let asked = agent_command(tree.path())
+        .args(["ask", "--base-url", &server.base_url, "--data-dir"])
+        .arg(data.path())
+        .arg("Say hello")
+        .output()
+        .unwrap();
+    assert_eq!(asked.status.code(), Some(0));
+    // No key, no --base-url, no config: listing reads the transcripts alone.
+    let list = |extra: &[&str]| {
+        agent_command(tree.path())
+            .args(["chat", "--list", "--data-dir"])
+            .arg(data.path())
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = list(&[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("messages") && stdout.contains("Say hello"),
+        "{stdout}"
+    );
+    let output = list(&["--no-transcript"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("drop --no-transcript"));
+}
+
 /// Whether a process whose command line holds `marker` is running.
 fn process_with(marker: &str) -> bool {
     fs_err::read_dir("/proc").unwrap().flatten().any(|entry| {
