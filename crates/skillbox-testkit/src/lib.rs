@@ -126,3 +126,21 @@ pub fn finishes_within<T: Send + 'static>(
         .recv_timeout(limit)
         .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}; it blocks"))
 }
+
+/// Check `ready` every `interval` until it holds (`true`) or `limit` has passed (`false`).
+pub fn wait_until(
+    limit: std::time::Duration,
+    interval: std::time::Duration,
+    mut ready: impl FnMut() -> bool,
+) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if ready() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(interval);
+    }
+}

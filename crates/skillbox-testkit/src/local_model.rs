@@ -7,10 +7,12 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long the server may take to answer `/health` (a loaded machine pages the model in slowly).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(180);
+/// How often a starting server's health is asked.
+const HEALTH_POLL: Duration = Duration::from_millis(250);
 /// Context tokens of the server's one slot.
 const CONTEXT_TOKENS: &str = "8192";
 
@@ -46,13 +48,7 @@ impl LocalModel {
         static MODEL: OnceLock<Option<LocalModel>> = OnceLock::new();
         let model = MODEL.get_or_init(start).as_ref();
         if model.is_none() {
-            assert!(
-                std::env::var_os("SKILLBOX_REQUIRE_LOCAL_MODEL").is_none(),
-                "SKILLBOX_REQUIRE_LOCAL_MODEL is set but the local model could not be provisioned: run scripts/setup-local-llm.sh to see why"
-            );
-            eprintln!(
-                "skipped: no local model (scripts/setup-local-llm.sh failed or SKILLBOX_SKIP_LOCAL_MODEL is set)"
-            );
+            missing("the local model", "scripts/setup-local-llm.sh");
         }
         model
     }
@@ -65,11 +61,7 @@ impl LocalModel {
             .get_or_init(|| start_proxy(&self.base_url))
             .as_ref();
         if proxy.is_none() {
-            assert!(
-                std::env::var_os("SKILLBOX_REQUIRE_LOCAL_MODEL").is_none(),
-                "SKILLBOX_REQUIRE_LOCAL_MODEL is set but the LiteLLM proxy could not be installed: run scripts/setup-llm-proxy.sh to see why"
-            );
-            eprintln!("skipped: no LiteLLM proxy (scripts/setup-llm-proxy.sh failed)");
+            missing("the LiteLLM proxy", "scripts/setup-llm-proxy.sh");
         }
         proxy
     }
@@ -80,6 +72,16 @@ impl LocalModel {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// `what` could not be set up by `script`: fails the test when `SKILLBOX_REQUIRE_LOCAL_MODEL` is
+/// set (CI), else says on stderr that the test is skipped.
+fn missing(what: &str, script: &str) {
+    assert!(
+        std::env::var_os("SKILLBOX_REQUIRE_LOCAL_MODEL").is_none(),
+        "SKILLBOX_REQUIRE_LOCAL_MODEL is set but {what} could not be set up: run {script} to see why"
+    );
+    eprintln!("skipped: {what} is missing ({script} failed or SKILLBOX_SKIP_LOCAL_MODEL is set)");
 }
 
 /// Run a set-up script of the repository printing `KEY=path` lines; the values of `keys`.
@@ -106,7 +108,9 @@ fn set_up(script: &str, argument: Option<&str>, keys: [&str; 2]) -> Option<[Path
 }
 
 /// Start `program` with `arguments` (and `environment`) under a wrapper that kills it when
-/// this test binary exits (its stdin, a pipe held here, closes), logging to `log`.
+/// this test binary exits (its stdin, a pipe held here, closes), logging to `log`. Not
+/// `PR_SET_PDEATHSIG`: that fires when the thread that started it ends, and the first test to
+/// use the server starts it on its own thread.
 fn start_guarded(
     program: &std::path::Path,
     arguments: &[&std::ffi::OsStr],
@@ -126,24 +130,39 @@ fn start_guarded(
         .expect("bash runs")
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
+/// Start `program` (as [`start_guarded`]) listening on a free port of 127.0.0.1, and wait until
+/// `GET health_path` answers 200, or fail with its log: its `/v1` base URL and its process.
+fn serve(
+    program: &std::path::Path,
+    arguments: &[&std::ffi::OsStr],
+    environment: &[(&str, &str)],
+    what: &str,
+    health_path: &str,
+) -> (String, Child) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
-        .port()
-}
-
-/// Wait until `GET path` answers 200, or fail with the log.
-fn wait_healthy(port: u16, path: &str, log: &std::path::Path, what: &str) {
-    let deadline = Instant::now() + STARTUP_TIMEOUT;
-    while !health(port, path) {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not answer {path} within {STARTUP_TIMEOUT:?}; its log: {}",
-            fs_err::read_to_string(log).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
+        .port();
+    let port_text = port.to_string();
+    let listen: [&std::ffi::OsStr; 4] = [
+        "--host".as_ref(),
+        "127.0.0.1".as_ref(),
+        "--port".as_ref(),
+        port_text.as_ref(),
+    ];
+    let log = std::env::temp_dir().join(format!(
+        "skillbox-{}-{}.log",
+        program.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let child = start_guarded(program, &[arguments, &listen].concat(), environment, &log);
+    let started = crate::wait_until(STARTUP_TIMEOUT, HEALTH_POLL, || health(port, health_path));
+    assert!(
+        started,
+        "{what} did not answer {health_path} within {STARTUP_TIMEOUT:?}; its log: {}",
+        fs_err::read_to_string(&log).unwrap_or_default()
+    );
+    (format!("http://127.0.0.1:{port}/v1"), child)
 }
 
 fn start_proxy(model_base_url: &str) -> Option<Proxy> {
@@ -152,30 +171,20 @@ fn start_proxy(model_base_url: &str) -> Option<Proxy> {
         None,
         ["LITELLM", "LITELLM_CONFIG"],
     )?;
-    let port = free_port();
     let key = format!("sk-{}", std::process::id());
-    let log = std::env::temp_dir().join(format!("skillbox-litellm-{}.log", std::process::id()));
-    let port_text = port.to_string();
-    let child = start_guarded(
+    let (base_url, child) = serve(
         &litellm,
-        &[
-            "--config".as_ref(),
-            config.as_os_str(),
-            "--host".as_ref(),
-            "127.0.0.1".as_ref(),
-            "--port".as_ref(),
-            port_text.as_ref(),
-        ],
+        &["--config".as_ref(), config.as_os_str()],
         &[
             ("SKILLBOX_LLM_BASE_URL", model_base_url),
             ("LITELLM_MASTER_KEY", &key),
             ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
         ],
-        &log,
+        "the LiteLLM proxy",
+        "/health/liveliness",
     );
-    wait_healthy(port, "/health/liveliness", &log, "the LiteLLM proxy");
     Some(Proxy {
-        base_url: format!("http://127.0.0.1:{port}/v1"),
+        base_url,
         key,
         _process: Mutex::new(child),
     })
@@ -187,10 +196,7 @@ fn start() -> Option<LocalModel> {
         Some("1.5b"),
         ["LLAMA_SERVER", "MODEL"],
     )?;
-    let port = free_port();
-    let log = std::env::temp_dir().join(format!("skillbox-llama-{}.log", std::process::id()));
-    let port_text = port.to_string();
-    let child = start_guarded(
+    let (base_url, child) = serve(
         &server,
         &[
             "-m".as_ref(),
@@ -202,17 +208,13 @@ fn start() -> Option<LocalModel> {
             "2".as_ref(),
             "-np".as_ref(),
             "1".as_ref(),
-            "--host".as_ref(),
-            "127.0.0.1".as_ref(),
-            "--port".as_ref(),
-            port_text.as_ref(),
         ],
         &[],
-        &log,
+        "llama-server",
+        "/health",
     );
-    wait_healthy(port, "/health", &log, "llama-server");
     Some(LocalModel {
-        base_url: format!("http://127.0.0.1:{port}/v1"),
+        base_url,
         turn: Mutex::new(()),
         _server: Mutex::new(child),
         proxy: OnceLock::new(),

@@ -93,35 +93,83 @@ fn key_from(name: &str) -> Option<ApiKey> {
         })
 }
 
-fn host_of(url: &str) -> String {
-    skillbox_agent::url_host(url).unwrap_or_default()
+/// The hosted APIs known by name, and every other server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Host {
+    OpenRouter,
+    OpenAi,
+    Anthropic,
+    /// A local or self-hosted server (llama.cpp, vLLM, Ollama, a proxy).
+    Other,
 }
 
-/// The key variable a host's API wants.
-fn key_variable_for(host: &str) -> &'static str {
-    if host == "openrouter.ai" || host.ends_with(".openrouter.ai") {
-        "OPENROUTER_API_KEY"
-    } else if host == "api.openai.com" {
-        "OPENAI_API_KEY"
-    } else if host == "anthropic.com" || host.ends_with(".anthropic.com") {
-        "ANTHROPIC_API_KEY"
-    } else {
-        "SKILLBOX_API_KEY"
+impl Host {
+    /// The host a base URL connects to.
+    fn of(base_url: &str) -> Host {
+        Host::named(&skillbox_agent::url_host(base_url).unwrap_or_default())
+    }
+
+    fn named(host: &str) -> Host {
+        if host == "openrouter.ai" || host.ends_with(".openrouter.ai") {
+            Host::OpenRouter
+        } else if host == "api.openai.com" {
+            Host::OpenAi
+        } else if host == "anthropic.com" || host.ends_with(".anthropic.com") {
+            Host::Anthropic
+        } else {
+            Host::Other
+        }
+    }
+
+    /// The variable holding the key this host's API wants.
+    fn key_variable(self) -> &'static str {
+        match self {
+            Host::OpenRouter => "OPENROUTER_API_KEY",
+            Host::OpenAi => "OPENAI_API_KEY",
+            Host::Anthropic => "ANTHROPIC_API_KEY",
+            Host::Other => "SKILLBOX_API_KEY",
+        }
+    }
+
+    fn default_model(self, format: WireFormat) -> &'static str {
+        match (self, format) {
+            (Host::OpenRouter, WireFormat::Anthropic) => "anthropic/claude-sonnet-4.5",
+            (Host::OpenRouter, _) => "openai/gpt-4o-mini",
+            (Host::OpenAi, _) => "gpt-4o-mini",
+            (Host::Anthropic, _) => "claude-sonnet-4-5",
+            // Local servers (llama.cpp, vLLM, Ollama) serve the model they were started with.
+            (Host::Other, _) => "default",
+        }
     }
 }
 
-fn is_hosted(host: &str) -> bool {
-    key_variable_for(host) != "SKILLBOX_API_KEY"
+/// Which hosted APIs have a key in the environment: they pick the API and the server when
+/// neither is named.
+struct HostedKeys {
+    openrouter: bool,
+    openai: bool,
+    anthropic: bool,
 }
 
-fn default_model(host: &str, format: WireFormat) -> &'static str {
-    match (key_variable_for(host), format) {
-        ("OPENROUTER_API_KEY", WireFormat::Anthropic) => "anthropic/claude-sonnet-4.5",
-        ("OPENROUTER_API_KEY", _) => "openai/gpt-4o-mini",
-        ("OPENAI_API_KEY", _) => "gpt-4o-mini",
-        ("ANTHROPIC_API_KEY", _) => "claude-sonnet-4-5",
-        // Local servers (llama.cpp, vLLM, Ollama) serve the model they were started with.
-        _ => "default",
+impl HostedKeys {
+    fn from_environment() -> Self {
+        let set = |host: Host| key_from(host.key_variable()).is_some();
+        HostedKeys {
+            openrouter: set(Host::OpenRouter),
+            openai: set(Host::OpenAi),
+            anthropic: set(Host::Anthropic),
+        }
+    }
+
+    fn default_base_url(&self, format: WireFormat) -> &'static str {
+        match format {
+            WireFormat::Anthropic if self.openrouter && !self.anthropic => OPENROUTER_BASE_URL,
+            WireFormat::Anthropic => ANTHROPIC_BASE_URL,
+            WireFormat::Responses | WireFormat::Chat if self.openrouter || !self.openai => {
+                OPENROUTER_BASE_URL
+            }
+            WireFormat::Responses | WireFormat::Chat => OPENAI_BASE_URL,
+        }
     }
 }
 
@@ -129,52 +177,32 @@ fn resolve_settings(
     arguments: &AgentArguments,
     config: &AgentConfig,
 ) -> anyhow::Result<ModelSettings> {
-    let base_url = arguments.base_url.clone().or(config.base_url.clone());
-    let provider = arguments.provider.clone().or(config.provider.clone());
-    let format = match &provider {
+    let keys = HostedKeys::from_environment();
+    let base_url = arguments
+        .base_url
+        .clone()
+        .or_else(|| config.base_url.clone());
+    let format = match arguments.provider.as_deref().or(config.provider.as_deref()) {
         Some(name) => WireFormat::parse(name).with_context(|| {
             format!("--provider: `{name}` is not an API; use responses, chat or anthropic")
         })?,
         // An explicit server is most likely OpenAI-compatible (llama.cpp, vLLM, Ollama).
         None if base_url.is_some() => WireFormat::Chat,
-        None if key_from("OPENROUTER_API_KEY").is_some()
-            || key_from("OPENAI_API_KEY").is_some() =>
-        {
-            WireFormat::Responses
-        }
-        None if key_from("ANTHROPIC_API_KEY").is_some() => WireFormat::Anthropic,
+        None if keys.openrouter || keys.openai => WireFormat::Responses,
+        None if keys.anthropic => WireFormat::Anthropic,
         None => bail!(
             "no model to ask: set OPENROUTER_API_KEY, OPENAI_API_KEY or ANTHROPIC_API_KEY, or point --base-url at a local OpenAI-compatible server (the README's \"A local model\" shows one)"
         ),
     };
-    let base_url = match base_url {
-        Some(url) => url,
-        None => match format {
-            WireFormat::Anthropic
-                if key_from("OPENROUTER_API_KEY").is_some()
-                    && key_from("ANTHROPIC_API_KEY").is_none() =>
-            {
-                OPENROUTER_BASE_URL.to_owned()
-            }
-            WireFormat::Anthropic => ANTHROPIC_BASE_URL.to_owned(),
-            WireFormat::Responses | WireFormat::Chat => {
-                if key_from("OPENROUTER_API_KEY").is_some() || key_from("OPENAI_API_KEY").is_none()
-                {
-                    OPENROUTER_BASE_URL.to_owned()
-                } else {
-                    OPENAI_BASE_URL.to_owned()
-                }
-            }
-        },
-    };
-    let host = host_of(&base_url);
+    let base_url = base_url.unwrap_or_else(|| keys.default_base_url(format).to_owned());
+    let host = Host::of(&base_url);
     let variable = arguments
         .api_key_env
         .clone()
-        .or(config.api_key_env.clone())
-        .unwrap_or_else(|| key_variable_for(&host).to_owned());
+        .or_else(|| config.api_key_env.clone())
+        .unwrap_or_else(|| host.key_variable().to_owned());
     let key = key_from(&variable);
-    if key.is_none() && is_hosted(&host) {
+    if key.is_none() && host != Host::Other {
         bail!(
             "{variable} is not set: {base_url} needs an API key; set {variable}, or point --base-url at a local server"
         );
@@ -182,8 +210,8 @@ fn resolve_settings(
     let model = arguments
         .model
         .clone()
-        .or(config.model.clone())
-        .unwrap_or_else(|| default_model(&host, format).to_owned());
+        .or_else(|| config.model.clone())
+        .unwrap_or_else(|| host.default_model(format).to_owned());
     Ok(ModelSettings {
         format,
         base_url,
@@ -261,15 +289,16 @@ fn approval_choice(
     }
 }
 
-/// Everything a session needs: the agent, the transcript folder and the printer's options.
-struct Session {
+/// What `ask` and `chat` set up before a turn: the agent, the model settings, the transcript
+/// folder and the approval policy.
+struct AgentSetup {
     agent: Agent,
     settings: ModelSettings,
     transcripts: Option<TranscriptStore>,
     choice: ApprovalChoice,
 }
 
-fn session(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<Session> {
+fn set_up(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<AgentSetup> {
     let config = read_config()?;
     let settings = resolve_settings(arguments, &config)?;
     let choice = approval_choice(arguments, &config)?;
@@ -306,7 +335,7 @@ fn session(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result
     } else {
         Some(transcript_store(arguments.data_dir.as_deref())?)
     };
-    Ok(Session {
+    Ok(AgentSetup {
         agent,
         settings,
         transcripts,
@@ -324,7 +353,7 @@ fn transcript_store(data_dir: Option<&std::path::Path>) -> anyhow::Result<Transc
     Ok(TranscriptStore::new(folder.join("transcripts")))
 }
 
-impl Session {
+impl AgentSetup {
     /// The conversation to talk in: resumed, or new (saved when transcripts are on).
     fn conversation(&self, resume: Option<&str>) -> anyhow::Result<Conversation> {
         let Some(store) = &self.transcripts else {
@@ -340,6 +369,14 @@ impl Session {
             &skillbox_agent::shown_url(&self.settings.base_url),
         )?;
         Ok(self.agent.conversation(Some(transcript)))
+    }
+
+    /// Where the conversation was saved and how to continue it, when transcripts are on.
+    fn saved_note(&self, conversation: &Conversation) -> Option<String> {
+        self.transcripts.as_ref().map(|_| {
+            let id = conversation.id();
+            format!("conversation {id} saved; continue it with: skillbox chat --resume {id}")
+        })
     }
 
     fn agent_for(&self, progress: Option<&indicatif::MultiProgress>) -> Agent {
@@ -591,31 +628,21 @@ fn exit_code(end: TurnEnd) -> ExitCode {
     }
 }
 
-fn saved_note(conversation: &Conversation, session: &Session) -> Option<String> {
-    session.transcripts.as_ref().map(|_| {
-        format!(
-            "conversation {} saved; continue it with: skillbox chat --resume {}",
-            conversation.id(),
-            conversation.id()
-        )
-    })
-}
-
 /// `skillbox ask`.
 pub fn ask(global: &GlobalOptions, arguments: &AskArguments) -> anyhow::Result<ExitCode> {
-    let session = session(global, &arguments.agent)?;
-    let input = session
+    let setup = set_up(global, &arguments.agent)?;
+    let input = setup
         .agent
         .read_input(&arguments.prompt)
         .map_err(anyhow::Error::msg)?;
     let runtime = super::execute::runtime()?;
     runtime.block_on(async {
-        let conversation = session.conversation(arguments.agent.resume.as_deref())?;
+        let conversation = setup.conversation(arguments.agent.resume.as_deref())?;
         let mut printer = Printer::new(arguments.json);
-        let agent = session.agent_for(printer.progress.as_ref());
+        let agent = setup.agent_for(printer.progress.as_ref());
         let (conversation, end) = drive_turn(&agent, conversation, input, &mut printer).await?;
         if !arguments.json
-            && let Some(note) = saved_note(&conversation, &session)
+            && let Some(note) = setup.saved_note(&conversation)
         {
             printer.status(&note);
         }
@@ -665,8 +692,8 @@ const CHAT_COMMANDS: &[(&str, &str)] = &[
     ("exit", "leave (Ctrl-D does too)"),
 ];
 
-fn list_conversations(session: &Session, json: bool) -> anyhow::Result<ExitCode> {
-    let Some(store) = &session.transcripts else {
+fn list_conversations(setup: &AgentSetup, json: bool) -> anyhow::Result<ExitCode> {
+    let Some(store) = &setup.transcripts else {
         bail!("--list reads transcripts; drop --no-transcript");
     };
     let summaries = store.list()?;
@@ -690,11 +717,11 @@ fn list_conversations(session: &Session, json: bool) -> anyhow::Result<ExitCode>
 
 /// `skillbox chat`.
 pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result<ExitCode> {
-    let session = session(global, &arguments.agent)?;
+    let setup = set_up(global, &arguments.agent)?;
     if arguments.list {
-        return list_conversations(&session, arguments.json);
+        return list_conversations(&setup, arguments.json);
     }
-    let provider = session.agent.provider();
+    let provider = setup.agent.provider();
     let mut names: Vec<String> = provider
         .catalog()
         .skills()
@@ -709,7 +736,7 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
         .context("cannot set up line editing")?;
     editor.set_helper(Some(SkillCompleter { names }));
     // The history holds what people typed: kept beside the transcripts, never through a link.
-    let history = session
+    let history = setup
         .transcripts
         .as_ref()
         .map(|store| store.directory().join("chat-history.txt"))
@@ -720,15 +747,14 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
         let _ = editor.load_history(history);
     }
     let runtime = super::execute::runtime()?;
-    let mut conversation =
-        runtime.block_on(async { session.conversation(arguments.agent.resume.as_deref()) })?;
+    let mut conversation = setup.conversation(arguments.agent.resume.as_deref())?;
     let mut stderr = std::io::stderr();
     writeln!(
         stderr,
         "skillbox chat: {} via {} ({}); /help for commands, Ctrl-D to leave",
-        session.settings.model,
-        skillbox_agent::shown_url(&session.settings.base_url),
-        session.settings.format.name()
+        setup.settings.model,
+        skillbox_agent::shown_url(&setup.settings.base_url),
+        setup.settings.format.name()
     )?;
     if arguments.agent.resume.is_some() {
         writeln!(
@@ -764,13 +790,13 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
                 continue;
             }
             "/new" => {
-                conversation = runtime.block_on(async { session.conversation(None) })?;
+                conversation = setup.conversation(None)?;
                 writeln!(stderr, "new conversation {}", conversation.id())?;
                 continue;
             }
             _ => {}
         }
-        let input = match session.agent.read_input(text) {
+        let input = match setup.agent.read_input(text) {
             Ok(input) => input,
             Err(message) => {
                 writeln!(stderr, "{message}")?;
@@ -778,14 +804,14 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
             }
         };
         let mut printer = Printer::new(false);
-        let agent = session.agent_for(printer.progress.as_ref());
+        let agent = setup.agent_for(printer.progress.as_ref());
         let (next, _) = runtime.block_on(drive_turn(&agent, conversation, input, &mut printer))?;
         conversation = next;
     }
     if let Some(history) = &history {
         let _ = editor.save_history(history);
     }
-    if let Some(note) = saved_note(&conversation, &session) {
+    if let Some(note) = setup.saved_note(&conversation) {
         writeln!(stderr, "{note}")?;
     }
     Ok(ExitCode::SUCCESS)
@@ -861,16 +887,31 @@ mod tests {
 
     #[test]
     fn hosts_pick_their_key_variable() {
-        assert_eq!(host_of("https://openrouter.ai/api/v1"), "openrouter.ai");
-        assert_eq!(key_variable_for("openrouter.ai"), "OPENROUTER_API_KEY");
-        assert_eq!(host_of("http://user@127.0.0.1:8080/v1"), "127.0.0.1");
-        assert_eq!(host_of("http://[::1]:8080/v1"), "::1");
-        assert_eq!(key_variable_for("127.0.0.1"), "SKILLBOX_API_KEY");
-        assert_eq!(key_variable_for("api.anthropic.com"), "ANTHROPIC_API_KEY");
-        // A look-alike host or a URL whose text names a hosted API elsewhere gets no hosted key.
-        assert_eq!(key_variable_for("evilanthropic.com"), "SKILLBOX_API_KEY");
+        let variable = |url: &str| Host::of(url).key_variable();
         assert_eq!(
-            key_variable_for(&host_of("http://127.0.0.1:9\\@api.openai.com/v1")),
+            variable("https://openrouter.ai/api/v1"),
+            "OPENROUTER_API_KEY"
+        );
+        assert_eq!(
+            skillbox_agent::url_host("http://user@127.0.0.1:8080/v1").as_deref(),
+            Some("127.0.0.1")
+        );
+        assert_eq!(
+            skillbox_agent::url_host("http://[::1]:8080/v1").as_deref(),
+            Some("::1")
+        );
+        assert_eq!(
+            variable("http://user@127.0.0.1:8080/v1"),
+            "SKILLBOX_API_KEY"
+        );
+        assert_eq!(
+            variable("https://api.anthropic.com/v1"),
+            "ANTHROPIC_API_KEY"
+        );
+        // A look-alike host or a URL whose text names a hosted API elsewhere gets no hosted key.
+        assert_eq!(variable("https://evilanthropic.com/v1"), "SKILLBOX_API_KEY");
+        assert_eq!(
+            variable("http://127.0.0.1:9\\@api.openai.com/v1"),
             "SKILLBOX_API_KEY"
         );
     }

@@ -4,8 +4,9 @@
 
 use serde_json::{Value, json};
 use skillbox_testkit::model_server::{Reply, ScriptedModelServer};
+use skillbox_testkit::wait_until;
 
-use super::support::{make_world_readable, skillbox, write_tree};
+use super::support::{AgentEvents, agent_command, make_world_readable, write_tree};
 
 /// Skills for the loop: a script skill, a fork skill, a skill only people invoke, a
 /// tools.json skill.
@@ -67,52 +68,10 @@ fn says(text: &str) -> Reply {
     Reply::data_events(&[&chunk, &finish("stop")])
 }
 
-struct Asked {
-    output: std::process::Output,
-    events: Vec<Value>,
-}
-
-impl Asked {
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.output.stderr).into_owned()
-    }
-
-    fn of_type(&self, kind: &str) -> Vec<&Value> {
-        self.events
-            .iter()
-            .filter(|event| event["type"] == kind)
-            .collect()
-    }
-
-    fn tools_called(&self) -> Vec<String> {
-        self.of_type("tool_call_started")
-            .iter()
-            .map(|event| event["name"].as_str().unwrap().to_owned())
-            .collect()
-    }
-
-    fn results(&self) -> Vec<(String, bool)> {
-        self.of_type("tool_call_finished")
-            .iter()
-            .map(|event| {
-                (
-                    event["result"].as_str().unwrap().to_owned(),
-                    event["is_error"].as_bool().unwrap(),
-                )
-            })
-            .collect()
-    }
-}
-
-fn ask_json(server: &ScriptedModelServer, root: &std::path::Path, extra: &[&str]) -> Asked {
+/// `ask --json` against `server`, transcripts in a folder of its own.
+fn ask_json(server: &ScriptedModelServer, root: &std::path::Path, extra: &[&str]) -> AgentEvents {
     let data = tempfile::tempdir().unwrap();
-    let output = skillbox()
-        .env_remove("OPENROUTER_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("SKILLBOX_CONFIG", "/dev/null")
-        .arg("--root")
-        .arg(root)
+    let output = agent_command(root)
         .args([
             "ask",
             "--json",
@@ -124,11 +83,7 @@ fn ask_json(server: &ScriptedModelServer, root: &std::path::Path, extra: &[&str]
         .args(extra)
         .output()
         .unwrap();
-    let events = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
-        .collect();
-    Asked { output, events }
+    AgentEvents::of(output)
 }
 
 fn request_body(server: &ScriptedModelServer, index: usize) -> Value {
@@ -446,13 +401,9 @@ fn bad_replies_are_retried_or_reported_and_never_crash() {
 
 #[test]
 fn missing_keys_and_unreachable_servers_are_one_clear_line() {
-    let output = skillbox()
-        .env_remove("OPENROUTER_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("SKILLBOX_BASE_URL")
-        .env("SKILLBOX_CONFIG", "/dev/null")
-        .args(["--root", "examples/skills", "ask", "hello"])
+    let examples = std::path::Path::new("examples/skills");
+    let output = agent_command(examples)
+        .args(["ask", "hello"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
@@ -460,17 +411,8 @@ fn missing_keys_and_unreachable_servers_are_one_clear_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("set OPENROUTER_API_KEY"), "{stderr}");
 
-    let output = skillbox()
-        .env_remove("OPENROUTER_API_KEY")
-        .env("SKILLBOX_CONFIG", "/dev/null")
-        .args([
-            "--root",
-            "examples/skills",
-            "ask",
-            "--provider",
-            "responses",
-            "hello",
-        ])
+    let output = agent_command(examples)
+        .args(["ask", "--provider", "responses", "hello"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
@@ -480,15 +422,8 @@ fn missing_keys_and_unreachable_servers_are_one_clear_line() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let output = skillbox()
-        .env("SKILLBOX_CONFIG", "/dev/null")
-        .args([
-            "--root",
-            "examples/skills",
-            "ask",
-            "--no-transcript",
-            "--base-url",
-        ])
+    let output = agent_command(examples)
+        .args(["ask", "--no-transcript", "--base-url"])
         .arg(format!("http://127.0.0.1:{port}/v1"))
         .arg("hello")
         .output()
@@ -509,10 +444,7 @@ fn transcripts_are_saved_and_a_conversation_resumes() {
         says("Still sunny."),
     ]);
     let run = |extra: &[&str]| {
-        skillbox()
-            .env("SKILLBOX_CONFIG", "/dev/null")
-            .arg("--root")
-            .arg(tree.path())
+        agent_command(tree.path())
             .args(["ask", "--tools-on-load", "--base-url", &server.base_url])
             .arg("--data-dir")
             .arg(data.path())
@@ -528,8 +460,7 @@ fn transcripts_are_saved_and_a_conversation_resumes() {
         String::from_utf8_lossy(&first.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&first.stdout), "Loaded.\n");
-    let listed = skillbox()
-        .env("SKILLBOX_CONFIG", "/dev/null")
+    let listed = agent_command(tree.path())
         .args([
             "chat",
             "--list",
@@ -572,6 +503,44 @@ fn transcripts_are_saved_and_a_conversation_resumes() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a conversation id"));
 }
 
+#[test]
+fn chat_lists_saved_conversations_without_a_model_to_ask() {
+    let tree = agent_tree();
+    let data = tempfile::tempdir().unwrap();
+    let server = ScriptedModelServer::start(vec![says("Hello.")]);
+    let asked = agent_command(tree.path())
+        .args(["ask", "--base-url", &server.base_url, "--data-dir"])
+        .arg(data.path())
+        .arg("Say hello")
+        .output()
+        .unwrap();
+    assert_eq!(asked.status.code(), Some(0));
+    // No key, no --base-url, no config: listing reads the transcripts alone.
+    let list = |extra: &[&str]| {
+        agent_command(tree.path())
+            .args(["chat", "--list", "--data-dir"])
+            .arg(data.path())
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = list(&[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("messages") && stdout.contains("Say hello"),
+        "{stdout}"
+    );
+    let output = list(&["--no-transcript"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("drop --no-transcript"));
+}
+
 /// Whether a process whose command line holds `marker` is running.
 fn process_with(marker: &str) -> bool {
     fs_err::read_dir("/proc").unwrap().flatten().any(|entry| {
@@ -580,16 +549,10 @@ fn process_with(marker: &str) -> bool {
     })
 }
 
-fn wait_for(what: &str, condition: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while !condition() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
+/// How long a tool's processes may take to start, or to be gone after Ctrl-C.
+const PROCESS_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+/// How often they are looked for.
+const PROCESS_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 #[test]
 fn ctrl_c_ends_the_turn_kills_running_tools_and_keeps_the_transcript() {
@@ -633,33 +596,24 @@ fn ctrl_c_case(extra: &[&str]) {
             "--data-dir",
         ])
         .arg(data.path())
+        .args(extra)
         .arg("Wait a minute")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
     let child_marker = format!("{marker}-child");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while !process_with(&child_marker) {
-        if std::time::Instant::now() > deadline {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "the tool's child did not start; stdout: {}; stderr: {}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    if !wait_until(PROCESS_WAIT, PROCESS_POLL, || process_with(&child_marker)) {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        let output = child.wait_with_output().unwrap();
+        panic!(
+            "the tool's child did not start; stdout: {}; stderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let started = std::time::Instant::now();
     let output = child.wait_with_output().unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
@@ -669,9 +623,10 @@ fn ctrl_c_case(extra: &[&str]) {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    wait_for("the tool and its child to be gone", || {
-        !process_with(&marker)
-    });
+    assert!(
+        wait_until(PROCESS_WAIT, PROCESS_POLL, || !process_with(&marker)),
+        "timed out waiting for the tool and its child to be gone"
+    );
     let last: Value = serde_json::from_str(
         String::from_utf8_lossy(&output.stdout)
             .lines()
@@ -771,11 +726,8 @@ fn the_responses_api_is_spoken_statelessly_with_its_items_sent_back() {
     let server = ScriptedModelServer::start(vec![tool_round, answer]);
     let asked = {
         let data = tempfile::tempdir().unwrap();
-        let output = skillbox()
-            .env("SKILLBOX_CONFIG", "/dev/null")
+        let output = agent_command(tree.path())
             .env("SKILLBOX_API_KEY", "sk-test-responses")
-            .arg("--root")
-            .arg(tree.path())
             .args([
                 "ask",
                 "--json",
@@ -789,11 +741,7 @@ fn the_responses_api_is_spoken_statelessly_with_its_items_sent_back() {
             .arg("Load greet")
             .output()
             .unwrap();
-        let events = String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect();
-        Asked { output, events }
+        AgentEvents::of(output)
     };
     assert_eq!(asked.output.status.code(), Some(0), "{}", asked.stderr());
     assert_eq!(asked.tools_called(), vec!["load_skill"]);
@@ -904,11 +852,8 @@ fn anthropic_messages_are_spoken_with_tool_results_in_one_user_message() {
     ]);
     let server = ScriptedModelServer::start(vec![tool_round, answer]);
     let data = tempfile::tempdir().unwrap();
-    let output = skillbox()
-        .env("SKILLBOX_CONFIG", "/dev/null")
+    let output = agent_command(tree.path())
         .env("SKILLBOX_API_KEY", "sk-ant-test")
-        .arg("--root")
-        .arg(tree.path())
         .args([
             "ask",
             "--provider",
@@ -1003,11 +948,8 @@ fn a_redirect_is_not_followed_so_the_key_never_leaves_for_another_host() {
         content_type: "text/plain".into(),
         body: String::new(),
     }]);
-    let output = skillbox()
-        .env("SKILLBOX_CONFIG", "/dev/null")
+    let output = agent_command(tree.path())
         .env("SKILLBOX_API_KEY", "sk-ant-secret")
-        .arg("--root")
-        .arg(tree.path())
         .args([
             "ask",
             "--no-transcript",
@@ -1034,10 +976,7 @@ fn chat_reads_lines_runs_turns_invokes_skills_and_resumes() {
         says("Welcome back."),
     ]);
     let chat = |input: &str, extra: &[&str]| {
-        skillbox()
-            .env("SKILLBOX_CONFIG", "/dev/null")
-            .arg("--root")
-            .arg(tree.path())
+        agent_command(tree.path())
             .args(["chat", "--base-url", &server.base_url, "--data-dir"])
             .arg(data.path())
             .args(extra)
@@ -1205,10 +1144,7 @@ fn credentials_in_a_base_url_are_never_shown_or_saved() {
         .base_url
         .replace("http://", "http://someone:hunter2@");
     let data = tempfile::tempdir().unwrap();
-    let output = skillbox()
-        .env("SKILLBOX_CONFIG", "/dev/null")
-        .arg("--root")
-        .arg(tree.path())
+    let output = agent_command(tree.path())
         .args(["ask", "--json", "--base-url", &url, "--data-dir"])
         .arg(data.path())
         .arg("hi")
@@ -1233,15 +1169,8 @@ fn credentials_in_a_base_url_are_never_shown_or_saved() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let output = skillbox()
-        .env("SKILLBOX_CONFIG", "/dev/null")
-        .args([
-            "--root",
-            "examples/skills",
-            "ask",
-            "--no-transcript",
-            "--base-url",
-        ])
+    let output = agent_command(std::path::Path::new("examples/skills"))
+        .args(["ask", "--no-transcript", "--base-url"])
         .arg(format!("http://someone:hunter2@127.0.0.1:{port}/v1"))
         .arg("hello")
         .output()

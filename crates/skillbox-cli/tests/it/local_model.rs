@@ -7,7 +7,7 @@
 use serde_json::Value;
 use skillbox_testkit::local_model::LocalModel;
 
-use super::support::{make_world_readable, skillbox, write_tree};
+use super::support::{AgentEvents, agent_command, make_world_readable, write_tree};
 
 /// A small catalog (a short prompt keeps a two-core machine quick): a tools.json tool, a
 /// script skill and a fork skill.
@@ -49,62 +49,28 @@ fn small_tree() -> tempfile::TempDir {
 const COUNT_PROMPT: &str =
     "How many words are in this text: the quick brown fox jumps over the lazy dog";
 
-struct Run {
-    events: Vec<Value>,
-    stderr: String,
-}
-
-impl Run {
-    fn of_type(&self, kind: &str) -> Vec<&Value> {
-        self.events
-            .iter()
-            .filter(|event| event["type"] == kind)
-            .collect()
+/// `ask --json` at `base_url` (with `key` as `SKILLBOX_API_KEY`), deterministic and bounded:
+/// temperature 0, 256 tokens per call, 6 rounds, no transcript.
+fn ask(
+    root: &std::path::Path,
+    base_url: &str,
+    key: Option<&str>,
+    extra: &[&str],
+    prompt: &str,
+) -> AgentEvents {
+    let mut command = agent_command(root);
+    if let Some(key) = key {
+        command.env("SKILLBOX_API_KEY", key);
     }
-
-    fn finished(&self, name: &str) -> Vec<&Value> {
-        self.of_type("tool_call_finished")
-            .into_iter()
-            .filter(|event| event["name"] == name)
-            .collect()
-    }
-
-    fn end(&self) -> String {
-        let last = self
-            .events
-            .last()
-            .unwrap_or_else(|| panic!("no events; stderr: {}", self.stderr));
-        assert_eq!(last["type"], "final", "{last}");
-        last["end"].as_str().unwrap().to_owned()
-    }
-}
-
-fn ask(model: &LocalModel, root: &std::path::Path, extra: &[&str], prompt: &str) -> Run {
-    let output = skillbox()
-        .env("SKILLBOX_CONFIG", "/dev/null")
-        .arg("--root")
-        .arg(root)
+    let output = command
         .args(["ask", "--json", "--no-transcript", "--temperature", "0"])
-        .args([
-            "--max-output-tokens",
-            "256",
-            "--max-rounds",
-            "6",
-            "--base-url",
-        ])
-        .arg(&model.base_url)
+        .args(["--max-output-tokens", "256", "--max-rounds", "6"])
+        .args(["--base-url", base_url])
         .args(extra)
         .arg(prompt)
         .output()
         .unwrap();
-    let events = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect();
-    Run {
-        events,
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    AgentEvents::of(output)
 }
 
 #[test]
@@ -114,7 +80,7 @@ fn a_local_model_calls_a_tools_json_tool_and_answers() {
     };
     let _turn = model.lock();
     let tree = small_tree();
-    let run = ask(model, tree.path(), &[], COUNT_PROMPT);
+    let run = ask(tree.path(), &model.base_url, None, &[], COUNT_PROMPT);
     let counted = run.finished("count_words");
     assert!(
         !counted.is_empty(),
@@ -131,7 +97,7 @@ fn a_local_model_calls_a_tools_json_tool_and_answers() {
 
 /// Results of calls that returned the skill's instructions, whichever way the model asked for
 /// them (`load_skill`, or the skill's name as a tool, which small models do).
-fn loaded_instructions<'a>(run: &'a Run, marker: &str) -> Vec<&'a Value> {
+fn loaded_instructions<'a>(run: &'a AgentEvents, marker: &str) -> Vec<&'a Value> {
     run.of_type("tool_call_finished")
         .into_iter()
         .filter(|event| {
@@ -148,8 +114,9 @@ fn a_local_model_loads_a_skill_and_answers() {
     let _turn = model.lock();
     let tree = small_tree();
     let run = ask(
-        model,
         tree.path(),
+        &model.base_url,
+        None,
         &[],
         "Use the greeting skill to greet Ada Lovelace.",
     );
@@ -171,8 +138,9 @@ fn a_local_model_runs_a_fork_skill_as_a_sub_agent() {
     let _turn = model.lock();
     let tree = small_tree();
     let run = ask(
-        model,
         tree.path(),
+        &model.base_url,
+        None,
         &[],
         "Use the haiku skill to write a haiku about the sea.",
     );
@@ -194,7 +162,13 @@ fn a_local_model_is_denied_running_code_by_the_approval_policy() {
     };
     let _turn = model.lock();
     let tree = small_tree();
-    let run = ask(model, tree.path(), &["--approve", "deny"], COUNT_PROMPT);
+    let run = ask(
+        tree.path(),
+        &model.base_url,
+        None,
+        &["--approve", "deny"],
+        COUNT_PROMPT,
+    );
     let denied = run.of_type("approval_denied");
     assert!(!denied.is_empty(), "{:?}", run.events);
     for finished in run.of_type("tool_call_finished") {
@@ -212,44 +186,25 @@ fn ask_through_proxy(
     root: &std::path::Path,
     provider: &str,
     prompt: &str,
-) -> Option<Run> {
+) -> Option<AgentEvents> {
     let proxy = model.proxy()?;
-    let output = skillbox()
-        .env("SKILLBOX_CONFIG", "/dev/null")
-        .env("SKILLBOX_API_KEY", &proxy.key)
-        .arg("--root")
-        .arg(root)
-        .args(["ask", "--json", "--no-transcript", "--temperature", "0"])
-        .args([
-            "--max-output-tokens",
-            "256",
-            "--max-rounds",
-            "6",
-            "--model",
-            "local",
-        ])
-        .args(["--provider", provider, "--base-url"])
-        .arg(&proxy.base_url)
-        .arg(prompt)
-        .output()
-        .unwrap();
-    Some(Run {
-        events: String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    })
+    Some(ask(
+        root,
+        &proxy.base_url,
+        Some(&proxy.key),
+        &["--model", "local", "--provider", provider],
+        prompt,
+    ))
 }
 
-fn assert_counted_and_answered(run: &Run) {
+fn assert_counted_and_answered(run: &AgentEvents) {
     let counted = run.finished("count_words");
     assert!(
         counted.iter().any(|event| event["is_error"] == false
             && event["result"].as_str().unwrap().contains("\"words\"")),
         "count_words did not run: {:?}; stderr: {}",
         run.events,
-        run.stderr
+        run.stderr()
     );
     assert_eq!(run.end(), "answered", "{:?}", run.events);
 }

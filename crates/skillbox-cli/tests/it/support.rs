@@ -67,3 +67,91 @@ pub fn memory_kib(pid: u32) -> (u64, u64) {
     };
     (field("VmHWM:"), field("VmRSS:"))
 }
+
+/// `skillbox` over the skills at `root`, for `ask` and `chat`: no config file, and none of the
+/// variables that pick a model or hold a key, so only the test's flags choose the model.
+pub fn agent_command(root: &Path) -> assert_cmd::Command {
+    let mut command = skillbox();
+    command.env("SKILLBOX_CONFIG", "/dev/null");
+    for variable in [
+        "OPENROUTER_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "SKILLBOX_API_KEY",
+        "SKILLBOX_PROVIDER",
+        "SKILLBOX_MODEL",
+        "SKILLBOX_BASE_URL",
+    ] {
+        command.env_remove(variable);
+    }
+    command.arg("--root").arg(root);
+    command
+}
+
+/// What `skillbox ask --json` did: its output, and the events it printed, one JSON per line.
+pub struct AgentEvents {
+    pub output: std::process::Output,
+    pub events: Vec<serde_json::Value>,
+}
+
+impl AgentEvents {
+    /// Parse the events of `output`; a line that is not JSON fails the test.
+    pub fn of(output: std::process::Output) -> Self {
+        let events = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+            .collect();
+        AgentEvents { output, events }
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// The events of type `kind`.
+    pub fn of_type(&self, kind: &str) -> Vec<&serde_json::Value> {
+        self.events
+            .iter()
+            .filter(|event| event["type"] == kind)
+            .collect()
+    }
+
+    /// The names of the tools called, in order.
+    pub fn tools_called(&self) -> Vec<String> {
+        self.of_type("tool_call_started")
+            .iter()
+            .map(|event| event["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Each tool call's result and whether it was an error, in order.
+    pub fn results(&self) -> Vec<(String, bool)> {
+        self.of_type("tool_call_finished")
+            .iter()
+            .map(|event| {
+                (
+                    event["result"].as_str().unwrap().to_owned(),
+                    event["is_error"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    /// The finished calls of the tool `name`.
+    pub fn finished(&self, name: &str) -> Vec<&serde_json::Value> {
+        self.of_type("tool_call_finished")
+            .into_iter()
+            .filter(|event| event["name"] == name)
+            .collect()
+    }
+
+    /// How the turn ended (`answered`, `max_rounds`, ...); the last event must be `final`.
+    pub fn end(&self) -> String {
+        let last = self
+            .events
+            .last()
+            .unwrap_or_else(|| panic!("no events; stderr: {}", self.stderr()));
+        assert_eq!(last["type"], "final", "{last}");
+        last["end"].as_str().unwrap().to_owned()
+    }
+}
