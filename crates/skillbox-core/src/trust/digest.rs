@@ -18,15 +18,15 @@ use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::FileType;
 use sha2::{Digest, Sha256};
 
 use super::TrustError;
 use crate::Skill;
 use crate::discovery::EntryKind;
 use crate::source::{
-    ArchivedFiles, FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_file_type,
-    hash_reader, regular_file, special_file_kind, walk_beneath,
+    ArchivedFiles, FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_stat,
+    hash_reader, open_entry, regular_file, special_file_kind, walk_beneath,
 };
 
 /// Most entries (files, folders, links) of one skill that are hashed; past this the skill cannot
@@ -106,13 +106,7 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
                 add_record(&mut hasher, b'l', entry.relative, target.as_bytes());
             }
             EntryKind::File => {
-                let opened = rustix::fs::openat(
-                    entry.parent,
-                    entry.name,
-                    OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(|error| {
+                let opened = open_entry(entry).map_err(|error| {
                     format!(
                         "cannot open `{}`: {}",
                         shown().display(),
@@ -125,7 +119,9 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
                 add_record(&mut hasher, tag, entry.relative, &content_hash);
             }
             EntryKind::Special => {
-                let kind = entry_file_type(entry).map_or("a special file", special_file_kind);
+                let kind = entry_stat(entry).map_or("a special file", |stat| {
+                    special_file_kind(FileType::from_raw_mode(stat.st_mode))
+                });
                 return Err(format!(
                     "`{}` is {kind}, which a skill that can be trusted may not hold; remove it",
                     shown().display()
