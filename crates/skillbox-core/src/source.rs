@@ -16,8 +16,8 @@ use rustix::fs::FileType;
 
 use crate::discovery::EntryKind;
 use crate::error::CatalogError;
-use folder::{Access, open_beneath};
-pub(crate) use folder::{FolderEntry, LISTING_FLAGS, Visit, entry_file_type, walk_beneath};
+use folder::{Access, file_type, open_beneath};
+pub(crate) use folder::{FolderEntry, LISTING_FLAGS, Visit, entry_stat, open_entry, walk_beneath};
 pub use folder::{MAX_FOLDER_DEPTH, MAX_SYMLINK_HOPS, SkillFolder};
 
 /// A file of a skill as listed by [`SkillSource::list_files`].
@@ -213,7 +213,7 @@ impl SkillSource {
         match self {
             SkillSource::Directory(directory) => directory
                 .open_file(folder, &relative, Access::Inspect)
-                .is_ok_and(|opened| is_regular_file(opened.as_fd())),
+                .is_ok_and(|opened| file_type(opened.as_fd()) == Some(FileType::RegularFile)),
             SkillSource::Archive(archive) => archive.contains(&relative),
         }
     }
@@ -247,12 +247,6 @@ fn open_in_directory(
         std::fs::File::from(opened),
         directory.path().join(relative),
     ))
-}
-
-/// Whether the descriptor (`fstat`) is a regular file.
-fn is_regular_file(descriptor: BorrowedFd<'_>) -> bool {
-    rustix::fs::fstat(descriptor)
-        .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
 }
 
 /// Read the head of an open file into `buffer` as [`SkillSource::read_head`] describes, until
@@ -393,14 +387,10 @@ fn list_directory_files(directory: &SkillFolder, limit: usize) -> (Vec<SourceFil
                     Visit::Next
                 });
             }
-            EntryKind::File => rustix::fs::statat(
-                entry.parent,
-                entry.name,
-                rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-            )
-            .ok()
-            .filter(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
-            .map(|stat| stat.st_size),
+            EntryKind::File => entry_stat(entry)
+                .ok()
+                .filter(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
+                .map(|stat| stat.st_size),
             // A symlink is listed only when its target is a file inside the skill.
             EntryKind::Symlink => open_beneath(
                 root.as_fd(),

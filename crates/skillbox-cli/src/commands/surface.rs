@@ -14,7 +14,7 @@ use crate::output::{print_json, print_text};
 
 /// The provider over the global roots with the executor the options describe.
 pub fn provider(global: &GlobalOptions) -> anyhow::Result<SkillsProvider> {
-    provider_with(global, ProviderOptions::default())
+    provider_over(global, super::default_catalog(global)?, None)
 }
 
 pub(crate) fn provider_options(
@@ -27,55 +27,39 @@ pub(crate) fn provider_options(
     }
 }
 
-fn provider_with(
-    global: &GlobalOptions,
-    options: ProviderOptions,
-) -> anyhow::Result<SkillsProvider> {
-    let catalog = Arc::new(super::default_catalog(global)?);
-    let executor = Arc::new(super::execute::executor(global, catalog.roots())?);
-    Ok(SkillsProvider::new(
-        catalog,
-        executor,
-        provider_options(global, options),
-    ))
-}
-
 /// The provider over the global roots answering the run and blob tools too, with the services
-/// of `data`. Runs' output files are copied into the runtime folder before they become blobs:
-/// it is kept beside the blobs, on the data folder's disk, not in a small /run.
+/// of `data` (see [`provider_over`]).
 pub fn provider_with_services(
     global: &GlobalOptions,
     data: &skillbox_services::DataDir,
 ) -> anyhow::Result<SkillsProvider> {
-    let catalog = Arc::new(super::default_catalog(global)?);
-    let executor = Arc::new(super::execute::executor_in(
-        global,
-        catalog.roots(),
-        Some(data.runtime()),
-    )?);
-    let services = skillbox_services::Services::new(data, skillbox_services::RunLimits::default());
-    Ok(SkillsProvider::new(
-        catalog,
-        executor,
-        provider_options(global, ProviderOptions::default()),
-    )
-    .with_services(Arc::new(services)))
+    provider_over(global, super::default_catalog(global)?, Some(data))
 }
 
 /// The provider a server door answers from (`serve`, `mcp`): the catalog `options` describe
-/// (folders that could not be loaded reported on stderr), the executor the global options
-/// describe, and with `data`, the run and blob services over it, the executor's runtime folder
-/// beside them (runs' output files are copied there before they become blobs: on the data
-/// folder's disk, not in a small /run).
+/// (folders that could not be loaded reported on stderr), over [`provider_over`].
 pub fn served_provider(
     global: &GlobalOptions,
     options: &skillbox_core::CatalogOptions,
     data: Option<&skillbox_services::DataDir>,
 ) -> anyhow::Result<SkillsProvider> {
-    let catalog = Arc::new(skillbox_core::SkillCatalog::load(options)?);
+    let catalog = skillbox_core::SkillCatalog::load(options)?;
     for skipped in catalog.skipped() {
         crate::output::eprint_diagnostics(&skipped.diagnostics);
     }
+    provider_over(global, catalog, data)
+}
+
+/// The provider over `catalog` with the executor the global options describe, and with `data`,
+/// the run and blob services over it, the executor's runtime folder beside them (runs' output
+/// files are copied there before they become blobs: on the data folder's disk, not in a small
+/// /run).
+fn provider_over(
+    global: &GlobalOptions,
+    catalog: skillbox_core::SkillCatalog,
+    data: Option<&skillbox_services::DataDir>,
+) -> anyhow::Result<SkillsProvider> {
+    let catalog = Arc::new(catalog);
     let executor = Arc::new(super::execute::executor_in(
         global,
         catalog.roots(),

@@ -101,8 +101,13 @@ fn exchange(lines: &[&str]) -> Vec<Value> {
 fn exchange_with(extra: &[&str], lines: &[&str]) -> Vec<Value> {
     let temp = tempfile::tempdir().unwrap();
     write_mcp_root(temp.path());
+    exchange_in(temp.path(), extra, lines)
+}
+
+/// [`exchange_with`] serving the skills under `root`.
+fn exchange_in(root: &Path, extra: &[&str], lines: &[&str]) -> Vec<Value> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_skillbox"))
-        .args(["mcp", "--no-watch", temp.path().to_str().unwrap()])
+        .args(["mcp", "--no-watch", root.to_str().unwrap()])
         .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -175,6 +180,54 @@ fn bad_input_gets_clear_errors_and_the_session_goes_on() {
     // Subscriptions are kept per session: only files this server serves.
     assert_eq!(by_id(8)["error"]["code"], -32602, "{answers:#?}");
     assert!(by_id(10)["result"].is_object(), "{answers:#?}");
+}
+
+#[test]
+fn a_subscription_names_a_uri_of_at_most_4_kib() {
+    // A listed file whose URI spelled with every byte percent-encoded is over 4 KiB: each
+    // spelling of it would be kept apart, so only the short ones are taken.
+    let temp = tempfile::tempdir().unwrap();
+    write_mcp_root(temp.path());
+    let folders: Vec<String> = (0..7).map(|_| "d".repeat(200)).collect();
+    let path = format!("{}/f.md", folders.join("/"));
+    let file = temp.path().join("alpha").join(&path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "# Deep\n").unwrap();
+    make_world_readable(temp.path());
+    let encoded: String = path
+        .split('/')
+        .map(|part| part.bytes().map(|byte| format!("%{byte:02X}")).collect())
+        .collect::<Vec<String>>()
+        .join("/");
+    let long = format!("skill://alpha/{encoded}");
+    assert!(long.len() > 4096, "{}", long.len());
+    let subscribe = |id: i64, uri: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe", "params": {"uri": uri}})
+            .to_string()
+    };
+    let answers = exchange_in(
+        temp.path(),
+        &[],
+        &[
+            INITIALIZE,
+            INITIALIZED,
+            &subscribe(2, &format!("skill://alpha/{path}")),
+            &subscribe(3, &long),
+        ],
+    );
+    let by_id = |id: i64| {
+        answers
+            .iter()
+            .find(|answer| answer["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to request {id}: {answers:#?}"))
+    };
+    assert!(by_id(2)["result"].is_object(), "{answers:#?}");
+    let refused = &by_id(3)["error"];
+    assert_eq!(refused["code"], -32602, "{answers:#?}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("4096 bytes"),
+        "{answers:#?}"
+    );
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, Stat};
 use rustix::io::Errno;
 
 use crate::discovery::{EntryKind, list_directory};
@@ -273,7 +273,11 @@ pub(crate) fn open_beneath_by_hand(
         };
         let link = match rustix::fs::openat(current, part.as_slice(), flags, Mode::empty()) {
             // `O_PATH | O_NOFOLLOW` opens a symlink itself.
-            Ok(opened) if last && access == Access::Inspect && is_symlink(opened.as_fd()) => {
+            Ok(opened)
+                if last
+                    && access == Access::Inspect
+                    && file_type(opened.as_fd()) == Some(FileType::Symlink) =>
+            {
                 rustix::fs::readlinkat(current, part.as_slice(), Vec::new())
                     .map_err(|_| LookupRefusal::NotFound)?
             }
@@ -315,9 +319,12 @@ pub(crate) fn open_beneath_by_hand(
     }
 }
 
-fn is_symlink(descriptor: BorrowedFd<'_>) -> bool {
+/// What the file open as `descriptor` is (`fstat`, so no race with its path), `None` when it
+/// cannot be told.
+pub(crate) fn file_type(descriptor: BorrowedFd<'_>) -> Option<FileType> {
     rustix::fs::fstat(descriptor)
-        .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Symlink)
+        .ok()
+        .map(|stat| FileType::from_raw_mode(stat.st_mode))
 }
 
 /// Where the folder open as `descriptor` is now, as the kernel names it.
@@ -433,11 +440,20 @@ fn walk_level<E>(
     Ok(false)
 }
 
-/// What an entry the walk met is, as `fstatat` without following links says (for the kinds a
-/// listing does not tell apart).
-pub(crate) fn entry_file_type(entry: &FolderEntry<'_>) -> rustix::io::Result<FileType> {
+/// What an entry the walk met is and its size, as `fstatat` without following links says (for
+/// what a listing does not tell).
+pub(crate) fn entry_stat(entry: &FolderEntry<'_>) -> rustix::io::Result<Stat> {
     rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)
-        .map(|stat| FileType::from_raw_mode(stat.st_mode))
+}
+
+/// Open an entry the walk met for reading, without following a link or blocking on a FIFO.
+pub(crate) fn open_entry(entry: &FolderEntry<'_>) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(
+        entry.parent,
+        entry.name,
+        Access::Read.flags() | OFlags::NOFOLLOW,
+        Mode::empty(),
+    )
 }
 
 #[cfg(test)]

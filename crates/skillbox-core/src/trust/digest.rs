@@ -13,20 +13,23 @@
 //! bytes the catalog holds, entry by entry (decompressed a buffer at a time), which are what
 //! runs.
 
+use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::FileType;
+use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 use super::TrustError;
 use crate::Skill;
 use crate::discovery::EntryKind;
 use crate::source::{
-    ArchivedFiles, FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_file_type,
-    hash_reader, regular_file, special_file_kind, walk_beneath,
+    ArchivedFiles, FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_stat,
+    hash_reader, open_entry, regular_file, special_file_kind, walk_beneath,
 };
 
 /// Most entries (files, folders, links) of one skill that are hashed; past this the skill cannot
@@ -75,7 +78,7 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
     let mut entries = 0usize;
     let mut remaining_bytes = MAX_DIGEST_BYTES;
     let mut visit = |entry: &FolderEntry<'_>| {
-        let shown = || directory.join(std::ffi::OsStr::from_bytes(entry.relative));
+        let shown = || inside(directory, entry.relative);
         if entry.depth > MAX_DIGEST_DEPTH {
             return Err(format!(
                 "`{}` is nested deeper than {MAX_DIGEST_DEPTH} folders",
@@ -94,38 +97,22 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
                 return Ok(Visit::Enter);
             }
             EntryKind::Symlink => {
-                let target = rustix::fs::readlinkat(entry.parent, entry.name, Vec::new()).map_err(
-                    |error| {
-                        format!(
-                            "cannot read the link `{}`: {}",
-                            shown().display(),
-                            std::io::Error::from(error)
-                        )
-                    },
-                )?;
+                let target = rustix::fs::readlinkat(entry.parent, entry.name, Vec::new())
+                    .map_err(|error| refusal("cannot read the link", &shown(), error))?;
                 add_record(&mut hasher, b'l', entry.relative, target.as_bytes());
             }
             EntryKind::File => {
-                let opened = rustix::fs::openat(
-                    entry.parent,
-                    entry.name,
-                    OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(|error| {
-                    format!(
-                        "cannot open `{}`: {}",
-                        shown().display(),
-                        std::io::Error::from(error)
-                    )
-                })?;
+                let opened =
+                    open_entry(entry).map_err(|error| refusal("cannot open", &shown(), error))?;
                 let file = fs_err::File::from_parts(std::fs::File::from(opened), shown());
                 let (content_hash, executable) = hash_file(file, &mut remaining_bytes)?;
                 let tag = if executable { b'x' } else { b'f' };
                 add_record(&mut hasher, tag, entry.relative, &content_hash);
             }
             EntryKind::Special => {
-                let kind = entry_file_type(entry).map_or("a special file", special_file_kind);
+                let kind = entry_stat(entry).map_or("a special file", |stat| {
+                    special_file_kind(FileType::from_raw_mode(stat.st_mode))
+                });
                 return Err(format!(
                     "`{}` is {kind}, which a skill that can be trusted may not hold; remove it",
                     shown().display()
@@ -134,17 +121,25 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
         }
         Ok(Visit::Next)
     };
-    let mut unreadable = |relative: &[u8], error: rustix::io::Errno| {
-        Err(format!(
-            "cannot read `{}`: {}",
-            directory
-                .join(std::ffi::OsStr::from_bytes(relative))
-                .display(),
-            std::io::Error::from(error)
-        ))
+    let mut unreadable = |relative: &[u8], error: Errno| {
+        Err(refusal("cannot read", &inside(directory, relative), error))
     };
     walk_beneath(root.as_fd(), &mut visit, &mut unreadable).map_err(refused)?;
     Ok(format_digest(&hasher.finalize()))
+}
+
+/// The path of the entry at `relative` (`/`-separated) inside `directory`, for messages.
+fn inside(directory: &Path, relative: &[u8]) -> PathBuf {
+    directory.join(OsStr::from_bytes(relative))
+}
+
+/// What the digest says when the system refused `what` on `path`.
+fn refusal(what: &str, path: &Path, error: Errno) -> String {
+    format!(
+        "{what} `{}`: {}",
+        path.display(),
+        std::io::Error::from(error)
+    )
 }
 
 /// The digest of an archived skill's files, in path order. Archives are bounded when loaded
@@ -225,7 +220,6 @@ fn format_digest(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
-    use std::path::Path;
 
     use super::*;
 
