@@ -715,8 +715,17 @@ impl ServerHandler for SkillsMcpServer {
     ) -> Result<(), ErrorData> {
         // Only files this server serves, and a bounded number per session: subscriptions are
         // kept in memory for the session's life.
-        let provider = self.provider();
         let uri = request.uri;
+        if uri.len() > MAX_SUBSCRIBED_URI_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the URI is {} bytes; a subscription may name at most {MAX_SUBSCRIBED_URI_BYTES} bytes (spell it as resources/list does)",
+                    uri.len()
+                ),
+                None,
+            ));
+        }
+        let provider = self.provider();
         let served = self
             .blocking({
                 let uri = uri.clone();

@@ -692,11 +692,12 @@ const CHAT_COMMANDS: &[(&str, &str)] = &[
     ("exit", "leave (Ctrl-D does too)"),
 ];
 
-fn list_conversations(setup: &AgentSetup, json: bool) -> anyhow::Result<ExitCode> {
-    let Some(store) = &setup.transcripts else {
+/// `chat --list`: reads the transcripts alone, so it needs no model, key or skills.
+fn list_conversations(arguments: &AgentArguments, json: bool) -> anyhow::Result<ExitCode> {
+    if arguments.no_transcript {
         bail!("--list reads transcripts; drop --no-transcript");
-    };
-    let summaries = store.list()?;
+    }
+    let summaries = transcript_store(arguments.data_dir.as_deref())?.list()?;
     if json {
         crate::output::print_json(&summaries)?;
         return Ok(ExitCode::SUCCESS);
@@ -717,10 +718,10 @@ fn list_conversations(setup: &AgentSetup, json: bool) -> anyhow::Result<ExitCode
 
 /// `skillbox chat`.
 pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result<ExitCode> {
-    let setup = set_up(global, &arguments.agent)?;
     if arguments.list {
-        return list_conversations(&setup, arguments.json);
+        return list_conversations(&arguments.agent, arguments.json);
     }
+    let setup = set_up(global, &arguments.agent)?;
     let provider = setup.agent.provider();
     let mut names: Vec<String> = provider
         .catalog()
