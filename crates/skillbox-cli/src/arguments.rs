@@ -204,6 +204,12 @@ pub struct ServeArguments {
     /// Do not reload the skills when their files change.
     #[arg(long)]
     pub no_watch: bool,
+    /// The model the web app's chat page asks (as `skillbox ask` takes it).
+    #[command(flatten, next_help_heading = "Chat in the web app")]
+    pub chat: ModelArguments,
+    /// Another model the chat page offers, on the same server as --model (repeatable).
+    #[arg(long, value_name = "MODEL", help_heading = "Chat in the web app")]
+    pub also_model: Vec<String>,
 }
 
 /// `skillbox mcp`.
@@ -337,11 +343,11 @@ pub struct ShowArguments {
     pub json: bool,
 }
 
-/// Which model to ask and how: shared by `ask` and `chat`. Flags win over the environment,
-/// which wins over the config file (`$SKILLBOX_CONFIG`, default
+/// Which model to ask and how: shared by `ask`, `chat` and the web app of `serve`. Flags win
+/// over the environment, which wins over the config file (`$SKILLBOX_CONFIG`, default
 /// `~/.config/skillbox/config.toml`, section `[agent]`).
 #[derive(Debug, Args)]
-pub struct AgentArguments {
+pub struct ModelArguments {
     /// The API spoken: `responses` (OpenRouter/OpenAI Responses API), `chat` (Chat
     /// Completions: OpenAI and every OpenAI-compatible server) or `anthropic` (Messages).
     /// Default: `chat` with a --base-url, else by the API key set.
@@ -369,19 +375,27 @@ pub struct AgentArguments {
     /// The base system prompt (the skills section follows it).
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
-    /// Before code runs (use_skill, a tool handler, define_tool): `allow`, `deny`, or `ask` on
-    /// the terminal (default: allow).
+    /// Before code runs (use_skill, a tool handler, define_tool): `allow`, `deny`, or `ask`
+    /// (on the terminal; in the web app, an approval card) (default: allow).
     #[arg(long, value_name = "POLICY")]
     pub approve: Option<String>,
-    /// Ask on the terminal before any code runs (same as --approve ask).
-    #[arg(long, conflicts_with = "approve")]
-    pub confirm: bool,
     /// Offer a skill's tools.json tools only after it is loaded.
     #[arg(long)]
     pub tools_on_load: bool,
     /// Refuse tool calls outside the active skill's allowed-tools.
     #[arg(long)]
     pub enforce_allowed_tools: bool,
+}
+
+/// `ask` and `chat`'s options: the model, and where conversations are kept.
+#[derive(Debug, Args)]
+pub struct AgentArguments {
+    /// Which model, and how it runs.
+    #[command(flatten)]
+    pub model: ModelArguments,
+    /// Ask on the terminal before any code runs (same as --approve ask).
+    #[arg(long, conflicts_with = "approve")]
+    pub confirm: bool,
     /// Where transcripts are kept (default: the user's data folder, `skillbox/`).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,

@@ -226,6 +226,16 @@ impl Skill {
         }
     }
 
+    /// The namespace: `skill.toml`'s (the first dotted segment of its name), else the first
+    /// dotted segment of the skill's name (the whole name when it has no dot).
+    #[must_use]
+    pub fn namespace(&self) -> &str {
+        match &self.manifest {
+            Some(manifest) => manifest.namespace(),
+            None => self.name().split('.').next().unwrap_or_default(),
+        }
+    }
+
     /// Whether the model may invoke the skill (`disable-model-invocation` is not set).
     #[must_use]
     pub fn model_invocable(&self) -> bool {

@@ -1193,6 +1193,12 @@ impl Executor {
         env
     }
 
+    /// The file the audit lines go to, when the executor keeps an audit log.
+    #[must_use]
+    pub fn audit_log_path(&self) -> Option<&std::path::Path> {
+        self.audit.as_ref().map(AuditLog::path)
+    }
+
     fn audit(&self, record: AuditRecord) {
         if let Some(audit) = &self.audit {
             audit.append(&record);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Value, json};
 use skillbox_core::tool_names::{ToolOwnership, is_reserved_tool_name};
-use skillbox_core::{CatalogError, Skill, SkillCatalog, SkillFormat, ToolDefinition};
+use skillbox_core::{CatalogError, Skill, SkillCatalog, ToolDefinition};
 use skillbox_exec::{Executor, RunOptions};
 use skillbox_services::{ReadBudget, Unbudgeted};
 
@@ -278,6 +278,21 @@ impl SkillsProvider {
             Arc::new(executor),
             options,
         ))
+    }
+
+    /// The same provider with `!`command`` preprocessing off: for showing what `load_skill`
+    /// returns without running anything (a web page shows a skill's text on every visit).
+    #[must_use]
+    pub fn without_commands(&self) -> Self {
+        let mut provider = self.clone();
+        provider.options.preprocess_commands = false;
+        provider
+    }
+
+    /// Whether loading a skill runs the `!`command`` lines of its body.
+    #[must_use]
+    pub fn runs_commands_on_load(&self) -> bool {
+        self.options.preprocess_commands
     }
 
     /// The executor that runs the skills' code.
@@ -1149,7 +1164,7 @@ impl SkillsProvider {
         let mut page = Vec::new();
         let mut next_cursor = Value::Null;
         for skill in self.catalog.latest_visible_to_model() {
-            let skill_namespace = namespace_of(skill);
+            let skill_namespace = skill.namespace();
             if namespace.is_some_and(|wanted| wanted != skill_namespace) {
                 continue;
             }
@@ -1208,7 +1223,7 @@ pub fn describe(skill: &Skill, detail: &str) -> Value {
     let mut view = json!({
         "name": skill.name(),
         "version": skill.version_label(),
-        "namespace": namespace_of(skill),
+        "namespace": skill.namespace(),
         "kind": skill.kind(),
         "manifest": manifest,
     });
@@ -1231,18 +1246,6 @@ pub fn describe(skill: &Skill, detail: &str) -> Value {
         );
     }
     view
-}
-
-fn namespace_of(skill: &Skill) -> String {
-    match (&skill.manifest, skill.format) {
-        (Some(manifest), _) => manifest.namespace().to_owned(),
-        (None, SkillFormat::SkillsProtocol) | (None, SkillFormat::AgentSkill) => skill
-            .name()
-            .split('.')
-            .next()
-            .unwrap_or_default()
-            .to_owned(),
-    }
 }
 
 fn next_definition_number() -> u64 {

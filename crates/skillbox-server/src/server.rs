@@ -20,6 +20,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use skillbox_llm::{LiveProvider, SkillsProvider, ToolProfile};
 use skillbox_mcp::{AnswerBudget, McpOptions, SkillsMcpServer};
+use skillbox_services::credentials::{bearer_token, token_matches};
 use skillbox_services::params::string_param;
 use skillbox_services::{DataDir, RunLimits, Services};
 use tokio::sync::Semaphore;
@@ -87,6 +88,9 @@ pub struct AppState {
     send_stall_timeout: Duration,
     /// MCP over streamable HTTP at `/mcp`, when on ([`AppState::with_mcp`]).
     mcp: Option<McpDoor>,
+    /// The web app at `/`, when on ([`AppState::with_web`]).
+    #[cfg(feature = "web")]
+    web: Option<skillbox_web::WebApp>,
 }
 
 /// The `/mcp` endpoint and what ends its sessions when the server stops.
@@ -123,6 +127,8 @@ impl AppState {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             send_stall_timeout: DEFAULT_SEND_STALL_TIMEOUT,
             mcp: None,
+            #[cfg(feature = "web")]
+            web: None,
         }
     }
 
@@ -148,6 +154,24 @@ impl AppState {
             shutdown.clone(),
         );
         self.mcp = Some(McpDoor { service, shutdown });
+        self
+    }
+
+    /// Also serve the web app at `/` (skills, playground, chat, runs) from the same live
+    /// provider and services, behind the same `Host`/`Origin` checks; with a token, its pages
+    /// ask for it once and keep a session cookie.
+    #[cfg(feature = "web")]
+    #[must_use]
+    pub fn with_web(mut self, chat: skillbox_web::ChatSetup) -> Self {
+        let web = skillbox_web::WebApp::new(
+            Arc::clone(&self.live),
+            Arc::clone(&self.services),
+            skillbox_web::WebConfig {
+                token: self.token.clone(),
+                chat,
+            },
+        );
+        self.web = Some(web);
         self
     }
 
@@ -249,19 +273,26 @@ pub fn router(state: AppState) -> Router {
                 )),
         );
     }
-    routes
+    let access = Arc::clone(&state.access);
+    #[cfg(feature = "web")]
+    let web = state.web.clone();
+    let routes: Router = routes
         .layer(middleware::from_fn_with_state(token, require_token))
-        .layer(middleware::from_fn_with_state(
-            Arc::clone(&state.access),
-            check_access,
-        ))
+        .with_state(Arc::new(state));
+    // The web app checks its own sessions (a cookie made with the token, or the bearer).
+    #[cfg(feature = "web")]
+    let routes = match web {
+        Some(web) => routes.merge(web.router()),
+        None => routes,
+    };
+    routes
+        .layer(middleware::from_fn_with_state(access, check_access))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
-        .with_state(Arc::new(state))
 }
 
 /// Route layer of `/mcp`: each request gets a share of the answer budget (the one `/rpc`'s
@@ -369,13 +400,8 @@ async fn require_token(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        // The scheme is case-insensitive (RFC 9110); the token is not.
-        .and_then(|value| value.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, presented)| presented);
-    if presented
-        .is_some_and(|presented| constant_time_equal(presented.as_bytes(), token.as_bytes()))
-    {
+        .and_then(bearer_token);
+    if presented.is_some_and(|presented| token_matches(presented, &token)) {
         next.run(request).await
     } else {
         (
@@ -385,14 +411,6 @@ async fn require_token(
         )
             .into_response()
     }
-}
-
-fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .fold(0u8, |difference, (x, y)| difference | (x ^ y))
-            == 0
 }
 
 async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
@@ -742,11 +760,17 @@ pub async fn serve_listener(listener: tokio::net::TcpListener, state: AppState) 
         }
     });
     let mcp_shutdown = state.mcp.as_ref().map(|door| door.shutdown.clone());
+    #[cfg(feature = "web")]
+    let web = state.web.clone();
     let shutdown = async move {
         shutdown_signal().await;
-        // Open MCP event streams would hold the graceful shutdown forever.
+        // Open MCP and web event streams would hold the graceful shutdown forever.
         if let Some(mcp_shutdown) = mcp_shutdown {
             mcp_shutdown.cancel();
+        }
+        #[cfg(feature = "web")]
+        if let Some(web) = web {
+            web.shutdown();
         }
     };
     serve_on(listener, state, shutdown).await;

@@ -400,6 +400,26 @@ impl BlobStore {
         Ok(result)
     }
 
+    /// The bytes of the blob `meta` describes, as a stream of chunks: for downloads, which
+    /// must not hold a whole blob in memory.
+    ///
+    /// # Errors
+    /// Unknown blob (swept since its metadata was read), or storage failure.
+    pub async fn stream(
+        &self,
+        meta: &BlobMeta,
+    ) -> Result<futures_util::stream::BoxStream<'static, Result<Bytes, BlobError>>, BlobError> {
+        use futures_util::{StreamExt, TryStreamExt};
+        let id = key(&meta.blob_id).ok_or_else(|| BlobError::NotFound(meta.blob_id.clone()))?;
+        match self.store.get(&StorePath::from(format!("data/{id}"))).await {
+            Ok(result) => Ok(result.into_stream().map_err(storage).boxed()),
+            Err(object_store::Error::NotFound { .. }) => {
+                Err(BlobError::NotFound(meta.blob_id.clone()))
+            }
+            Err(error) => Err(storage(error)),
+        }
+    }
+
     /// Copy the blob `meta` describes (as [`BlobStore::meta`] read it) into `folder` for one
     /// run, as a file its sandbox user may read (mode 0644) under a name no one can guess. The
     /// store's own files stay private. Locally the copy is made in the kernel

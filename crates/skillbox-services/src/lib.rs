@@ -9,6 +9,7 @@
 
 pub mod blobs;
 pub mod budget;
+pub mod credentials;
 pub mod data_dir;
 pub mod error;
 pub mod params;
@@ -70,7 +71,12 @@ pub struct Services {
     blobs: BlobStore,
     runs: Arc<RunGate>,
     run_inputs: PathBuf,
+    /// The last [`MAX_RECENT_RUNS`] Run objects, newest last, for the web app's runs page.
+    recent: Arc<std::sync::Mutex<std::collections::VecDeque<Value>>>,
 }
+
+/// Run objects [`Services::recent_runs`] keeps.
+pub const MAX_RECENT_RUNS: usize = 200;
 
 impl Services {
     /// The services of an opened data folder, with these run limits.
@@ -80,6 +86,7 @@ impl Services {
             blobs: data.blobs().clone(),
             runs: Arc::new(RunGate::new(limits)),
             run_inputs: data.run_inputs().to_path_buf(),
+            recent: Arc::default(),
         }
     }
 
@@ -97,6 +104,33 @@ impl Services {
     #[must_use]
     pub fn blobs(&self) -> &BlobStore {
         &self.blobs
+    }
+
+    /// The last Run objects `execute_skill` and `run_code` answered, newest first (at most
+    /// [`MAX_RECENT_RUNS`], kept in memory only), each as `{finished_ms, method, skill, run}`.
+    #[must_use]
+    pub fn recent_runs(&self) -> Vec<Value> {
+        self.recent
+            .lock()
+            .map(|recent| recent.iter().rev().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Remember a Run object for [`Services::recent_runs`], with when it ended, the method
+    /// and what it ran: `{finished_ms, method, skill, run}`.
+    pub(crate) fn remember_run(&self, method: &str, skill: Option<&str>, run: &Value) {
+        let entry = json!({
+            "finished_ms": u64::try_from(skillbox_exec::audit::now_ms()).unwrap_or(u64::MAX),
+            "method": method,
+            "skill": skill,
+            "run": run,
+        });
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() >= MAX_RECENT_RUNS {
+                recent.pop_front();
+            }
+            recent.push_back(entry);
+        }
     }
 
     /// The run queue.

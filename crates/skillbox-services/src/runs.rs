@@ -134,7 +134,10 @@ impl Services {
         context: &dyn RunContext,
         params: &Map<String, Value>,
     ) -> Result<Value, ServiceError> {
-        execute_skill(&Run::new(self, context), params).await
+        let run = execute_skill(&Run::new(self, context), params).await?;
+        let skill = params.get("name").and_then(Value::as_str);
+        self.remember_run("execute_skill", skill, &run);
+        Ok(run)
     }
 
     /// `run_code {language, code, entrypoint?, args?, mount_skills?, input_blobs?, limits?}`:
@@ -148,7 +151,9 @@ impl Services {
         context: &dyn RunContext,
         params: &Map<String, Value>,
     ) -> Result<Value, ServiceError> {
-        run_code(&Run::new(self, context), params).await
+        let run = run_code(&Run::new(self, context), params).await?;
+        self.remember_run("run_code", None, &run);
+        Ok(run)
     }
 }
 

@@ -15,7 +15,9 @@ use skillbox_agent::{
     TurnInput, WireFormat,
 };
 
-use crate::arguments::{AgentArguments, AskArguments, ChatArguments, GlobalOptions};
+use crate::arguments::{
+    AgentArguments, AskArguments, ChatArguments, GlobalOptions, ModelArguments,
+};
 
 /// Exit code when the model was still calling tools after `--max-rounds`.
 const EXIT_MAX_ROUNDS: u8 = 3;
@@ -174,7 +176,7 @@ impl HostedKeys {
 }
 
 fn resolve_settings(
-    arguments: &AgentArguments,
+    arguments: &ModelArguments,
     config: &AgentConfig,
 ) -> anyhow::Result<ModelSettings> {
     let keys = HostedKeys::from_environment();
@@ -276,6 +278,14 @@ fn approval_choice(
     if arguments.confirm {
         return Ok(ApprovalChoice::Ask);
     }
+    configured_approval(&arguments.model, config)
+}
+
+/// The policy `--approve` or the config file name (default: allow).
+fn configured_approval(
+    arguments: &ModelArguments,
+    config: &AgentConfig,
+) -> anyhow::Result<ApprovalChoice> {
     match arguments
         .approve
         .as_deref()
@@ -289,23 +299,13 @@ fn approval_choice(
     }
 }
 
-/// What `ask` and `chat` set up before a turn: the agent, the model settings, the transcript
-/// folder and the approval policy.
-struct AgentSetup {
-    agent: Agent,
-    settings: ModelSettings,
-    transcripts: Option<TranscriptStore>,
-    choice: ApprovalChoice,
-}
-
-fn set_up(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<AgentSetup> {
-    let config = read_config()?;
-    let settings = resolve_settings(arguments, &config)?;
-    let choice = approval_choice(arguments, &config)?;
-    let client = HttpModelClient::new(settings.format, &settings.base_url, settings.key.clone())
-        .with_context(|| "--base-url".to_owned())?;
-    let provider = super::surface::provider(global)?;
-    let mut options = AgentOptions::new(settings.model.clone());
+/// The agent's options from the flags and the config file.
+fn agent_options(
+    arguments: &ModelArguments,
+    config: &AgentConfig,
+    model: &str,
+) -> anyhow::Result<AgentOptions> {
+    let mut options = AgentOptions::new(model);
     if let Some(rounds) = arguments.max_rounds.or(config.max_rounds) {
         if rounds == 0 {
             bail!("--max-rounds: give at least 1");
@@ -322,6 +322,90 @@ fn set_up(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<
     options.tools_on_load = arguments.tools_on_load || config.tools_on_load.unwrap_or(false);
     options.enforce_allowed_tools =
         arguments.enforce_allowed_tools || config.enforce_allowed_tools.unwrap_or(false);
+    Ok(options)
+}
+
+/// The web app's chat: the model the flags, the environment and the config file name (and
+/// `also_models` on the same server), the agent options and approval policy, conversations
+/// saved under `data_dir`. With nothing configured, the page says how to configure a model;
+/// a model that was asked for but cannot be set up is an error.
+pub fn web_chat_setup(
+    arguments: &ModelArguments,
+    also_models: &[String],
+    data_dir: &std::path::Path,
+) -> anyhow::Result<skillbox_web::ChatSetup> {
+    let config = read_config()?;
+    let approval = match configured_approval(arguments, &config)? {
+        ApprovalChoice::Fixed(ApprovalPolicy::Deny) => skillbox_web::chat::ChatApproval::Deny,
+        ApprovalChoice::Fixed(_) => skillbox_web::chat::ChatApproval::Allow,
+        ApprovalChoice::Ask => skillbox_web::chat::ChatApproval::Ask,
+    };
+    let transcripts = Some(TranscriptStore::new(data_dir.join("transcripts")));
+    let asked = arguments.provider.is_some()
+        || arguments.model.is_some()
+        || arguments.base_url.is_some()
+        || config.base_url.is_some()
+        || config.model.is_some();
+    let settings = match resolve_settings(arguments, &config) {
+        Ok(settings) => settings,
+        Err(error) if !asked => {
+            return Ok(skillbox_web::ChatSetup {
+                models: Vec::new(),
+                options: AgentOptions::new("none"),
+                approval,
+                transcripts,
+                unavailable: Some(format!(
+                    "Chat has no model: {error}. Then start `skillbox serve` again."
+                )),
+            });
+        }
+        Err(error) => return Err(error),
+    };
+    let client: Arc<dyn skillbox_agent::ModelClient> = Arc::new(
+        HttpModelClient::new(settings.format, &settings.base_url, settings.key.clone())
+            .with_context(|| "--base-url".to_owned())?,
+    );
+    let endpoint = skillbox_agent::shown_url(&settings.base_url);
+    let options = agent_options(arguments, &config, &settings.model)?;
+    let mut names = vec![settings.model.clone()];
+    names.extend(also_models.iter().filter(|name| !name.is_empty()).cloned());
+    names.dedup();
+    let models = names
+        .into_iter()
+        .map(|model| skillbox_web::ChatModel {
+            label: format!("{model} · {} at {endpoint}", settings.format.name()),
+            model,
+            format: settings.format,
+            endpoint: endpoint.clone(),
+            client: Arc::clone(&client),
+        })
+        .collect();
+    Ok(skillbox_web::ChatSetup {
+        models,
+        options,
+        approval,
+        transcripts,
+        unavailable: None,
+    })
+}
+
+/// What `ask` and `chat` set up before a turn: the agent, the model settings, the transcript
+/// folder and the approval policy.
+struct AgentSetup {
+    agent: Agent,
+    settings: ModelSettings,
+    transcripts: Option<TranscriptStore>,
+    choice: ApprovalChoice,
+}
+
+fn set_up(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<AgentSetup> {
+    let config = read_config()?;
+    let settings = resolve_settings(&arguments.model, &config)?;
+    let choice = approval_choice(arguments, &config)?;
+    let client = HttpModelClient::new(settings.format, &settings.base_url, settings.key.clone())
+        .with_context(|| "--base-url".to_owned())?;
+    let provider = super::surface::provider(global)?;
+    let options = agent_options(&arguments.model, &config, &settings.model)?;
     let agent = Agent::new(
         SkillSource::Fixed(Arc::new(provider)),
         Arc::new(client),

@@ -205,8 +205,9 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     raise_open_files_limit();
     let runtime = super::execute::runtime()?;
     let mcp_profile = ToolProfile::parse(&arguments.mcp_profile).unwrap_or(ToolProfile::Skills);
+    let chat = super::agent::web_chat_setup(&arguments.chat, &arguments.also_model, &data_dir)?;
     runtime.block_on(async {
-        let state = state.with_mcp(
+        let state = state.with_web(chat).with_mcp(
             mcp_profile,
             arguments
                 .max_mcp_sessions
@@ -226,7 +227,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .map_err(|error| anyhow::anyhow!("cannot read the bound address: {error}"))?;
         // The one line a person (or a test using port 0) needs: where to send requests.
         eprintln!(
-            "skillbox: serving the Skills Protocol at http://{address}/rpc and MCP at http://{address}/mcp (blobs in {})",
+            "skillbox: serving the web app at http://{address}/, the Skills Protocol at http://{address}/rpc and MCP at http://{address}/mcp (blobs in {})",
             data_dir.display()
         );
         skillbox_server::serve_listener(listener, state).await;

@@ -1,0 +1,262 @@
+//! skillbox-web: the web app `skillbox serve` answers at `/`. Five pages over the live provider
+//! every other door answers from: the catalog, one skill as a model and its author see it, a
+//! playground that calls any tool through the one dispatcher, a chat with the agent loop, and
+//! the recent runs. Pages are rendered on the server from compiled-in templates; one small
+//! script and one stylesheet are embedded too, so nothing is fetched from elsewhere.
+//!
+//! Skill content is untrusted: templates escape it, markdown is sanitised, the script puts it
+//! in the page as text, and a strict Content-Security-Policy stops whatever slips through.
+//! The design is in `docs/design/web.md`.
+
+mod assets;
+pub mod auth;
+mod catalog_pages;
+pub mod chat;
+mod pages;
+mod playground;
+pub mod render;
+mod runs;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use skillbox_llm::{LiveProvider, SkillsProvider};
+use skillbox_services::Services;
+use tokio::sync::Semaphore;
+
+pub use auth::Auth;
+pub use chat::{ChatModel, ChatSetup};
+
+/// The Content-Security-Policy of every page: scripts, styles and fonts only from this server's
+/// `/assets/`, no inline script or style, no frames, forms posting only here.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/// Skill files read at once for the pages (each on a blocking thread): a slow file system
+/// holds at most this many threads.
+pub const MAX_FILE_READS_IN_FLIGHT: usize = 16;
+/// How long one page may wait for its file reads.
+pub const FILE_READ_BUDGET: Duration = Duration::from_secs(10);
+
+/// What the web app is given by the server that mounts it.
+pub struct WebConfig {
+    /// The server's token: with one, pages need a session made at `/login` (or a bearer
+    /// header). An empty token is no token.
+    pub token: Option<String>,
+    /// The chat page's models and agent settings.
+    pub chat: ChatSetup,
+}
+
+/// The web app: its state, and the routes [`WebApp::router`] serves it with.
+#[derive(Clone)]
+pub struct WebApp {
+    state: Arc<WebState>,
+}
+
+/// What every page can reach.
+pub(crate) struct WebState {
+    pub(crate) live: Arc<LiveProvider>,
+    pub(crate) services: Arc<Services>,
+    pub(crate) auth: Auth,
+    pub(crate) chat: chat::ChatHub,
+    pub(crate) file_reads: Arc<Semaphore>,
+    /// Cancelled when the server stops: event streams end, turns are cancelled.
+    pub(crate) shutdown: tokio_util::sync::CancellationToken,
+}
+
+impl WebState {
+    /// The provider in effect now; a request answers from this one snapshot.
+    pub(crate) fn provider(&self) -> Arc<SkillsProvider> {
+        self.live.current()
+    }
+}
+
+impl std::fmt::Debug for WebApp {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("WebApp").finish_non_exhaustive()
+    }
+}
+
+impl WebApp {
+    /// The web app over the live provider and the services the other doors answer with.
+    #[must_use]
+    pub fn new(live: Arc<LiveProvider>, services: Arc<Services>, config: WebConfig) -> Self {
+        let auth = Auth::new(config.token);
+        let chat = chat::ChatHub::new(config.chat, Arc::clone(&live));
+        // The syntax set takes tens of milliseconds to load: not on the first file's request.
+        std::thread::spawn(render::warm_up);
+        WebApp {
+            state: Arc::new(WebState {
+                live,
+                services,
+                auth,
+                chat,
+                file_reads: Arc::new(Semaphore::new(MAX_FILE_READS_IN_FLIGHT)),
+                shutdown: tokio_util::sync::CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The pages, their JSON and event endpoints and the assets, behind the session check and
+    /// with the security headers. The server merges this beside `/rpc`, inside its `Host` and
+    /// `Origin` checks.
+    pub fn router(&self) -> Router {
+        let state = Arc::clone(&self.state);
+        let pages = Router::new()
+            .route("/", get(catalog_pages::skills_page))
+            .route("/skills", get(catalog_pages::skills_page))
+            .route("/skills/{name}", get(catalog_pages::skill_page))
+            .route(
+                "/skills/{name}/files/{*path}",
+                get(catalog_pages::file_page),
+            )
+            .route("/skills/{name}/raw/{*path}", get(catalog_pages::raw_file))
+            .route("/playground", get(playground::playground_page))
+            .route("/chat", get(chat::chat_page))
+            .route("/chat/{id}", get(chat::chat_page_for))
+            .route("/runs", get(runs::runs_page))
+            .route("/blobs/{id}", get(runs::download_blob))
+            .route("/api/catalog/events", get(catalog_pages::catalog_events))
+            .route("/api/tools", get(playground::tools))
+            .route("/api/call", post(playground::call))
+            .route("/api/chat", post(chat::create_conversation))
+            .route("/api/chat/{id}/turns", post(chat::start_turn))
+            .route("/api/chat/{id}/events", get(chat::events))
+            .route("/api/chat/{id}/stop", post(chat::stop_turn))
+            .route(
+                "/api/chat/{id}/approvals/{number}",
+                post(chat::answer_approval),
+            )
+            .route("/logout", post(auth::logout))
+            .route_layer(middleware::from_fn_with_state(
+                Arc::clone(&state),
+                auth::require_session,
+            ));
+        Router::new()
+            .route("/login", get(auth::login_page).post(auth::login))
+            .route("/assets/{name}", get(assets::asset))
+            .merge(pages)
+            .fallback(pages::not_found)
+            .layer(middleware::from_fn(security_headers))
+            .with_state(state)
+    }
+
+    /// The server is stopping: end the event streams (open pages would hold a graceful
+    /// shutdown forever) and cancel the running turns.
+    pub fn shutdown(&self) {
+        self.state.shutdown.cancel();
+        self.state.chat.cancel_all();
+    }
+}
+
+/// Layer: the security headers on every answer. A handler that set its own policy (raw skill
+/// files) keeps it.
+async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers
+        .entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+/// A page or endpoint that failed: the status and the message a person can act on. Pages show
+/// it in the layout, JSON endpoints as `{"error": message}`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebError {
+    /// Nothing under that name: a skill, file, conversation, blob.
+    #[error("{0}")]
+    NotFound(String),
+    /// The request is malformed; the message names the parameter.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The server is busy (file reads, chat turns); try again.
+    #[error("{0}")]
+    Busy(String),
+    /// A failure on the server's side.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl WebError {
+    fn status(&self) -> StatusCode {
+        match self {
+            WebError::NotFound(_) => StatusCode::NOT_FOUND,
+            WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            WebError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            WebError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// An error from a JSON endpoint.
+pub(crate) struct ApiError(pub(crate) WebError);
+
+impl From<WebError> for ApiError {
+    fn from(error: WebError) -> Self {
+        ApiError(error)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.0.status(),
+            axum::Json(serde_json::json!({ "error": self.0.to_string() })),
+        )
+            .into_response()
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        pages::error_page(self.status(), &self.to_string())
+    }
+}
+
+/// Run `read` on a blocking thread, at most [`MAX_FILE_READS_IN_FLIGHT`] at once and within
+/// [`FILE_READ_BUDGET`].
+pub(crate) async fn read_files<T: Send + 'static>(
+    state: &WebState,
+    read: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, WebError> {
+    let busy = || WebError::Busy("the server is reading many skill files; try again".into());
+    let permit = tokio::time::timeout(
+        FILE_READ_BUDGET,
+        Arc::clone(&state.file_reads).acquire_owned(),
+    )
+    .await
+    .map_err(|_| busy())?
+    .map_err(|_| busy())?;
+    let task = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        read()
+    });
+    tokio::time::timeout(FILE_READ_BUDGET, task)
+        .await
+        .map_err(|_| WebError::Busy("reading the skill's files took too long".into()))?
+        .map_err(|error| WebError::Internal(format!("the file read failed: {error}")))
+}
+
+/// Where the audit log of the provider's executor is, if it keeps one.
+pub(crate) fn audit_log_path(provider: &SkillsProvider) -> Option<PathBuf> {
+    provider.executor().audit_log_path().map(PathBuf::from)
+}
