@@ -1,0 +1,1247 @@
+//! The web app of `skillbox serve` against a hostile skill author and a hostile client, through
+//! the real binary over raw HTTP (so paths, headers and bodies arrive exactly as an attacker
+//! writes them): markup in every field a page shows, markdown built to run or to point at our
+//! own endpoints, files that escape their skill or never end, forged requests, sessions, and
+//! requests built to exhaust memory, streams or disk.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::support::{memory_kib, repo_root, write_tree};
+
+/// Markup that runs if a page puts it in the document as HTML.
+const XSS: &str = "<img src=x onerror=alert(1)>";
+/// Text that leaves an attribute value and opens an element, if unescaped.
+const ATTRIBUTE_BREAK: &str = "\"'><svg onload=alert(2)>";
+/// What a page holds when skill text got in as markup.
+const ACTIVE_MARKS: [&str; 4] = [
+    "<img src=x onerror",
+    "<svg onload",
+    "\"'><svg",
+    "<script>alert",
+];
+
+/// A `skillbox serve` process with the web app, stopped when dropped.
+struct Web {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    address: String,
+    _data: tempfile::TempDir,
+}
+
+impl Drop for Web {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP answer as the wire carried it.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn headers_named(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+            .collect()
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// The page's CSRF token (`data-csrf` on its body).
+    fn csrf(&self) -> String {
+        let text = self.text();
+        let start = text
+            .find("data-csrf=\"")
+            .expect("the page carries a CSRF token")
+            + 11;
+        text[start..][..text[start..].find('"').unwrap()].to_owned()
+    }
+}
+
+impl Web {
+    /// `skillbox serve ROOTS --sandbox off EXTRA` on port 0, with no model, token or config from
+    /// the environment.
+    fn start(roots: &[&Path], extra: &[&str]) -> Self {
+        Web::start_env(roots, extra, &[])
+    }
+
+    fn start_env(roots: &[&Path], extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let mut command = Command::new(assert_cmd::cargo::cargo_bin("skillbox"));
+        command
+            .current_dir(repo_root())
+            .arg("serve")
+            .args(roots)
+            .args(["--listen", "127.0.0.1:0", "--sandbox", "off", "--data-dir"])
+            .arg(data.path())
+            .args(extra)
+            .env("SKILLBOX_CONFIG", "/dev/null");
+        for variable in [
+            "SKILLBOX_TOKEN",
+            "SKILLBOX_ROOTS",
+            "SKILLBOX_ALLOWED_HOSTS",
+            "SKILLBOX_PROVIDER",
+            "SKILLBOX_MODEL",
+            "SKILLBOX_BASE_URL",
+            "OPENROUTER_API_KEY",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "SKILLBOX_API_KEY",
+        ] {
+            command.env_remove(variable);
+        }
+        command.envs(env.iter().copied());
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let address = loop {
+            let line = match lines.next() {
+                Some(Ok(line)) if Instant::now() < deadline => line,
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("the server did not announce its address");
+                }
+            };
+            if let Some(rest) = line.strip_prefix("skillbox: serving the web app at http://") {
+                break rest.split('/').next().unwrap().to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || for _ in lines.by_ref() {});
+        Web {
+            child,
+            address,
+            _data: data,
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn connect(&self) -> TcpStream {
+        let stream = TcpStream::connect(&self.address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        stream
+    }
+
+    /// The request head for `method target` with these headers (a `Host` of the server's
+    /// address unless one is given) and `Connection: close`.
+    fn head(&self, method: &str, target: &str, headers: &[(&str, &str)], body: usize) -> String {
+        let mut head = format!("{method} {target} HTTP/1.1\r\n");
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+        {
+            head.push_str(&format!("Host: {}\r\n", self.address));
+        }
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if body > 0 || method == "POST" {
+            head.push_str(&format!("Content-Length: {body}\r\n"));
+        }
+        head.push_str("Connection: close\r\n\r\n");
+        head
+    }
+
+    /// Send `method target` with `headers` and `body`, and read the whole answer.
+    fn send(&self, method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+        let mut stream = self.connect();
+        let head = self.head(method, target, headers, body.len());
+        stream.write_all(head.as_bytes()).unwrap();
+        // A server that answers before reading all of a large body may close early.
+        let _ = stream.write_all(body);
+        let mut bytes = Vec::new();
+        let _ = stream.read_to_end(&mut bytes);
+        parse_answer(&bytes).unwrap_or_else(|| {
+            panic!(
+                "{method} {}: no HTTP answer (the connection closed after {} bytes)",
+                shorten(target),
+                bytes.len()
+            )
+        })
+    }
+
+    fn get(&self, target: &str) -> Answer {
+        self.send("GET", target, &[], b"")
+    }
+
+    fn get_with(&self, target: &str, headers: &[(&str, &str)]) -> Answer {
+        self.send("GET", target, headers, b"")
+    }
+
+    /// POST JSON as the page's script does: the content type and this CSRF token.
+    fn post_json(&self, target: &str, csrf: &str, body: &Value, extra: &[(&str, &str)]) -> Answer {
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("X-Skillbox-Csrf", csrf),
+        ];
+        headers.extend_from_slice(extra);
+        self.send("POST", target, &headers, body.to_string().as_bytes())
+    }
+}
+
+/// Status, headers and (de-chunked) body of a whole answer.
+fn parse_answer(bytes: &[u8]) -> Option<Answer> {
+    let split = bytes.windows(4).position(|window| window == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&bytes[..split]);
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    let mut body = bytes[split + 4..].to_vec();
+    let chunked = headers.iter().any(|(name, value)| {
+        name.eq_ignore_ascii_case("transfer-encoding") && value.contains("chunked")
+    });
+    if chunked {
+        body = dechunk(&body);
+    }
+    Some(Answer {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn dechunk(mut bytes: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Some(end) = bytes.windows(2).position(|window| window == b"\r\n") {
+        let size_text = String::from_utf8_lossy(&bytes[..end]);
+        let Ok(size) = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
+        else {
+            break;
+        };
+        if size == 0 {
+            break;
+        }
+        let start = end + 2;
+        let stop = (start + size).min(bytes.len());
+        body.extend_from_slice(&bytes[start..stop]);
+        bytes = &bytes[(stop + 2).min(bytes.len())..];
+    }
+    body
+}
+
+fn shorten(text: &str) -> String {
+    if text.len() > 80 {
+        format!("{}… ({} bytes)", &text[..80], text.len())
+    } else {
+        text.to_owned()
+    }
+}
+
+/// `text` percent-encoded for a URL path segment or query value.
+fn encoded(text: &str) -> String {
+    text.bytes()
+        .map(|byte| {
+            if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
+                char::from(byte).to_string()
+            } else {
+                format!("%{byte:02X}")
+            }
+        })
+        .collect()
+}
+
+/// Fail when `page` holds skill text as markup.
+fn assert_inert(page: &Answer, what: &str) {
+    let text = page.text();
+    for mark in ACTIVE_MARKS {
+        assert!(
+            !text.contains(mark),
+            "{what}: `{mark}` reached the page as markup:\n{text}"
+        );
+    }
+}
+
+/// Skills whose every field a page shows carries markup: descriptions, titles, frontmatter keys
+/// and values, metadata, argument hints, tools, file names and contents, and a folder that
+/// cannot be loaded whose name is markup.
+fn hostile_fields_tree() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let description = format!("Marked {XSS} {ATTRIBUTE_BREAK}");
+    let skill_md = format!(
+        "---\nname: evil-fields\ndescription: '{}'\nargument-hint: '{XSS}'\nmodel: '{}'\nallowed-tools: '{XSS} Bash'\nmetadata:\n  '{XSS}': '{}'\n'{XSS}': '{}'\n---\n# Body\n\nPlain text.\n",
+        description.replace('\'', "''"),
+        ATTRIBUTE_BREAK.replace('\'', "''"),
+        ATTRIBUTE_BREAK.replace('\'', "''"),
+        ATTRIBUTE_BREAK.replace('\'', "''"),
+    );
+    let tools = json!([{
+        "name": "evil_tool",
+        "description": format!("Tool {XSS} {ATTRIBUTE_BREAK}"),
+        "script": "scripts/tool.py",
+        "parameters": {
+            "text": {"type": "string", "description": XSS, "pattern": ATTRIBUTE_BREAK, "default": XSS},
+            "choice": {"type": "string", "enum": [XSS, ATTRIBUTE_BREAK]}
+        }
+    }]);
+    let big_text = format!("{XSS}\n").repeat(300 * 1024 / XSS.len());
+    write_tree(
+        root.path(),
+        &[
+            ("evil-fields/SKILL.md", &skill_md),
+            ("evil-fields/tools.json", &tools.to_string()),
+            ("evil-fields/scripts/tool.py", "print('{}')\n"),
+            (
+                "evil-fields/scripts/evil.py",
+                &format!("# </code></pre>{XSS}\nprint('{ATTRIBUTE_BREAK}')\n"),
+            ),
+            ("evil-fields/notes.txt", &format!("</pre>{XSS}\n")),
+            ("evil-fields/big.txt", &big_text),
+            (&format!("evil-fields/references/{XSS}.md"), "# hi\n"),
+            (
+                &format!("evil-fields/{}.txt", ATTRIBUTE_BREAK.replace('/', "_")),
+                "x\n",
+            ),
+            (
+                "titled/skill.toml",
+                &format!(
+                    "name = \"titled\"\nversion = \"1.0.0\"\ndescription = \"{}\"\nkind = \"instruction\"\n",
+                    description.replace('"', "\\\"")
+                ),
+            ),
+            (
+                "titled/SKILL.md",
+                &format!("---\nname: '{}'\ndescription: d\n---\nBody.\n", XSS),
+            ),
+            (
+                &format!("{XSS}/SKILL.md"),
+                &format!("---\nname: [{XSS}\ndescription: {ATTRIBUTE_BREAK}\n"),
+            ),
+        ],
+    );
+    root
+}
+
+#[test]
+fn skill_text_reaches_every_page_as_text_never_as_markup() {
+    let tree = hostile_fields_tree();
+    let web = Web::start(&[tree.path()], &[]);
+    let list = web.get("/skills");
+    assert_eq!(list.status, 200, "{}", list.text());
+    assert!(list.text().contains("evil-fields"), "{}", list.text());
+    assert!(
+        list.text().contains("&#60;img src=x onerror=alert(1)&#62;"),
+        "the description is shown, escaped: {}",
+        list.text()
+    );
+    // The folder that could not be loaded is listed by its (markup) name, escaped.
+    assert!(
+        list.text().contains("Folders that could not be loaded"),
+        "{}",
+        list.text()
+    );
+    let skill = web.get("/skills/evil-fields");
+    assert_eq!(skill.status, 200, "{}", skill.text());
+    for shown in ["evil_tool", "Tool &#60;img", "big.txt"] {
+        assert!(skill.text().contains(shown), "{shown}: {}", skill.text());
+    }
+    let mut pages = vec![
+        ("the list".to_owned(), list),
+        ("the skill page".to_owned(), skill),
+        ("the titled skill".to_owned(), web.get("/skills/titled")),
+    ];
+    let reflected = encoded(&format!("{XSS}{ATTRIBUTE_BREAK}"));
+    for target in [
+        "/".to_owned(),
+        "/skills?q=Marked".to_owned(),
+        "/skills?q=Marked&fragment=rows".to_owned(),
+        format!("/skills?q={reflected}"),
+        format!("/skills?q={reflected}&fragment=rows"),
+        format!("/skills?namespace={reflected}&kind={reflected}&errors={reflected}"),
+        format!("/skills/{reflected}"),
+        format!("/skills/evil-fields?version={reflected}"),
+        format!("/skills/evil-fields/files/{reflected}"),
+        format!("/playground?tool={reflected}&skill={reflected}"),
+        "/chat".to_owned(),
+        format!("/chat/{reflected}"),
+        "/runs".to_owned(),
+        format!("/nothing/{reflected}"),
+        format!("/login?next={reflected}"),
+    ] {
+        let page = web.get(&target);
+        pages.push((target, page));
+    }
+    for file in [
+        "scripts/evil.py".to_owned(),
+        "notes.txt".to_owned(),
+        "big.txt".to_owned(),
+        format!("references/{XSS}.md"),
+        format!("{}.txt", ATTRIBUTE_BREAK.replace('/', "_")),
+    ] {
+        let target = format!(
+            "/skills/evil-fields/files/{}",
+            file.split('/').map(encoded).collect::<Vec<_>>().join("/")
+        );
+        let page = web.get(&target);
+        assert_eq!(page.status, 200, "{file}: {}", page.text());
+        pages.push((file, page));
+    }
+    for (what, page) in &pages {
+        assert_inert(page, what);
+        if page.status != 302 && page.status != 303 {
+            let policy = page.header("content-security-policy").unwrap_or_default();
+            assert!(
+                policy.contains("default-src 'none'") && policy.contains("script-src 'self'"),
+                "{what}: {policy}"
+            );
+        }
+    }
+    // The tools' schemas reach the playground as JSON, which its script shows as text.
+    let tools = web.get("/api/tools");
+    assert!(
+        tools
+            .header("content-type")
+            .is_some_and(|value| value.starts_with("application/json")),
+        "{:?}",
+        tools.headers
+    );
+    let listed = tools.json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "evil_tool")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        listed["parameters"]["properties"]["text"]["description"],
+        XSS
+    );
+}
+
+#[test]
+fn raw_files_run_nothing_and_their_names_cannot_inject_headers() {
+    let root = tempfile::tempdir().unwrap();
+    let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(1)\"><script>alert(2)</script></svg>";
+    let html = "<!doctype html><script>fetch('/api/call',{method:'POST'})</script>";
+    let names = [
+        "evil.svg",
+        "evil.html",
+        "evil.htm",
+        "image.png",
+        "a\r\nSet-Cookie: pwn=1\r\nX-Injected: 1.txt",
+        "quote\".txt",
+        "semi;colon=1.txt",
+        "accent-é.txt",
+    ];
+    let mut files = vec![(
+        "evil-raw/SKILL.md".to_owned(),
+        "---\nname: evil-raw\ndescription: Hostile raw files.\n---\nBody.\n".to_owned(),
+    )];
+    for name in names {
+        let content = match name {
+            "evil.svg" => svg,
+            "image.png" => html,
+            _ => html,
+        };
+        files.push((format!("evil-raw/{name}"), content.to_owned()));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    write_tree(root.path(), &files);
+    let web = Web::start(&[root.path()], &[]);
+    for name in names {
+        let target = format!("/skills/evil-raw/raw/{}", encoded(name));
+        let answer = web.get(&target);
+        assert_eq!(answer.status, 200, "{name:?}: {}", answer.text());
+        let policy = answer.header("content-security-policy").unwrap_or_default();
+        assert!(
+            policy.contains("sandbox") && policy.contains("default-src 'none'"),
+            "{name:?}: {policy}"
+        );
+        assert!(!policy.contains("script-src"), "{name:?}: {policy}");
+        assert_eq!(answer.header("x-content-type-options"), Some("nosniff"));
+        assert!(
+            answer.header("set-cookie").is_none(),
+            "{name:?}: {:?}",
+            answer.headers
+        );
+        assert!(
+            answer.header("x-injected").is_none(),
+            "{name:?}: {:?}",
+            answer.headers
+        );
+        let dispositions = answer.headers_named("content-disposition");
+        let content_type = answer.header("content-type").unwrap_or_default();
+        if name.ends_with(".svg") || name.ends_with(".png") {
+            assert!(
+                content_type.starts_with("image/"),
+                "{name:?}: {content_type}"
+            );
+        } else {
+            assert_eq!(content_type, "application/octet-stream", "{name:?}");
+            assert_eq!(dispositions.len(), 1, "{name:?}: {:?}", answer.headers);
+            let disposition = dispositions[0];
+            assert!(
+                disposition.starts_with("attachment"),
+                "{name:?}: {disposition}"
+            );
+            // One quoted file name, nothing after it.
+            let quoted = disposition.trim_start_matches("attachment; filename=\"");
+            assert_eq!(
+                quoted.find('"'),
+                Some(quoted.len() - 1),
+                "{name:?}: {disposition}"
+            );
+        }
+        let expected = if name == "evil.svg" { svg } else { html };
+        assert_eq!(answer.text(), expected, "{name:?}");
+    }
+    // The viewer shows an SVG through <img> (where its scripts never run), never inline.
+    let viewer = web.get("/skills/evil-raw/files/evil.svg");
+    assert!(
+        viewer
+            .text()
+            .contains("<img src=\"/skills/evil-raw/raw/evil.svg\""),
+        "{}",
+        viewer.text()
+    );
+    assert_inert(&viewer, "the SVG's viewer");
+    assert!(
+        !viewer.text().contains("<script>alert(2)"),
+        "{}",
+        viewer.text()
+    );
+}
+
+/// A skill with every way out of its folder: links to files and folders outside, a FIFO, device
+/// files, and a file inside reached through a link (which stays served).
+fn escape_tree() -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::symlink;
+    let top = tempfile::tempdir().unwrap();
+    let outside = top.path().join("outside");
+    write_tree(
+        top.path(),
+        &[
+            ("outside/secret.txt", "OUTSIDE-SECRET\n"),
+            ("outside/ok.txt", "OUTSIDE-SECRET\n"),
+            ("secret-outside.txt", "OUTSIDE-SECRET\n"),
+            (
+                "skills/paths/SKILL.md",
+                "---\nname: paths\ndescription: Paths that leave.\n---\nBody.\n",
+            ),
+            ("skills/paths/ok.txt", "inside\n"),
+            ("skills/paths/sub/ok.txt", "inside too\n"),
+            ("skills/paths/swap.txt", "inside\n"),
+        ],
+    );
+    let skill = top.path().join("skills/paths");
+    symlink(
+        top.path().join("secret-outside.txt"),
+        skill.join("link-out.txt"),
+    )
+    .unwrap();
+    symlink("../../secret-outside.txt", skill.join("relative-out.txt")).unwrap();
+    symlink("/etc/passwd", skill.join("passwd")).unwrap();
+    symlink("/etc", skill.join("linked-etc")).unwrap();
+    symlink(&outside, skill.join("linked-outside")).unwrap();
+    symlink("/dev/zero", skill.join("zero.txt")).unwrap();
+    symlink("/dev/urandom", skill.join("urandom.png")).unwrap();
+    symlink("ok.txt", skill.join("inner-link.txt")).unwrap();
+    skillbox_testkit::make_fifo(&skill.join("pipe.txt"));
+    (top, skill)
+}
+
+#[test]
+fn file_paths_never_leave_the_skill() {
+    let (top, skill) = escape_tree();
+    let web = Web::start(&[&top.path().join("skills")], &["--no-watch"]);
+    let page = web.get("/skills/paths");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let listed = page.text();
+    for unlisted in [
+        "link-out",
+        "relative-out",
+        "passwd",
+        "linked-etc",
+        "linked-outside",
+        "zero.txt",
+        "urandom",
+        "pipe.txt",
+    ] {
+        assert!(
+            !listed.contains(unlisted),
+            "{unlisted} is listed:\n{listed}"
+        );
+    }
+    assert!(listed.contains("inner-link.txt"), "{listed}");
+    let long = "a/".repeat(4000) + "ok.txt";
+    let attempts = [
+        "..%2f..%2fsecret-outside.txt",
+        "../../secret-outside.txt",
+        "%2e%2e/%2e%2e/secret-outside.txt",
+        "%2E%2E%2F%2E%2E%2Fsecret-outside.txt",
+        "..%5c..%5csecret-outside.txt",
+        "%252e%252e%252fsecret-outside.txt",
+        "%c0%ae%c0%ae/%c0%ae%c0%ae/secret-outside.txt",
+        "/etc/passwd",
+        "%2fetc%2fpasswd",
+        "ok.txt%00.png",
+        "ok.txt/..",
+        "sub/../../../secret-outside.txt",
+        "link-out.txt",
+        "relative-out.txt",
+        "passwd",
+        "linked-etc/passwd",
+        "linked-outside/secret.txt",
+        "zero.txt",
+        "urandom.png",
+        "pipe.txt",
+        &long,
+    ];
+    for attempt in attempts {
+        for view in ["files", "raw"] {
+            let target = format!("/skills/paths/{view}/{attempt}");
+            let started = Instant::now();
+            let answer = web.get(&target);
+            let text = answer.text();
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "{view} {}: took {:?}",
+                shorten(attempt),
+                started.elapsed()
+            );
+            assert!(
+                !text.contains("OUTSIDE-SECRET") && !text.contains("root:x:0:0"),
+                "{view} {} served a file outside the skill:\n{text}",
+                shorten(attempt)
+            );
+            assert!(
+                matches!(answer.status, 400 | 404 | 414 | 431),
+                "{view} {}: {} {text}",
+                shorten(attempt),
+                answer.status
+            );
+        }
+    }
+    // The playground's door to the same files: the dispatcher's `read_skill_file`.
+    let csrf = web.get("/playground").csrf();
+    for path in [
+        "../../secret-outside.txt",
+        "link-out.txt",
+        "relative-out.txt",
+        "passwd",
+        "linked-etc/passwd",
+        "linked-outside/secret.txt",
+        "zero.txt",
+        "pipe.txt",
+        "/etc/passwd",
+    ] {
+        let call = json!({"tool": "read_skill_file", "arguments": {"name": "paths", "path": path}});
+        let started = Instant::now();
+        let answer = web.post_json("/api/call", &csrf, &call, &[]);
+        assert!(started.elapsed() < Duration::from_secs(15), "{path} blocks");
+        assert_eq!(answer.status, 200, "{path}: {}", answer.text());
+        assert_eq!(answer.json()["is_error"], true, "{path}: {}", answer.text());
+        assert!(
+            !answer.text().contains("OUTSIDE-SECRET") && !answer.text().contains("root:x:0:0"),
+            "{path}: {}",
+            answer.text()
+        );
+    }
+    let inner = web.get("/skills/paths/raw/inner-link.txt");
+    assert_eq!((inner.status, inner.text().as_str()), (200, "inside\n"));
+
+    // Files swapped after the listing was made: a listed name now a link out, a FIFO, a
+    // folder on the way now a link out, and the whole skill folder now another folder.
+    use std::os::unix::fs::symlink;
+    fs_err::remove_file(skill.join("swap.txt")).unwrap();
+    symlink(
+        top.path().join("secret-outside.txt"),
+        skill.join("swap.txt"),
+    )
+    .unwrap();
+    let swapped = |web: &Web, path: &str| {
+        for view in ["files", "raw"] {
+            let started = Instant::now();
+            let answer = web.get(&format!("/skills/paths/{view}/{path}"));
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "{view} {path} blocks"
+            );
+            assert!(
+                !answer.text().contains("OUTSIDE-SECRET"),
+                "{view} {path} after the swap: {}",
+                answer.text()
+            );
+            assert_ne!(answer.status, 200, "{view} {path}: {}", answer.text());
+        }
+    };
+    swapped(&web, "swap.txt");
+    fs_err::remove_file(skill.join("swap.txt")).unwrap();
+    skillbox_testkit::make_fifo(&skill.join("swap.txt"));
+    swapped(&web, "swap.txt");
+    fs_err::rename(skill.join("sub"), skill.join("sub-old")).unwrap();
+    symlink(top.path().join("outside"), skill.join("sub")).unwrap();
+    swapped(&web, "sub/ok.txt");
+    fs_err::rename(&skill, top.path().join("paths-old")).unwrap();
+    symlink(top.path().join("outside"), &skill).unwrap();
+    swapped(&web, "ok.txt");
+}
+
+#[test]
+fn huge_files_and_a_skill_of_100k_files_cost_a_page_not_their_size() {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[
+            (
+                "huge/SKILL.md",
+                "---\nname: huge\ndescription: Huge files.\n---\nBody.\n",
+            ),
+            (
+                "many/SKILL.md",
+                "---\nname: many\ndescription: Many files.\n---\nBody.\n",
+            ),
+        ],
+    );
+    // 2 GiB of text that takes no disk (sparse: the rest reads as zeros).
+    let huge = fs_err::File::create(root.path().join("huge/huge.log")).unwrap();
+    huge.set_len(2 * 1024 * 1024 * 1024).unwrap();
+    fs_err::write(
+        root.path().join("huge/three-mib.txt"),
+        "line of text\n".repeat(3 * 1024 * 1024 / 13),
+    )
+    .unwrap();
+    let many = root.path().join("many/files");
+    fs_err::create_dir(&many).unwrap();
+    for index in 0..100_000 {
+        fs_err::File::create(many.join(format!("{index:06}.txt"))).unwrap();
+    }
+    let web = Web::start(&[root.path()], &["--no-watch"]);
+    let (_, rss_before) = memory_kib(web.pid());
+    let timed = |target: &str| {
+        let started = Instant::now();
+        let answer = web.get(target);
+        let elapsed = started.elapsed();
+        eprintln!(
+            "{target}: {} in {elapsed:?}, {} bytes",
+            answer.status,
+            answer.body.len()
+        );
+        assert!(
+            elapsed < Duration::from_secs(20),
+            "{target} took {elapsed:?}"
+        );
+        answer
+    };
+    let viewer = timed("/skills/huge/files/huge.log");
+    assert_eq!(viewer.status, 200, "{}", viewer.text());
+    assert!(viewer.text().contains("binary file"), "{}", viewer.text());
+    let raw = timed("/skills/huge/raw/huge.log");
+    assert_eq!(raw.status, 400, "{}", raw.text());
+    assert!(raw.text().contains("larger than"), "{}", raw.text());
+    let text = timed("/skills/huge/files/three-mib.txt");
+    assert_eq!(text.status, 200);
+    assert!(
+        text.text().contains("Only the beginning"),
+        "{}",
+        text.text()
+    );
+    let listing = timed("/skills/many");
+    assert_eq!(listing.status, 200);
+    assert!(
+        listing.text().contains("per-skill limit of files"),
+        "the listing says it was cut"
+    );
+    let (_, rss_after) = memory_kib(web.pid());
+    eprintln!("server memory: {rss_before} KiB before, {rss_after} KiB after");
+}
+
+#[test]
+fn viewing_a_skill_never_runs_its_commands() {
+    let root = tempfile::tempdir().unwrap();
+    let marker = root.path().join("ran");
+    write_tree(
+        root.path(),
+        &[(
+            "commands/SKILL.md",
+            &format!(
+                "---\nname: commands\ndescription: Runs a command on load.\nargument-hint: '[x]'\n---\nToday: !`touch {}`\n",
+                marker.display()
+            ),
+        )],
+    );
+    let web = Web::start(&[root.path()], &["--preprocess-commands"]);
+    for target in [
+        "/skills/commands",
+        "/skills/commands/files/SKILL.md",
+        "/skills?q=commands",
+        "/chat",
+        "/playground?skill=commands",
+    ] {
+        let page = web.get(target);
+        assert_eq!(page.status, 200, "{target}: {}", page.text());
+    }
+    let page = web.get("/skills/commands");
+    assert!(page.text().contains("shown here unrun"), "{}", page.text());
+    assert!(page.text().contains("touch"), "{}", page.text());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!marker.exists(), "a page view ran the skill's command");
+}
+
+/// A tree of one plain skill.
+fn plain_tree() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[(
+            "plain/SKILL.md",
+            "---\nname: plain\ndescription: A plain skill.\n---\nBody.\n",
+        )],
+    );
+    root
+}
+
+#[test]
+fn requests_another_site_could_forge_are_refused() {
+    let root = plain_tree();
+    let web = Web::start(&[root.path()], &[]);
+    let port = web.address.rsplit(':').next().unwrap().to_owned();
+    let csrf = web.get("/playground").csrf();
+    assert_eq!(csrf.len(), 64, "{csrf}");
+    let call = json!({"tool": "load_skill", "arguments": {"skill": "plain"}});
+    let body = call.to_string();
+    let own_origin = format!("http://127.0.0.1:{port}");
+    // What the page's script sends works.
+    let sent = web.post_json("/api/call", &csrf, &call, &[("Origin", &own_origin)]);
+    assert_eq!(sent.status, 200, "{}", sent.text());
+    assert_eq!(sent.json()["is_error"], false, "{}", sent.text());
+    let forged: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("no CSRF header", vec![("Content-Type", "application/json")]),
+        (
+            "a wrong CSRF header",
+            vec![
+                ("Content-Type", "application/json"),
+                (
+                    "X-Skillbox-Csrf",
+                    "0000000000000000000000000000000000000000000000000000000000000000",
+                ),
+            ],
+        ),
+        (
+            "an empty CSRF header",
+            vec![
+                ("Content-Type", "application/json"),
+                ("X-Skillbox-Csrf", ""),
+            ],
+        ),
+        (
+            "a text/plain body",
+            vec![("Content-Type", "text/plain"), ("X-Skillbox-Csrf", &csrf)],
+        ),
+        (
+            "a form",
+            vec![
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("X-Skillbox-Csrf", &csrf),
+            ],
+        ),
+        ("no content type", vec![("X-Skillbox-Csrf", &csrf)]),
+        (
+            "a foreign Origin",
+            vec![
+                ("Content-Type", "application/json"),
+                ("X-Skillbox-Csrf", &csrf),
+                ("Origin", "http://evil.example"),
+            ],
+        ),
+        (
+            "Origin: null",
+            vec![
+                ("Content-Type", "application/json"),
+                ("X-Skillbox-Csrf", &csrf),
+                ("Origin", "null"),
+            ],
+        ),
+        (
+            "a look-alike Origin",
+            vec![
+                ("Content-Type", "application/json"),
+                ("X-Skillbox-Csrf", &csrf),
+                ("Origin", "http://127.0.0.1.evil.example"),
+            ],
+        ),
+    ];
+    for target in [
+        "/api/call",
+        "/api/chat",
+        "/api/chat/0123456789abcdef0123456789abcdef/turns",
+        "/api/chat/0123456789abcdef0123456789abcdef/stop",
+        "/api/chat/0123456789abcdef0123456789abcdef/approvals/1",
+        "/logout",
+    ] {
+        for (what, headers) in &forged {
+            let answer = web.send("POST", target, headers, body.as_bytes());
+            assert_eq!(
+                answer.status,
+                403,
+                "{target} with {what}: {}",
+                answer.text()
+            );
+        }
+    }
+    // DNS rebinding: a page whose own name now points here.
+    for host in [
+        format!("evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1.nip.io:{port}"),
+        "0.0.0.0".to_owned(),
+        String::new(),
+    ] {
+        for target in ["/", "/skills/plain", "/api/tools", "/api/catalog/events"] {
+            let answer = web.get_with(target, &[("Host", &host)]);
+            assert!(
+                matches!(answer.status, 400 | 403),
+                "{target} for Host {host:?}: {} {}",
+                answer.status,
+                answer.text()
+            );
+        }
+        let answer = web.send(
+            "POST",
+            "/api/call",
+            &[
+                ("Host", &host),
+                ("Content-Type", "application/json"),
+                ("X-Skillbox-Csrf", &csrf),
+            ],
+            body.as_bytes(),
+        );
+        assert!(
+            matches!(answer.status, 400 | 403),
+            "POST for Host {host:?}: {}",
+            answer.text()
+        );
+    }
+    // No preflight is ever granted, and no other method reaches the call.
+    let preflight = web.send(
+        "OPTIONS",
+        "/api/call",
+        &[
+            ("Origin", &own_origin),
+            ("Access-Control-Request-Method", "POST"),
+            (
+                "Access-Control-Request-Headers",
+                "content-type, x-skillbox-csrf",
+            ),
+        ],
+        b"",
+    );
+    assert!(
+        preflight.header("access-control-allow-origin").is_none(),
+        "{:?}",
+        preflight.headers
+    );
+    for method in ["GET", "HEAD", "PUT", "DELETE", "PATCH"] {
+        let answer = web.send(
+            method,
+            "/api/call?tool=load_skill",
+            &[
+                ("Content-Type", "application/json"),
+                ("X-Skillbox-Csrf", &csrf),
+                ("X-HTTP-Method-Override", "POST"),
+            ],
+            body.as_bytes(),
+        );
+        assert_eq!(answer.status, 405, "{method}: {}", answer.text());
+    }
+}
+
+#[test]
+fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
+    let root = plain_tree();
+    let token = "correct-horse-battery-staple-0123456789";
+    let web = Web::start(&[root.path()], &["--token", token]);
+    let hex = "0123456789abcdef0123456789abcdef";
+    let gets = [
+        "/".to_owned(),
+        "/skills".to_owned(),
+        "/skills?fragment=rows".to_owned(),
+        "/skills/plain".to_owned(),
+        "/skills/plain/files/SKILL.md".to_owned(),
+        "/skills/plain/raw/SKILL.md".to_owned(),
+        "/playground".to_owned(),
+        "/chat".to_owned(),
+        format!("/chat/{hex}"),
+        "/runs".to_owned(),
+        format!("/blobs/{hex}"),
+        "/api/tools".to_owned(),
+        "/api/catalog/events".to_owned(),
+        format!("/api/chat/{hex}/events"),
+    ];
+    let token_cookie = format!("skillbox_session={token}");
+    let strangers: [(&str, Vec<(&str, &str)>); 5] = [
+        ("no credentials", vec![]),
+        (
+            "a guessed session",
+            vec![("Cookie", "skillbox_session=guess")],
+        ),
+        (
+            "a well-formed unknown session",
+            vec![(
+                "Cookie",
+                "skillbox_session=0000000000000000000000000000000000000000000000000000000000000000",
+            )],
+        ),
+        ("a wrong bearer", vec![("Authorization", "Bearer wrong")]),
+        ("the token as a cookie", vec![("Cookie", &token_cookie)]),
+    ];
+    for (what, headers) in &strangers {
+        for target in &gets {
+            let answer = web.get_with(target, headers);
+            let to_login = answer
+                .header("location")
+                .is_some_and(|location| location.starts_with("/login?next="));
+            assert!(
+                answer.status == 401 || (answer.status == 303 && to_login),
+                "{target} with {what}: {} {:?} {}",
+                answer.status,
+                answer.headers,
+                answer.text()
+            );
+            if target.starts_with("/api/") || target.starts_with("/blobs/") {
+                assert!(
+                    !answer.text().contains("plain"),
+                    "{target}: {}",
+                    answer.text()
+                );
+            }
+        }
+        for target in ["/api/call", "/api/chat", "/logout"] {
+            let answer = web.send(
+                "POST",
+                target,
+                &[headers.clone(), vec![("Content-Type", "application/json")]].concat(),
+                b"{}",
+            );
+            assert_eq!(
+                answer.status,
+                401,
+                "POST {target} with {what}: {}",
+                answer.text()
+            );
+        }
+    }
+    // The assets and the form are public; the rest of the server wants the bearer.
+    assert_eq!(web.get("/assets/app.js").status, 200);
+    assert_eq!(web.get("/login").status, 200);
+    assert_eq!(web.get("/assets/..%2f..%2fsrc%2flib.rs").status, 404);
+    let bearer = format!("Bearer {token}");
+    assert_eq!(
+        web.get_with("/api/tools", &[("Authorization", &bearer)])
+            .status,
+        200
+    );
+
+    // Signing in: a wrong token is refused slowly, the right one opens a fresh session whatever
+    // cookie came with it (no fixation), in a cookie scripts cannot read.
+    let login = |token: &str, next: &str, cookie: Option<&str>| {
+        let form = format!("token={}&next={}", encoded(token), encoded(next));
+        let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
+        if let Some(cookie) = cookie {
+            headers.push(("Cookie", cookie));
+        }
+        web.send("POST", "/login", &headers, form.as_bytes())
+    };
+    let started = Instant::now();
+    let wrong = login("wrong", "/", None);
+    assert_eq!(wrong.status, 401, "{}", wrong.text());
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    assert!(wrong.header("set-cookie").is_none());
+    let fixed = "skillbox_session=attacker-chosen";
+    let signed = login(token, "/skills/plain", Some(fixed));
+    assert_eq!(signed.status, 303, "{}", signed.text());
+    assert_eq!(signed.header("location"), Some("/skills/plain"));
+    let cookie_header = signed.header("set-cookie").unwrap().to_owned();
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie_header.contains(flag), "{cookie_header}");
+    }
+    let session = cookie_header.split(';').next().unwrap().to_owned();
+    assert_ne!(session, fixed);
+    assert_eq!(session.len(), "skillbox_session=".len() + 64, "{session}");
+    assert_eq!(web.get_with("/skills", &[("Cookie", fixed)]).status, 303);
+    let page = web.get_with("/playground", &[("Cookie", &session)]);
+    assert_eq!(page.status, 200);
+    let csrf = page.csrf();
+
+    // Another session's CSRF token does not work with this session's cookie.
+    let other = login(token, "/", None);
+    let other_session = other
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let other_csrf = web
+        .get_with("/playground", &[("Cookie", &other_session)])
+        .csrf();
+    assert_ne!(csrf, other_csrf);
+    let call = json!({"tool": "load_skill", "arguments": {"skill": "plain"}});
+    let crossed = web.post_json("/api/call", &other_csrf, &call, &[("Cookie", &session)]);
+    assert_eq!(crossed.status, 403, "{}", crossed.text());
+    let own = web.post_json("/api/call", &csrf, &call, &[("Cookie", &session)]);
+    assert_eq!(own.status, 200, "{}", own.text());
+
+    // `next` never leads off this server, through the form or the redirect.
+    for next in [
+        "//evil.example/",
+        "/\\evil.example",
+        "\\/evil.example",
+        "https://evil.example/",
+        " //evil.example",
+        "/\t/evil.example",
+        "/\r\nSet-Cookie: pwn=1",
+        "javascript:alert(1)",
+        "http:evil.example",
+    ] {
+        let answer = login(token, next, None);
+        assert_eq!(answer.status, 303, "{next:?}: {}", answer.text());
+        let location = answer.header("location").unwrap();
+        assert!(
+            location.starts_with('/')
+                && !location.starts_with("//")
+                && !location.contains('\\')
+                && !location.contains("evil"),
+            "{next:?} led to {location:?}"
+        );
+        assert_eq!(
+            answer.headers_named("set-cookie").len(),
+            1,
+            "{:?}",
+            answer.headers
+        );
+        let form = web.get(&format!("/login?next={}", encoded(next)));
+        assert!(
+            !form.text().contains("evil.example"),
+            "{next:?}: {}",
+            form.text()
+        );
+    }
+
+    // Signing out ends the session on the server, not only in the browser.
+    let out = web.post_json("/logout", &csrf, &json!({}), &[("Cookie", &session)]);
+    assert_eq!(out.status, 200, "{}", out.text());
+    assert!(out.header("set-cookie").unwrap().contains("Max-Age=0"));
+    assert_eq!(web.get_with("/skills", &[("Cookie", &session)]).status, 303);
+    assert_eq!(
+        web.get_with("/skills", &[("Cookie", &other_session)])
+            .status,
+        200
+    );
+
+    // Guessing: wrong tokens cost their sender time; many at once are measured, not bounded.
+    let started = Instant::now();
+    let guesses: Vec<_> = (0..32)
+        .map(|index| {
+            let address = web.address.clone();
+            std::thread::spawn(move || {
+                let mut stream = TcpStream::connect(&address).unwrap();
+                let form = format!("token=guess{index}&next=/");
+                let request = format!(
+                    "POST /login HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{form}",
+                    form.len()
+                );
+                stream.write_all(request.as_bytes()).unwrap();
+                let mut answer = Vec::new();
+                let _ = stream.read_to_end(&mut answer);
+                parse_answer(&answer).map(|answer| answer.status)
+            })
+        })
+        .collect();
+    for guess in guesses {
+        assert_eq!(guess.join().unwrap(), Some(401));
+    }
+    eprintln!(
+        "32 wrong tokens at once were refused in {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn what_a_run_prints_and_names_reaches_the_runs_page_as_text() {
+    let root = plain_tree();
+    let audit = tempfile::tempdir().unwrap();
+    let audit_log = audit.path().join("audit.jsonl");
+    let web = Web::start(
+        &[root.path()],
+        &["--audit-log", audit_log.to_str().unwrap()],
+    );
+    let csrf = web.get("/playground").csrf();
+    let code = format!(
+        "import os\ndef main(args):\n    print('{XSS}')\n    os.makedirs('out', exist_ok=True)\n    open('out/{XSS}.txt', 'w').write('x')\n    return {{'v': '{}'}}\n",
+        ATTRIBUTE_BREAK.replace('\'', "\\'")
+    );
+    let call = json!({"tool": "run_code", "arguments": {"language": "python", "code": code}});
+    let answer = web.post_json("/api/call", &csrf, &call, &[]);
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let run = answer.json()["content"].clone();
+    assert_eq!(run["status"], "completed", "{run}");
+    let blob = run["output_files"][0]["blob_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let page = web.get("/runs");
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text().contains("out/&#60;img src=x"),
+        "{}",
+        page.text()
+    );
+    assert_inert(&page, "the runs page");
+    let download = web.get(&format!("/blobs/{}", encoded(&blob)));
+    assert_eq!(download.status, 200, "{}", download.text());
+    assert_eq!(download.text(), "x");
+    let disposition = download.header("content-disposition").unwrap();
+    assert!(
+        disposition
+            .trim_start_matches("attachment; filename=\"")
+            .trim_end_matches('"')
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric()),
+        "{disposition}"
+    );
+    for id in ["..%2f..%2fmeta", "blob:..%2f..%2fx", "%00", &"f".repeat(33)] {
+        assert_eq!(web.get(&format!("/blobs/{id}")).status, 404, "{id}");
+    }
+}
