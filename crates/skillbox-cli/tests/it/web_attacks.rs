@@ -446,6 +446,142 @@ fn skill_text_reaches_every_page_as_text_never_as_markup() {
     );
 }
 
+/// The part of a skill page that holds the rendered SKILL.md body.
+fn rendered_body(page: &Answer) -> String {
+    let text = page.text();
+    let start = text
+        .find("id=\"skill-body\">")
+        .expect("the skill page has a body");
+    let rest = &text[start..];
+    rest[..rest.find("</article>").unwrap()].to_owned()
+}
+
+/// Every `href` and `src` value in `html`.
+fn link_targets(html: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    for attribute in ["href=\"", "src=\""] {
+        let mut rest = html;
+        while let Some(start) = rest.find(attribute) {
+            rest = &rest[start + attribute.len()..];
+            let end = rest.find('"').unwrap();
+            targets.push(rest[..end].replace("&amp;", "&"));
+            rest = &rest[end..];
+        }
+    }
+    targets
+}
+
+#[test]
+fn markdown_keeps_nothing_active_and_its_links_stay_inside_the_skill() {
+    let root = tempfile::tempdir().unwrap();
+    let body = r#"# Title
+
+<script>alert(1)</script>
+
+<img src=x onerror=alert(1)>
+
+<svg onload=alert(2)><circle r="1"/></svg>
+
+<math><mtext><table><mglyph><style><img src=x onerror=alert(3)></style></mglyph></table></mtext></math>
+
+<style>body { display: none }</style>
+
+<form action="/api/call" method="post"><input name="tool" value="use_skill"><button>go</button></form>
+
+<iframe src="/playground"></iframe><object data="/api/tools"></object><embed src="/api/tools">
+
+<base href="https://evil.example/"><meta http-equiv="refresh" content="0;url=https://evil.example/"><link rel="stylesheet" href="https://evil.example/x.css">
+
+<a href="javascript:alert(4)">a</a> [b](javascript:alert(5)) [c](JaVaScRiPt:alert(6)) <a href="java&#x09;script:alert(7)">d</a> <a href="&#106;avascript:alert(7)">e</a>
+
+[f](data:text/html,hello) ![g](data:image/svg+xml,hello) <a href="vbscript:x">h</a>
+
+<a href="references/api.md" onclick="alert(10)" style="position:fixed" id="sign-out" name="csrf" class="x">attributes</a>
+
+<details open ontoggle=alert(11)><summary>s</summary>d</details>
+
+[up](../../../../api/catalog/events) ![up](../../../../api/catalog/events) [up2](references/../../../../../playground)
+
+[encoded](..%2f..%2f..%2f..%2fapi%2fcatalog%2fevents) [dots](%2e%2e/%2e%2e/%2e%2e/%2e%2e/api/catalog/events) [root](/api/call) [scheme](//evil.example/x) [slash](/\evil.example) [back](\\evil.example)
+
+<a href="  ../../../../api/catalog/events">spaced</a> <img src="..//..//..//../api/catalog/events">
+
+[ok](references/api.md) [inside](references/../SKILL.md) [space](my%20file.md) [anchor](#title) [web](https://example.com/)
+"#;
+    write_tree(
+        root.path(),
+        &[
+            (
+                "evil-md/SKILL.md",
+                &format!("---\nname: evil-md\ndescription: Hostile markdown.\n---\n{body}"),
+            ),
+            ("evil-md/references/api.md", "# API\n"),
+            ("evil-md/my file.md", "spaces\n"),
+        ],
+    );
+    let web = Web::start(&[root.path()], &[]);
+    let page = web.get("/skills/evil-md");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = rendered_body(&page);
+    assert!(html.contains("<h1>Title</h1>"), "{html}");
+    for active in [
+        "<script",
+        "<svg",
+        "<math",
+        "<style",
+        "<form",
+        "<input",
+        "<button",
+        "<iframe",
+        "<object",
+        "<embed",
+        "<base",
+        "<meta",
+        "<link",
+        " on",
+        " style=",
+        " id=",
+        " name=",
+        " class=",
+        "javascript",
+        "vbscript",
+        "data:",
+    ] {
+        assert!(
+            !html.to_ascii_lowercase().contains(active),
+            "`{active}` survived the sanitiser:\n{html}"
+        );
+    }
+    let targets = link_targets(&html);
+    assert!(targets.len() >= 6, "{targets:?}");
+    for target in &targets {
+        let inside = ["/skills/evil-md/files/", "/skills/evil-md/raw/"]
+            .iter()
+            .any(|prefix| target.starts_with(prefix));
+        let allowed = inside || target == "#title" || target == "https://example.com/";
+        assert!(
+            allowed,
+            "a link leaves the skill's files: `{target}` in\n{html}"
+        );
+        let decoded = target.replace("%2E", ".").replace("%2e", ".");
+        assert!(
+            !decoded.split(['/', '\\']).any(|segment| segment == ".."),
+            "a link climbs out of the skill: `{target}` in\n{html}"
+        );
+    }
+    for (shown, target) in [
+        ("ok", "/skills/evil-md/files/references/api.md"),
+        ("inside", "/skills/evil-md/files/SKILL.md"),
+        ("space", "/skills/evil-md/files/my%20file.md"),
+    ] {
+        assert!(
+            html.contains(&format!("href=\"{target}\"")),
+            "[{shown}] should link to {target}:\n{html}"
+        );
+        assert_eq!(web.get(target).status, 200, "{target}");
+    }
+}
+
 #[test]
 fn raw_files_run_nothing_and_their_names_cannot_inject_headers() {
     let root = tempfile::tempdir().unwrap();
@@ -1196,6 +1332,58 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
         "32 wrong tokens at once were refused in {:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn deeply_nested_markdown_costs_a_page_not_minutes() {
+    let root = tempfile::tempdir().unwrap();
+    let skill = |name: &str, body: &str| {
+        (
+            format!("{name}/SKILL.md"),
+            format!("---\nname: {name}\ndescription: Nested.\n---\n{body}"),
+        )
+    };
+    let raw_tags = "<kbd>k</kbd> ".repeat(300);
+    let files = [
+        skill("deep-div", &"<div>".repeat(50_000)),
+        skill("deep-quote", &(">".repeat(50_000) + " x\n")),
+        skill(
+            "deep-list",
+            &(0..150)
+                .map(|depth| "  ".repeat(depth) + "- x\n")
+                .collect::<String>(),
+        ),
+        skill("many-tags", &raw_tags),
+        skill(
+            "some-html",
+            "<details><summary>More</summary>\n\nHidden *text*.\n\n</details>\n\nPress <kbd>Ctrl</kbd>.\n",
+        ),
+    ];
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    write_tree(root.path(), &files);
+    let web = Web::start(&[root.path()], &["--no-watch"]);
+    for name in ["deep-div", "deep-quote", "deep-list", "many-tags"] {
+        let started = Instant::now();
+        let page = web.get(&format!("/skills/{name}"));
+        eprintln!("{name}: {} in {:?}", page.status, started.elapsed());
+        assert_eq!(page.status, 200);
+        let body = rendered_body(&page);
+        assert!(body.contains("shown as text"), "{name}: {}", shorten(&body));
+        assert!(
+            !body.contains("<div><div>") && !body.contains("<kbd>"),
+            "{name}"
+        );
+        assert_eq!(web.get("/skills").status, 200, "the server answers others");
+    }
+    let kept = rendered_body(&web.get("/skills/some-html"));
+    assert!(
+        kept.contains("<details>") && kept.contains("<kbd>Ctrl</kbd>"),
+        "{kept}"
+    );
+    assert!(!kept.contains("shown as text"), "{kept}");
 }
 
 #[test]
