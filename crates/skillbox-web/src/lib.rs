@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -42,6 +42,11 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub const MAX_FILE_READS_IN_FLIGHT: usize = 16;
 /// How long one page may wait for its file reads.
 pub const FILE_READ_BUDGET: Duration = Duration::from_secs(10);
+/// Largest request body the web app reads, in bytes: a playground call's arguments
+/// (`MAX_CALL_ARGUMENTS_BYTES`, 1 MiB) with room for the JSON around them. The server's
+/// own bound is far larger (for `/rpc`'s blobs), and a body is read and parsed whole before
+/// its size is judged: eight 60 MiB calls at once held 660 MB.
+pub const MAX_BODY_BYTES: usize = 2 * playground::MAX_CALL_ARGUMENTS_BYTES;
 
 /// What the web app is given by the server that mounts it.
 pub struct WebConfig {
@@ -142,6 +147,7 @@ impl WebApp {
             .route("/assets/{name}", get(assets::asset))
             .merge(pages)
             .fallback(pages::not_found)
+            .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
             .layer(middleware::from_fn(security_headers))
             .with_state(state)
     }

@@ -196,6 +196,24 @@ impl Web {
         })
     }
 
+    /// Like [`Web::send`], `None` when the connection ends without an answer.
+    fn try_send(
+        &self,
+        method: &str,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Option<Answer> {
+        let mut stream = self.connect();
+        stream
+            .write_all(self.head(method, target, headers, body.len()).as_bytes())
+            .ok()?;
+        let _ = stream.write_all(body);
+        let mut bytes = Vec::new();
+        let _ = stream.read_to_end(&mut bytes);
+        parse_answer(&bytes)
+    }
+
     fn get(&self, target: &str) -> Answer {
         self.send("GET", target, &[], b"")
     }
@@ -1332,6 +1350,125 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
         "32 wrong tokens at once were refused in {:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn oversized_and_deeply_nested_requests_are_refused_early() {
+    let root = plain_tree();
+    let web = Web::start(&[root.path()], &[]);
+    let csrf = web.get("/playground").csrf();
+    let json_headers = [
+        ("Content-Type", "application/json"),
+        ("X-Skillbox-Csrf", csrf.as_str()),
+    ];
+    // A call whose arguments hold 8 MiB: refused for its size before it is read and parsed.
+    let big = json!({"tool": "load_skill", "arguments": {"skill": "x".repeat(8 * 1024 * 1024)}});
+    let answer = web.send(
+        "POST",
+        "/api/call",
+        &json_headers,
+        big.to_string().as_bytes(),
+    );
+    assert_eq!(answer.status, 413, "{}", shorten(&answer.text()));
+    // Each JSON endpoint takes no more than its largest sensible body.
+    for target in [
+        "/api/chat",
+        "/api/chat/0123456789abcdef0123456789abcdef/turns",
+        "/api/chat/0123456789abcdef0123456789abcdef/approvals/1",
+    ] {
+        let answer = web.send("POST", target, &json_headers, big.to_string().as_bytes());
+        assert_eq!(answer.status, 413, "{target}: {}", shorten(&answer.text()));
+    }
+    let form = format!("token={}", "x".repeat(8 * 1024 * 1024));
+    let login = web.send(
+        "POST",
+        "/login",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        form.as_bytes(),
+    );
+    assert!(
+        matches!(login.status, 303 | 413),
+        "{}",
+        shorten(&login.text())
+    );
+
+    // Memory: eight 60 MiB bodies at once.
+    let (_, before) = memory_kib(web.pid());
+    let body = json!({"tool": "load_skill", "arguments": {"skill": "y".repeat(60 * 1024 * 1024)}})
+        .to_string();
+    let body = std::sync::Arc::new(body);
+    let senders: Vec<_> = (0..8)
+        .map(|_| {
+            let address = web.address.clone();
+            let body = std::sync::Arc::clone(&body);
+            let csrf = csrf.clone();
+            std::thread::spawn(move || {
+                let mut stream = TcpStream::connect(&address).unwrap();
+                let head = format!(
+                    "POST /api/call HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nX-Skillbox-Csrf: {csrf}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                stream.write_all(head.as_bytes()).unwrap();
+                let _ = stream.write_all(body.as_bytes());
+                let mut answer = Vec::new();
+                let _ = stream.read_to_end(&mut answer);
+                parse_answer(&answer).map(|answer| answer.status)
+            })
+        })
+        .collect();
+    let statuses: Vec<_> = senders
+        .into_iter()
+        .map(|sender| sender.join().unwrap())
+        .collect();
+    let (peak, after) = memory_kib(web.pid());
+    eprintln!(
+        "eight 60 MiB calls: {statuses:?}; server memory {before} KiB before, peak {peak} KiB, {after} KiB after"
+    );
+    for status in statuses {
+        assert!(matches!(status, Some(413) | None), "{status:?}");
+    }
+
+    // Nesting past what the parser follows is an error, not a crash.
+    let nested = format!(
+        "{{\"tool\": \"load_skill\", \"arguments\": {{\"skill\": {}1{}}}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let answer = web.send("POST", "/api/call", &json_headers, nested.as_bytes());
+    assert!(
+        matches!(answer.status, 400 | 413 | 422),
+        "{}",
+        shorten(&answer.text())
+    );
+    // Query strings too long, pages out of range, headers by the thousand.
+    let long_query = format!("/skills?q={}", "a".repeat(10 * 1024 * 1024));
+    if let Some(answer) = web.try_send("GET", &long_query, &[], b"") {
+        assert!(
+            matches!(answer.status, 400 | 414 | 431),
+            "{}",
+            answer.status
+        );
+    }
+    for page in [
+        "0",
+        "-1",
+        "18446744073709551615",
+        "99999999999999999999999",
+        "1e3",
+        "",
+    ] {
+        let answer = web.get(&format!("/skills?page={page}"));
+        assert!(
+            matches!(answer.status, 200 | 400),
+            "page={page}: {}",
+            answer.status
+        );
+    }
+    let cookies = "a=b; ".repeat(20_000);
+    if let Some(answer) = web.try_send("GET", "/skills", &[("Cookie", &cookies)], b"") {
+        assert!(matches!(answer.status, 200 | 431), "{}", answer.status);
+    }
+    assert_eq!(web.get("/skills").status, 200, "the server still answers");
 }
 
 #[test]
