@@ -20,7 +20,7 @@ use skillbox_llm::SkillsProvider;
 use crate::auth::Visitor;
 use crate::pages::{Layout, render};
 use crate::render::{FileView, MAX_VIEWED_BYTES, is_image_path, markdown_html, view_file};
-use crate::{WebError, WebState, read_files};
+use crate::{ApiError, MAX_CATALOG_STREAMS, WebError, WebState, read_files};
 
 /// Rows of the skills list per page.
 pub const SKILLS_PER_PAGE: usize = 50;
@@ -655,16 +655,20 @@ pub(crate) async fn raw_file(
 
 /// `GET /api/catalog/events`: an event each time the catalog is reloaded, so open catalog
 /// pages show an edited skill without a manual refresh.
-pub(crate) async fn catalog_events(
-    State(state): State<Arc<WebState>>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub(crate) async fn catalog_events(State(state): State<Arc<WebState>>) -> Response {
+    let Ok(permit) = Arc::clone(&state.catalog_streams).try_acquire_owned() else {
+        return ApiError(WebError::Busy(format!(
+            "{MAX_CATALOG_STREAMS} pages follow the catalog already; close some"
+        )))
+        .into_response();
+    };
     let mut changes = state.live.subscribe();
     let first = state.live.generation();
     let stream = async_stream_of(move |sender| async move {
         let hello = Event::default()
             .event("catalog")
             .data(serde_json::json!({ "generation": first }).to_string());
-        if sender.send(Ok(hello)).await.is_err() {
+        if sender.send(Ok::<_, Infallible>(hello)).await.is_err() {
             return;
         }
         loop {
@@ -681,12 +685,22 @@ pub(crate) async fn catalog_events(
             }
         }
     });
+    // The place is held as long as the page reads the stream.
+    let stream = futures_util::StreamExt::map(stream, move |event| {
+        let _held = &permit;
+        event
+    });
     let stream =
         futures_util::StreamExt::take_until(stream, state.shutdown.clone().cancelled_owned());
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
 
 /// A stream fed by a task: `produce` sends into a small channel until the receiver is gone.
+/// The task is dropped as soon as the receiver is (the page closed), not at its next send:
+/// a producer waiting for a change that never comes would otherwise hold what it holds (its
+/// place among the open streams) for good.
 pub(crate) fn async_stream_of<T, F, Fut>(produce: F) -> impl Stream<Item = T>
 where
     T: Send + 'static,
@@ -694,7 +708,14 @@ where
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let (sender, receiver) = tokio::sync::mpsc::channel(16);
-    tokio::spawn(produce(sender));
+    let watcher = sender.clone();
+    let producer = produce(sender);
+    tokio::spawn(async move {
+        tokio::select! {
+            () = producer => {}
+            () = watcher.closed() => {}
+        }
+    });
     futures_util::stream::unfold(receiver, |mut receiver| async move {
         receiver.recv().await.map(|item| (item, receiver))
     })

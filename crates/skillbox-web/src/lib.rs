@@ -42,6 +42,10 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub const MAX_FILE_READS_IN_FLIGHT: usize = 16;
 /// How long one page may wait for its file reads.
 pub const FILE_READ_BUDGET: Duration = Duration::from_secs(10);
+/// Catalog event streams open at once (each open catalog page holds one); past this a page
+/// is told to try again and shows the list as it was. Each stream holds a connection and a
+/// task (20 to 30 KiB of the server's memory), and nothing else bounded them.
+pub const MAX_CATALOG_STREAMS: usize = 256;
 /// Largest request body the web app reads, in bytes: a playground call's arguments
 /// (`MAX_CALL_ARGUMENTS_BYTES`, 1 MiB) with room for the JSON around them. The server's
 /// own bound is far larger (for `/rpc`'s blobs), and a body is read and parsed whole before
@@ -70,6 +74,8 @@ pub(crate) struct WebState {
     pub(crate) auth: Auth,
     pub(crate) chat: chat::ChatHub,
     pub(crate) file_reads: Arc<Semaphore>,
+    /// Places for catalog event streams ([`MAX_CATALOG_STREAMS`]).
+    pub(crate) catalog_streams: Arc<Semaphore>,
     /// Cancelled when the server stops: event streams end, turns are cancelled.
     pub(crate) shutdown: tokio_util::sync::CancellationToken,
 }
@@ -102,6 +108,7 @@ impl WebApp {
                 auth,
                 chat,
                 file_reads: Arc::new(Semaphore::new(MAX_FILE_READS_IN_FLIGHT)),
+                catalog_streams: Arc::new(Semaphore::new(MAX_CATALOG_STREAMS)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
             }),
         }

@@ -31,7 +31,7 @@ struct Web {
     child: Child,
     /// `127.0.0.1:PORT`.
     address: String,
-    _data: tempfile::TempDir,
+    data: tempfile::TempDir,
 }
 
 impl Drop for Web {
@@ -142,7 +142,7 @@ impl Web {
         Web {
             child,
             address,
-            _data: data,
+            data,
         }
     }
 
@@ -230,6 +230,32 @@ impl Web {
         ];
         headers.extend_from_slice(extra);
         self.send("POST", target, &headers, body.to_string().as_bytes())
+    }
+
+    /// Open an event stream: the status, the head and the stream to read events from.
+    fn open_stream(&self, target: &str, headers: &[(&str, &str)]) -> (u16, String, TcpStream) {
+        let mut stream = self.connect();
+        let mut head = format!("GET {target} HTTP/1.1\r\nHost: {}\r\n", self.address);
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("Accept: text/event-stream\r\n\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut received = Vec::new();
+        let mut byte = [0_u8; 1];
+        while !received.ends_with(b"\r\n\r\n") {
+            match stream.read(&mut byte) {
+                Ok(1) => received.push(byte[0]),
+                _ => break,
+            }
+        }
+        let head = String::from_utf8_lossy(&received).into_owned();
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|status| status.parse().ok())
+            .unwrap_or(0);
+        (status, head, stream)
     }
 }
 
@@ -1469,6 +1495,248 @@ fn oversized_and_deeply_nested_requests_are_refused_early() {
         assert!(matches!(answer.status, 200 | 431), "{}", answer.status);
     }
     assert_eq!(web.get("/skills").status, 200, "the server still answers");
+}
+
+/// Read server-sent events from `stream` until their data lines satisfy `wanted` or the time
+/// runs out; the data lines read.
+fn read_events(
+    stream: &mut TcpStream,
+    limit: Duration,
+    wanted: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    let mut text = String::new();
+    let mut buffer = [0_u8; 16 * 1024];
+    while Instant::now() < deadline {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => text.push_str(&String::from_utf8_lossy(&buffer[..read])),
+            Err(_) => {}
+        }
+        let data: Vec<String> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(|data| data.trim().to_owned())
+            .collect();
+        if wanted(&data) {
+            return data;
+        }
+    }
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| data.trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn catalog_event_streams_are_bounded() {
+    let root = plain_tree();
+    let web = Web::start(&[root.path()], &[]);
+    let (_, before) = memory_kib(web.pid());
+    let mut open = Vec::new();
+    let mut refused = 0;
+    for _ in 0..400 {
+        let (status, head, stream) = web.open_stream("/api/catalog/events", &[]);
+        match status {
+            200 => open.push(stream),
+            503 => refused += 1,
+            other => panic!("a catalog stream answered {other}: {head}"),
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (_, after) = memory_kib(web.pid());
+    eprintln!(
+        "{} catalog streams open, {refused} refused; server memory {before} KiB before, {after} KiB after ({} KiB per stream)",
+        open.len(),
+        (after.saturating_sub(before)) / open.len().max(1) as u64
+    );
+    assert!(refused > 0, "400 catalog streams were all accepted");
+    assert!(
+        open.len() >= 64,
+        "only {} streams were accepted",
+        open.len()
+    );
+    // A reload reaches the open streams; the pages keep working.
+    write_tree(
+        root.path(),
+        &[(
+            "second/SKILL.md",
+            "---\nname: second\ndescription: Second.\n---\nB.\n",
+        )],
+    );
+    let events = read_events(&mut open[0], Duration::from_secs(20), |data| {
+        data.len() >= 2
+    });
+    assert!(events.len() >= 2, "{events:?}");
+    assert_eq!(web.get("/skills").status, 200);
+    // Closed streams give their places back.
+    open.clear();
+    assert!(
+        skillbox_testkit::wait_until(Duration::from_secs(60), Duration::from_millis(500), || {
+            web.open_stream("/api/catalog/events", &[]).0 == 200
+        }),
+        "closed streams kept their places"
+    );
+}
+
+/// A streamed text answer in Chat Completions form.
+fn says(text: &str) -> skillbox_testkit::model_server::Reply {
+    let chunk = json!({"choices":[{"index":0,"delta":{"content":text}}]}).to_string();
+    let finish = json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5}}).to_string();
+    skillbox_testkit::model_server::Reply::data_events(&[&chunk, &finish])
+}
+
+#[test]
+fn chat_ids_event_positions_and_approvals_cannot_be_forged() {
+    let model =
+        skillbox_testkit::model_server::ScriptedModelServer::start(vec![says("fine"), says(XSS)]);
+    let root = plain_tree();
+    let web = Web::start(&[root.path()], &["--base-url", &model.base_url]);
+    let csrf = web.get("/chat").csrf();
+    let made = web.post_json("/api/chat", &csrf, &json!({}), &[]);
+    assert_eq!(made.status, 200, "{}", made.text());
+    let id = made.json()["id"].as_str().unwrap().to_owned();
+    assert!(
+        id.len() == 32 && id.bytes().all(|byte| byte.is_ascii_hexdigit()),
+        "{id}"
+    );
+    assert_eq!(web.get(&format!("/chat/{id}")).status, 200);
+
+    // Ids shaped like paths, or unknown, name no conversation and no file.
+    for target in [
+        "/chat/..%2f..%2f..%2fetc%2fpasswd".to_owned(),
+        "/chat/../../etc/passwd".to_owned(),
+        "/chat/%2e%2e".to_owned(),
+        format!("/chat/{id}%00"),
+        format!("/chat/{}", id.to_ascii_uppercase()),
+        format!("/chat/{}", "0".repeat(32)),
+        format!("/chat/..%2f{}", &id[3..]),
+        "/api/chat/..%2f..%2ftranscripts/events".to_owned(),
+        format!("/api/chat/{}/events", "f".repeat(32)),
+    ] {
+        let answer = web.get(&target);
+        assert_eq!(answer.status, 404, "{target}: {}", answer.text());
+        assert!(!answer.text().contains("root:x:0:0"), "{target}");
+    }
+    // Approval numbers nobody is waiting for are refused, whatever their shape.
+    for number in ["0", "1", "2", "999", "18446744073709551615"] {
+        let answer = web.post_json(
+            &format!("/api/chat/{id}/approvals/{number}"),
+            &csrf,
+            &json!({"approve": true}),
+            &[],
+        );
+        assert_eq!(answer.status, 404, "{number}: {}", answer.text());
+    }
+    for number in ["-1", "18446744073709551616", "x"] {
+        let answer = web.post_json(
+            &format!("/api/chat/{id}/approvals/{number}"),
+            &csrf,
+            &json!({"approve": true}),
+            &[],
+        );
+        assert_eq!(answer.status, 400, "{number}: {}", answer.text());
+    }
+    // A message over 64 KiB is refused by name; one of 64 KiB is taken.
+    let turns = format!("/api/chat/{id}/turns");
+    let over = web.post_json(
+        &turns,
+        &csrf,
+        &json!({"text": "a".repeat(64 * 1024 + 1)}),
+        &[],
+    );
+    assert_eq!(over.status, 400, "{}", shorten(&over.text()));
+    assert!(over.text().contains("65536"), "{}", over.text());
+    let at = web.post_json(&turns, &csrf, &json!({"text": "a".repeat(64 * 1024)}), &[]);
+    assert_eq!(at.status, 200, "{}", shorten(&at.text()));
+    let (status, head, mut stream) = web.open_stream(&format!("/api/chat/{id}/events"), &[]);
+    assert_eq!(status, 200, "{head}");
+    let events = read_events(&mut stream, Duration::from_secs(30), |data| {
+        data.iter().any(|data| data.contains("\"idle\""))
+    });
+    assert!(
+        events.iter().any(|data| data.contains("fine")),
+        "{events:?}"
+    );
+
+    // Crafted positions: ids past the end, out of range, malformed; each stream opens.
+    let events_target = format!("/api/chat/{id}/events");
+    let huge = u64::MAX.to_string();
+    let positions = [
+        (Some(format!("0:{huge}")), String::new()),
+        (Some(format!("{huge}:{huge}")), String::new()),
+        (Some("0:99999999999999999999999".to_owned()), String::new()),
+        (Some("-1:-1".to_owned()), String::new()),
+        (Some("x".to_owned()), String::new()),
+        (None, format!("?after={huge}")),
+        (None, format!("?after={huge}&generation={huge}")),
+    ];
+    for (last_event_id, query) in &positions {
+        let headers: Vec<(&str, &str)> = last_event_id
+            .iter()
+            .map(|value| ("Last-Event-ID", value.as_str()))
+            .collect();
+        let (status, head, _stream) = web.open_stream(&format!("{events_target}{query}"), &headers);
+        assert!(
+            matches!(status, 200 | 400),
+            "Last-Event-ID {last_event_id:?} {query}: the stream answered {status}: {head:?}"
+        );
+    }
+    // Stream after stream from the first event on still works.
+    let (status, _, mut again) = web.open_stream(&events_target, &[("Last-Event-ID", "0:0")]);
+    assert_eq!(status, 200);
+    let replay = read_events(&mut again, Duration::from_secs(10), |data| {
+        data.iter().any(|data| data.contains("\"idle\""))
+    });
+    assert!(
+        replay.iter().any(|data| data.contains("fine")),
+        "{replay:?}"
+    );
+
+    // Streams opened and closed on an idle conversation give their places back: more of
+    // them, one after another, than may be open at once.
+    for round in 0..300 {
+        let (status, head, stream) = web.open_stream(&events_target, &[]);
+        assert_eq!(status, 200, "stream {round} after as many closed: {head}");
+        drop(stream);
+        if round % 50 == 49 {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    // A message carrying markup stays data: the page holds none of it.
+    let marked = web.post_json(&turns, &csrf, &json!({"text": XSS}), &[]);
+    assert_eq!(marked.status, 200, "{}", marked.text());
+    let page = web.get(&format!("/chat/{id}"));
+    assert_inert(&page, "the chat page");
+
+    // Conversations made in bulk: what each costs.
+    let transcripts = web.data.path().join("transcripts");
+    let (_, before) = memory_kib(web.pid());
+    let started = Instant::now();
+    for _ in 0..1000 {
+        let made = web.post_json("/api/chat", &csrf, &json!({}), &[]);
+        assert_eq!(made.status, 200, "{}", made.text());
+    }
+    let elapsed = started.elapsed();
+    let (_, after) = memory_kib(web.pid());
+    let files: Vec<_> = fs_err::read_dir(&transcripts).unwrap().collect();
+    let bytes: u64 = files
+        .iter()
+        .map(|entry| entry.as_ref().unwrap().metadata().unwrap().len())
+        .sum();
+    eprintln!(
+        "1000 conversations in {elapsed:?}: {} transcript files, {bytes} bytes; server memory {before} KiB before, {after} KiB after",
+        files.len()
+    );
+    assert_eq!(
+        web.get(&format!("/chat/{id}")).status,
+        200,
+        "the first one reads back"
+    );
 }
 
 #[test]
