@@ -20,7 +20,10 @@ use skillbox_llm::SkillsProvider;
 use crate::auth::Visitor;
 use crate::pages::{Layout, render};
 use crate::render::{FileView, MAX_VIEWED_BYTES, is_image_path, markdown_html, view_file};
-use crate::{ApiError, MAX_CATALOG_STREAMS, WebError, WebState, read_files};
+use crate::{
+    ApiError, BUSY_ANSWERING, COUNTED_ANSWER_BYTES, MAX_CATALOG_STREAMS, WebError, WebState,
+    read_files,
+};
 
 /// Rows of the skills list per page.
 pub const SKILLS_PER_PAGE: usize = 50;
@@ -602,19 +605,32 @@ pub(crate) async fn raw_file(
     let bytes = read_files(&state, {
         let skill = Arc::clone(&skill);
         let path = path.clone();
+        let answers = Arc::clone(&state.answers);
         move || -> Result<Vec<u8>, WebError> {
             let (resources, _) = skill.resources();
-            if !resources.iter().any(|resource| resource.path == path) {
+            let Some(listed) = resources.iter().find(|resource| resource.path == path) else {
                 return Err(not_a_file(&skill, &path));
+            };
+            // Refused before it is read when it is too large, or when the answers budget has
+            // no room for it.
+            let too_large = || {
+                WebError::BadRequest(format!(
+                    "`{path}` is larger than {MAX_RAW_BYTES} bytes; read it from the skill's folder"
+                ))
+            };
+            if listed.size_bytes > MAX_RAW_BYTES {
+                return Err(too_large());
+            }
+            let listed_size = usize::try_from(listed.size_bytes).unwrap_or(usize::MAX);
+            if listed_size >= COUNTED_ANSWER_BYTES && listed_size > answers.available_permits() {
+                return Err(WebError::Busy(BUSY_ANSWERING.into()));
             }
             let (bytes, cut) = skill
                 .source
                 .read_file(&path, MAX_RAW_BYTES)
                 .map_err(|error| WebError::NotFound(error.to_string()))?;
             if cut {
-                return Err(WebError::BadRequest(format!(
-                    "`{path}` is larger than {MAX_RAW_BYTES} bytes; read it from the skill's folder"
-                )));
+                return Err(too_large());
             }
             Ok(bytes)
         }

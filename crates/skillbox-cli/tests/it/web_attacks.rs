@@ -1838,3 +1838,74 @@ fn what_a_run_prints_and_names_reaches_the_runs_page_as_text() {
         assert_eq!(web.get(&format!("/blobs/{id}")).status, 404, "{id}");
     }
 }
+
+#[test]
+fn clients_that_do_not_read_large_answers_hold_a_bounded_amount() {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[(
+            "large/SKILL.md",
+            "---\nname: large\ndescription: A large file.\n---\nBody.\n",
+        )],
+    );
+    // 15 MiB that does not compress (the raw endpoint serves at most 16 MiB).
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let noise: Vec<u8> = (0..15 * 1024 * 1024)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[0]
+        })
+        .collect();
+    fs_err::write(root.path().join("large/data.bin"), &noise).unwrap();
+    let web = Web::start(&[root.path()], &["--no-watch"]);
+    let (_, before) = memory_kib(web.pid());
+    let request = format!(
+        "GET /skills/large/raw/data.bin HTTP/1.1\r\nHost: {}\r\n\r\n",
+        web.address
+    );
+    // Clients that ask and then read nothing.
+    let mut readers = Vec::new();
+    for _ in 0..48 {
+        let socket = TcpStream::connect(&web.address).unwrap();
+        (&socket).write_all(request.as_bytes()).unwrap();
+        readers.push(socket);
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let (peak, held) = memory_kib(web.pid());
+    let mut statuses = std::collections::BTreeMap::new();
+    for socket in &mut readers {
+        socket
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut head = [0_u8; 12];
+        let status = match socket.read_exact(&mut head) {
+            Ok(()) => String::from_utf8_lossy(&head[9..12]).into_owned(),
+            Err(error) => error.to_string(),
+        };
+        *statuses.entry(status).or_insert(0) += 1;
+    }
+    eprintln!(
+        "48 clients not reading a 15 MiB file: {statuses:?}; server memory {before} KiB before, {held} KiB held (peak {peak} KiB)"
+    );
+    assert!(statuses.contains_key("503"), "{statuses:?}");
+    assert!(statuses.contains_key("200"), "{statuses:?}");
+    assert!(
+        held < before + 400 * 1024,
+        "the answers held {} KiB",
+        held - before
+    );
+    // Once they leave, the budget is back.
+    drop(readers);
+    assert!(
+        skillbox_testkit::wait_until(Duration::from_secs(30), Duration::from_millis(200), || {
+            web.get("/skills/large/raw/data.bin").status == 200
+        }),
+        "the budget was not given back"
+    );
+    let whole = web.get("/skills/large/raw/data.bin");
+    assert_eq!(whole.body.len(), noise.len());
+    assert!(whole.body == noise, "the file arrives whole and unchanged");
+}
