@@ -392,22 +392,6 @@ pub(crate) async fn skill_page(
         .as_ref()
         .map(|version| format!("?version={}", encode_component(&version.to_string())))
         .unwrap_or_default();
-    let (body, files, files_cut) = read_files(&state, {
-        let skill = Arc::clone(&skill);
-        move || {
-            let body = skill.body();
-            let (resources, cut) = skill.resources();
-            (
-                body,
-                resources
-                    .iter()
-                    .map(|resource| (resource.path.clone(), resource.size_bytes))
-                    .collect::<Vec<_>>(),
-                cut,
-            )
-        }
-    })
-    .await?;
     let file_link = {
         let base = format!("/skills/{}", encode_component(skill.name()));
         let version_query = version_query.clone();
@@ -419,13 +403,31 @@ pub(crate) async fn skill_page(
             )
         }
     };
-    let body_html = match &body {
-        Ok(body) => {
-            let link = |path: &str| file_link(path, is_image_path(path));
-            markdown_html(&body.text, &link)
+    // The body is rendered where it is read, on a blocking thread: a large body takes a
+    // second, which would hold up every other request on the runtime's few threads.
+    let (body_html, files, files_cut) = read_files(&state, {
+        let skill = Arc::clone(&skill);
+        let file_link = file_link.clone();
+        move || {
+            let body_html = match skill.body() {
+                Ok(body) => {
+                    let link = |path: &str| file_link(path, is_image_path(path));
+                    markdown_html(&body.text, &link)
+                }
+                Err(error) => format!("<p class=\"error\">{}</p>", escape(&error.to_string())),
+            };
+            let (resources, cut) = skill.resources();
+            (
+                body_html,
+                resources
+                    .iter()
+                    .map(|resource| (resource.path.clone(), resource.size_bytes))
+                    .collect::<Vec<_>>(),
+                cut,
+            )
         }
-        Err(error) => format!("<p class=\"error\">{}</p>", escape(&error.to_string())),
-    };
+    })
+    .await?;
     let (load_text, load_note) = load_skill_text(&provider, &skill).await;
     let files = files
         .into_iter()

@@ -1909,3 +1909,58 @@ fn clients_that_do_not_read_large_answers_hold_a_bounded_amount() {
     assert_eq!(whole.body.len(), noise.len());
     assert!(whole.body == noise, "the file arrives whole and unchanged");
 }
+
+#[test]
+fn rendering_a_large_body_does_not_hold_up_other_pages() {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[(
+            "long/SKILL.md",
+            // About 1 MiB of short paragraphs: a second of work per view in a debug build.
+            &format!(
+                "---\nname: long\ndescription: A long body.\n---\n{}",
+                "p\n\n".repeat(340_000)
+            ),
+        )],
+    );
+    let web = Web::start(&[root.path()], &["--no-watch"]);
+    let started = Instant::now();
+    let views: Vec<_> = (0..8)
+        .map(|_| {
+            let address = web.address.clone();
+            std::thread::spawn(move || {
+                let mut stream = TcpStream::connect(&address).unwrap();
+                let request = format!(
+                    "GET /skills/long HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+                );
+                stream.write_all(request.as_bytes()).unwrap();
+                let mut answer = Vec::new();
+                let _ = stream.read_to_end(&mut answer);
+                (
+                    parse_answer(&answer).map(|answer| answer.status),
+                    Instant::now(),
+                )
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let list = web.get("/skills");
+    let list_done = Instant::now();
+    assert_eq!(list.status, 200);
+    let finished: Vec<_> = views.into_iter().map(|view| view.join().unwrap()).collect();
+    let first_view = finished.iter().map(|(_, done)| *done).min().unwrap();
+    eprintln!(
+        "the list answered after {:?}; the first of 8 long pages after {:?}, the last after {:?}",
+        list_done - started,
+        first_view - started,
+        finished.iter().map(|(_, done)| *done).max().unwrap() - started
+    );
+    for (status, _) in &finished {
+        assert!(matches!(status, Some(200 | 503)), "{status:?}");
+    }
+    assert!(
+        list_done < first_view,
+        "the list waited for the long pages to render"
+    );
+}
