@@ -17,3 +17,4 @@ mod skills_ref_parity;
 mod support;
 mod trust;
 mod validate;
+mod web;
