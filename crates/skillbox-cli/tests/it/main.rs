@@ -18,3 +18,4 @@ mod support;
 mod trust;
 mod validate;
 mod web;
+mod web_browser;
