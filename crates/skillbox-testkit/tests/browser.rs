@@ -10,7 +10,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use skillbox_testkit::browser::{Browser, WINDOW_HEIGHT_PIXELS, WINDOW_WIDTH_PIXELS};
+use serde_json::json;
+
+use skillbox_testkit::browser::{Browser, Page, WINDOW_HEIGHT_PIXELS, WINDOW_WIDTH_PIXELS};
 
 /// Every page is served with this policy: scripts from the site only, none inline.
 const POLICY: &str = "script-src 'self'";
@@ -62,6 +64,14 @@ fn site() -> &'static str {
     })
 }
 
+/// A page of the shared browser showing `path` of the site; `None` when there is no browser
+/// (the test is skipped).
+fn open(path: &str) -> Option<Page<'static>> {
+    let page = Browser::shared()?.new_page();
+    page.goto(&format!("{}{path}", site()));
+    Some(page)
+}
+
 /// Answer one request (its connection then closes).
 fn serve(mut stream: TcpStream) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -91,11 +101,9 @@ fn serve(mut stream: TcpStream) {
 
 #[test]
 fn console_errors_report_console_error_uncaught_exceptions_and_policy_violations() {
-    let Some(browser) = Browser::shared() else {
+    let Some(page) = open("/noisy") else {
         return;
     };
-    let page = browser.new_page();
-    page.goto(&format!("{}/noisy", site()));
     assert_eq!(
         page.find("#status").text(),
         "loaded",
@@ -130,11 +138,9 @@ fn console_errors_report_console_error_uncaught_exceptions_and_policy_violations
 
 #[test]
 fn typing_and_clicking_change_the_page_and_a_clean_page_has_no_console_errors() {
-    let Some(browser) = Browser::shared() else {
+    let Some(page) = open("/greeter") else {
         return;
     };
-    let page = browser.new_page();
-    page.goto(&format!("{}/greeter", site()));
     assert_eq!(page.find("#greeting").text(), "");
 
     page.find("#name").type_text("Ada");
@@ -145,16 +151,32 @@ fn typing_and_clicking_change_the_page_and_a_clean_page_has_no_console_errors() 
     assert_eq!(greeting.text(), "Hello, Ada!");
     assert!(page.body_text().contains("Greeter"), "{}", page.body_text());
     assert_eq!(page.current_url(), format!("{}/greeter", site()));
+    let name = page.find("#name");
+    assert_eq!(name.attribute("autocomplete").as_deref(), Some("off"));
+    name.clear();
+    assert_eq!(name.property("value").as_deref(), Some(""));
     assert_eq!(page.console_errors(), []);
 }
 
 #[test]
-fn a_screenshot_is_a_png_of_the_fixed_window_size_under_the_target_folder() {
-    let Some(browser) = Browser::shared() else {
+fn scripts_take_arguments_and_give_back_json() {
+    let Some(page) = open("/greeter") else {
         return;
     };
-    let page = browser.new_page();
-    page.goto(&format!("{}/greeter", site()));
+
+    let answer = page.execute(
+        "return {sum: arguments[0] + 1, title: document.title, tag: arguments[1]}",
+        [json!(41), json!("x")],
+    );
+
+    assert_eq!(answer, json!({"sum": 42, "title": "greeter", "tag": "x"}));
+}
+
+#[test]
+fn a_screenshot_is_a_png_of_the_fixed_window_size_under_the_target_folder() {
+    let Some(page) = open("/greeter") else {
+        return;
+    };
 
     let path = page.screenshot("testkit-browser-greeter");
 
@@ -185,10 +207,9 @@ fn a_screenshot_is_a_png_of_the_fixed_window_size_under_the_target_folder() {
 
 #[test]
 fn a_screenshot_name_with_a_path_in_it_is_refused() {
-    let Some(browser) = Browser::shared() else {
+    let Some(page) = open("/greeter") else {
         return;
     };
-    let page = browser.new_page();
 
     let message = panic_message(|| drop(page.screenshot("../escape")));
 
@@ -200,11 +221,9 @@ fn a_screenshot_name_with_a_path_in_it_is_refused() {
 
 #[test]
 fn first_contentful_paint_is_a_positive_time() {
-    let Some(browser) = Browser::shared() else {
+    let Some(page) = open("/greeter") else {
         return;
     };
-    let page = browser.new_page();
-    page.goto(&format!("{}/greeter", site()));
 
     let paint = page.first_contentful_paint_ms();
 
@@ -213,12 +232,10 @@ fn first_contentful_paint_is_a_positive_time() {
 
 #[test]
 fn waiting_in_vain_fails_with_the_url_and_the_text_of_the_page() {
-    let Some(browser) = Browser::shared() else {
+    let Some(mut page) = open("/greeter") else {
         return;
     };
-    let mut page = browser.new_page();
     page.set_wait_timeout(Duration::from_millis(300));
-    page.goto(&format!("{}/greeter", site()));
 
     let absent = panic_message(|| drop(page.wait_for("#never")));
     let wrong_text = panic_message(|| drop(page.wait_for_text("h1", "Farewell")));
@@ -253,43 +270,39 @@ fn panic_message(work: impl FnOnce()) -> String {
         .unwrap_or_default()
 }
 
+/// The ids of the processes whose folder in /proc (`/proc/PID`) passes `matching`.
+fn processes(matching: impl Fn(&Path) -> bool) -> Vec<u32> {
+    fs_err::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_string_lossy().parse::<u32>().ok()?;
+            matching(&entry.path()).then_some(pid)
+        })
+        .collect()
+}
+
 /// The process ids whose process group is `group`.
 fn processes_in_group(group: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in fs_err::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
+    let group = group.to_string();
+    processes(|folder| {
         // Fields after the name in parentheses: state, parent, process group, ...
-        let Ok(stat) = fs_err::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some((_, fields)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        if fields.split_whitespace().nth(2) == Some(group.to_string().as_str()) {
-            found.push(pid);
-        }
-    }
-    found
+        fs_err::read_to_string(folder.join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, fields)| fields.split_whitespace().nth(2))
+                == Some(group.as_str())
+        })
+    })
 }
 
 /// The process ids whose command line mentions `needle` (a profile folder).
 fn processes_mentioning(needle: &Path) -> Vec<u32> {
     let needle = needle.to_string_lossy();
-    let mut found = Vec::new();
-    for entry in fs_err::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(command_line) = fs_err::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&command_line).contains(needle.as_ref()) {
-            found.push(pid);
-        }
-    }
-    found
+    processes(|folder| {
+        fs_err::read(folder.join("cmdline")).is_ok_and(|command_line| {
+            String::from_utf8_lossy(&command_line).contains(needle.as_ref())
+        })
+    })
 }
 
 /// Wait until neither the process group `group` nor any process naming `profile` is left.
