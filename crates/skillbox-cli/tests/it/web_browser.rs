@@ -60,7 +60,11 @@ fn search_filters_the_list_as_you_type() {
     let rows = page.find_all("#skill-rows tbody tr");
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].attribute("data-skill").as_deref(), Some("weather"));
-    assert!(page.current_url().ends_with("/skills?q=city"), "{}", page.current_url());
+    assert!(
+        page.current_url().ends_with("/skills?q=city"),
+        "{}",
+        page.current_url()
+    );
     assert_clean_console(&page, "search");
 }
 
@@ -116,7 +120,9 @@ fn the_playground_calls_a_tool_and_checks_the_form_before_sending() {
 /// A streamed Chat Completions tool call, then an answer.
 fn weather_turn() -> Vec<Reply> {
     let call = json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]}}]});
-    let finish = |reason: &str| json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}],"usage":{"prompt_tokens":10,"completion_tokens":5}}).to_string();
+    let finish = |reason: &str| {
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}],"usage":{"prompt_tokens":10,"completion_tokens":5}}).to_string()
+    };
     let text = json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"It is sunny in Oslo."}}]});
     vec![
         Reply::data_events(&[&call.to_string(), &finish("tool_calls")]),
@@ -205,13 +211,21 @@ fn with_a_token_the_pages_ask_for_it() {
     let page = browser.new_page();
     page.goto(&format!("{}/skills/weather", server.base));
     page.wait_for("#token");
-    assert!(page.current_url().contains("/login?next="), "{}", page.current_url());
+    assert!(
+        page.current_url().contains("/login?next="),
+        "{}",
+        page.current_url()
+    );
     page.screenshot("web-login");
     page.find("#token").type_text("wrong\n");
     page.wait_for_text(".message.error", "not the server's token");
     page.find("#token").type_text("browser-token\n");
     page.wait_for("#skill-body");
-    assert!(page.current_url().ends_with("/skills/weather"), "{}", page.current_url());
+    assert!(
+        page.current_url().ends_with("/skills/weather"),
+        "{}",
+        page.current_url()
+    );
     page.find("#sign-out").click();
     page.wait_for("#token");
 }
