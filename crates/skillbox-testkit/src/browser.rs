@@ -368,7 +368,12 @@ impl Page<'_> {
         let seen = std::cell::RefCell::new(Vec::new());
         let found = self.try_wait_until(|| {
             let matches = self.find_all(css);
-            let texts: Vec<String> = matches.iter().map(Element::text).collect();
+            // A page's script may replace a match between finding and reading it (a stale
+            // element): that match has no text yet, and the next poll finds the new one.
+            let texts: Vec<String> = matches
+                .iter()
+                .map(|element| block_on(element.element.text()).unwrap_or_default())
+                .collect();
             let position = texts.iter().position(|candidate| candidate.contains(text));
             *seen.borrow_mut() = texts;
             position.and_then(|index| matches.into_iter().nth(index))
