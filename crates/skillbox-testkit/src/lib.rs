@@ -3,6 +3,7 @@
 //! and skill trees written from text.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod browser;
 pub mod local_model;
 pub mod model_server;
 
@@ -63,6 +64,59 @@ fn set_up_peer(script: &str, what: &str) -> PathBuf {
             .expect("a UTF-8 path")
             .trim(),
     )
+}
+
+/// Run a set-up script of the repository printing `KEY=path` lines (its progress and errors
+/// go to the test's stderr); the values of `keys`, or `None` when the script fails or leaves
+/// one out.
+pub(crate) fn set_up_keys<const N: usize>(
+    script: &str,
+    argument: Option<&str>,
+    keys: [&str; N],
+) -> Option<[PathBuf; N]> {
+    let output = Command::new("bash")
+        .arg(repo_root().join(script))
+        .args(argument)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?;
+    let mut values = keys.map(|_| PathBuf::new());
+    for (value, key) in values.iter_mut().zip(keys) {
+        *value = text
+            .lines()
+            .find_map(|line| line.strip_prefix(key)?.strip_prefix('='))
+            .map(PathBuf::from)?;
+    }
+    Some(values)
+}
+
+/// The start of a successful HTTP/1.1 answer.
+const STATUS_OK: &[u8; 12] = b"HTTP/1.1 200";
+
+/// Whether `GET path` on 127.0.0.1:`port` answers 200 (a server's health check).
+pub(crate) fn answers_ok(port: u16, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+    if stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .is_err()
+    {
+        return false;
+    }
+    // Only the status line's start is read: some servers (chromedriver) keep the connection
+    // open after answering, and reading to the end would wait out the read timeout.
+    let mut status = [0_u8; STATUS_OK.len()];
+    stream.read_exact(&mut status).is_ok() && status == *STATUS_OK
 }
 
 /// One multi-threaded runtime for the whole test binary: warm workers' pipes and servers belong

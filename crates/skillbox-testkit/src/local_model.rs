@@ -3,7 +3,6 @@
 //! server per test binary, started on first use on 127.0.0.1 and stopped when the binary
 //! exits; tests take turns on it ([`LocalModel::lock`]), since it has one slot on two cores.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -84,27 +83,12 @@ fn missing(what: &str, script: &str) {
     eprintln!("skipped: {what} is missing ({script} failed or SKILLBOX_SKIP_LOCAL_MODEL is set)");
 }
 
-/// Run a set-up script of the repository printing `KEY=path` lines; the values of `keys`.
+/// [`crate::set_up_keys`], unless `SKILLBOX_SKIP_LOCAL_MODEL` is set.
 fn set_up(script: &str, argument: Option<&str>, keys: [&str; 2]) -> Option<[PathBuf; 2]> {
     if std::env::var_os("SKILLBOX_SKIP_LOCAL_MODEL").is_some() {
         return None;
     }
-    let output = Command::new("bash")
-        .arg(crate::repo_root().join(script))
-        .args(argument)
-        .stderr(Stdio::inherit())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = String::from_utf8(output.stdout).ok()?;
-    let value = |key: &str| {
-        text.lines()
-            .find_map(|line| line.strip_prefix(key)?.strip_prefix('='))
-            .map(PathBuf::from)
-    };
-    Some([value(keys[0])?, value(keys[1])?])
+    crate::set_up_keys(script, argument, keys)
 }
 
 /// Start `program` with `arguments` (and `environment`) under a wrapper that kills it when
@@ -156,7 +140,9 @@ fn serve(
         std::process::id()
     ));
     let child = start_guarded(program, &[arguments, &listen].concat(), environment, &log);
-    let started = crate::wait_until(STARTUP_TIMEOUT, HEALTH_POLL, || health(port, health_path));
+    let started = crate::wait_until(STARTUP_TIMEOUT, HEALTH_POLL, || {
+        crate::answers_ok(port, health_path)
+    });
     assert!(
         started,
         "{what} did not answer {health_path} within {STARTUP_TIMEOUT:?}; its log: {}",
@@ -219,24 +205,4 @@ fn start() -> Option<LocalModel> {
         _server: Mutex::new(child),
         proxy: OnceLock::new(),
     })
-}
-
-fn health(port: u16, path: &str) -> bool {
-    use std::io::Write;
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    if stream
-        .write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                .as_bytes(),
-        )
-        .is_err()
-    {
-        return false;
-    }
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    answer.starts_with("HTTP/1.1 200")
 }

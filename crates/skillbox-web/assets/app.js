@@ -141,7 +141,7 @@ function fieldFor(name, property, required) {
     if (property.minimum !== undefined) input.min = property.minimum;
     if (property.maximum !== undefined) input.max = property.maximum;
   } else if (type === "string") {
-    const long = /code|content|text|body|script|prompt/i.test(name) || (property.maxLength || 0) > 200;
+    const long = /^(code|content|text|body|prompt|markdown)$/i.test(name) || (property.maxLength || 0) > 200;
     input = element(long ? "textarea" : "input");
     if (!long) input.type = "text";
   } else {
@@ -215,18 +215,23 @@ async function playgroundPage() {
   let fields = [];
   let current = null;
 
-  const collect = () => {
+  // Reads the form; with `mark`, shows each problem beside its field.
+  const collect = (mark) => {
     const values = {};
     const problems = [];
     for (const field of fields) {
-      field.problem.textContent = "";
-      field.input.classList.remove("invalid");
+      if (mark) {
+        field.problem.textContent = "";
+        field.input.classList.remove("invalid");
+      }
       try {
         const value = field.read();
         if (value !== undefined) values[field.name] = value;
       } catch (error) {
-        field.problem.textContent = error.message;
-        field.input.classList.add("invalid");
+        if (mark) {
+          field.problem.textContent = error.message;
+          field.input.classList.add("invalid");
+        }
         problems.push(error.message);
       }
     }
@@ -241,11 +246,14 @@ async function playgroundPage() {
     fields = schemaFields(tool.parameters);
     fieldsBox.replaceChildren(...fields.map((field) => field.wrapper));
     if (fields.length === 0) fieldsBox.append(element("p", "muted", "This tool takes no arguments."));
-    const skillField = fields.find((field) => field.name === "skill" || field.name === "name");
-    if (skillField && root.dataset.skill && skillField.input.tagName !== "SELECT") skillField.input.value = root.dataset.skill;
+    const skillField = fields.find((field) => field.name === "skill" || (field.name === "name" && tool.group === "protocol"));
+    if (skillField && skillField.input.tagName === "INPUT") {
+      skillField.input.setAttribute("list", "skill-names");
+      if (root.dataset.skill) skillField.input.value = root.dataset.skill;
+    }
     errors.hidden = true;
     button.disabled = false;
-    preview.textContent = pretty(collect().values);
+    preview.textContent = pretty(collect(false).values);
     history.replaceState(null, "", `/playground?tool=${encodeURIComponent(tool.name)}`);
   };
 
@@ -276,11 +284,15 @@ async function playgroundPage() {
     || (root.dataset.skill && catalog.tools.find((tool) => tool.skill === root.dataset.skill));
   if (first) choose(first);
 
-  form.addEventListener("input", () => { preview.textContent = pretty(collect().values); });
+  const names = element("datalist");
+  names.id = "skill-names";
+  for (const name of catalog.skills) names.append(new Option(name));
+  root.append(names);
+  form.addEventListener("input", () => { preview.textContent = pretty(collect(false).values); });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!current) return;
-    const { values, problems } = collect();
+    const { values, problems } = collect(true);
     if (problems.length) {
       errors.textContent = `Not sent: ${problems.join("; ")}.`;
       errors.hidden = false;

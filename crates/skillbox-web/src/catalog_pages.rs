@@ -329,13 +329,47 @@ struct ToolRow {
     required: Vec<String>,
 }
 
-/// One file in the tree.
+/// One line of the file tree: a folder (no link) or a file.
 struct FileRow {
     path: String,
     name: String,
     depth: usize,
     size: String,
-    link: String,
+    link: Option<String>,
+}
+
+/// The tree's lines for sorted file paths: each folder once, before its files.
+fn tree_rows(files: Vec<(String, u64)>, link: &dyn Fn(&str) -> String) -> Vec<FileRow> {
+    let mut rows = Vec::with_capacity(files.len());
+    let mut open: Vec<String> = Vec::new();
+    for (path, size_bytes) in files {
+        let parts: Vec<&str> = path.split('/').collect();
+        let folders = &parts[..parts.len() - 1];
+        let shared = open
+            .iter()
+            .zip(folders)
+            .take_while(|(open, folder)| open.as_str() == **folder)
+            .count();
+        open.truncate(shared);
+        for (depth, folder) in folders.iter().enumerate().skip(shared) {
+            rows.push(FileRow {
+                path: folders[..=depth].join("/"),
+                name: format!("{folder}/"),
+                depth,
+                size: String::new(),
+                link: None,
+            });
+            open.push((*folder).to_owned());
+        }
+        rows.push(FileRow {
+            name: parts[parts.len() - 1].to_owned(),
+            depth: folders.len(),
+            size: human_size(size_bytes),
+            link: Some(link(&path)),
+            path,
+        });
+    }
+    rows
 }
 
 #[derive(Template)]
@@ -429,16 +463,7 @@ pub(crate) async fn skill_page(
     })
     .await?;
     let (load_text, load_note) = load_skill_text(&provider, &skill).await;
-    let files = files
-        .into_iter()
-        .map(|(path, size_bytes)| FileRow {
-            name: path.rsplit('/').next().unwrap_or(&path).to_owned(),
-            depth: path.matches('/').count(),
-            size: human_size(size_bytes),
-            link: file_link(&path, false),
-            path,
-        })
-        .collect();
+    let files = tree_rows(files, &|path| file_link(path, false));
     let tools = skill
         .tools
         .iter()
@@ -784,4 +809,38 @@ pub(crate) fn escape(text: &str) -> String {
         }
     }
     escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_shows_each_folder_once_before_its_files() {
+        let rows = tree_rows(
+            vec![
+                ("SKILL.md".into(), 10),
+                ("assets/a.csv".into(), 1),
+                ("scripts/lib/x.py".into(), 2),
+                ("scripts/run.py".into(), 3),
+            ],
+            &|path| format!("/f/{path}"),
+        );
+        let shown: Vec<(String, usize)> = rows
+            .iter()
+            .map(|row| (row.name.clone(), row.depth))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("SKILL.md".to_owned(), 0),
+                ("assets/".to_owned(), 0),
+                ("a.csv".to_owned(), 1),
+                ("scripts/".to_owned(), 0),
+                ("lib/".to_owned(), 1),
+                ("x.py".to_owned(), 2),
+                ("run.py".to_owned(), 1),
+            ]
+        );
+    }
 }

@@ -227,7 +227,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .map_err(|error| anyhow::anyhow!("cannot read the bound address: {error}"))?;
         // The one line a person (or a test using port 0) needs: where to send requests.
         eprintln!(
-            "skillbox: serving the web app at http://{address}/, the Skills Protocol at http://{address}/rpc and MCP at http://{address}/mcp (blobs in {})",
+            "skillbox: serving the Skills Protocol at http://{address}/rpc and MCP at http://{address}/mcp (blobs in {}); the web app is at http://{address}/",
             data_dir.display()
         );
         skillbox_server::serve_listener(listener, state).await;

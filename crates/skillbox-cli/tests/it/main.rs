@@ -17,4 +17,6 @@ mod skills_ref_parity;
 mod support;
 mod trust;
 mod validate;
+mod web;
 mod web_attacks;
+mod web_browser;
