@@ -20,7 +20,10 @@ use skillbox_llm::SkillsProvider;
 use crate::auth::Visitor;
 use crate::pages::{Layout, render};
 use crate::render::{FileView, MAX_VIEWED_BYTES, is_image_path, markdown_html, view_file};
-use crate::{WebError, WebState, read_files};
+use crate::{
+    ApiError, BUSY_ANSWERING, COUNTED_ANSWER_BYTES, MAX_CATALOG_STREAMS, WebError, WebState,
+    read_files,
+};
 
 /// Rows of the skills list per page.
 pub const SKILLS_PER_PAGE: usize = 50;
@@ -423,22 +426,6 @@ pub(crate) async fn skill_page(
         .as_ref()
         .map(|version| format!("?version={}", encode_component(&version.to_string())))
         .unwrap_or_default();
-    let (body, files, files_cut) = read_files(&state, {
-        let skill = Arc::clone(&skill);
-        move || {
-            let body = skill.body();
-            let (resources, cut) = skill.resources();
-            (
-                body,
-                resources
-                    .iter()
-                    .map(|resource| (resource.path.clone(), resource.size_bytes))
-                    .collect::<Vec<_>>(),
-                cut,
-            )
-        }
-    })
-    .await?;
     let file_link = {
         let base = format!("/skills/{}", encode_component(skill.name()));
         let version_query = version_query.clone();
@@ -450,13 +437,31 @@ pub(crate) async fn skill_page(
             )
         }
     };
-    let body_html = match &body {
-        Ok(body) => {
-            let link = |path: &str| file_link(path, is_image_path(path));
-            markdown_html(&body.text, &link)
+    // The body is rendered where it is read, on a blocking thread: a large body takes a
+    // second, which would hold up every other request on the runtime's few threads.
+    let (body_html, files, files_cut) = read_files(&state, {
+        let skill = Arc::clone(&skill);
+        let file_link = file_link.clone();
+        move || {
+            let body_html = match skill.body() {
+                Ok(body) => {
+                    let link = |path: &str| file_link(path, is_image_path(path));
+                    markdown_html(&body.text, &link)
+                }
+                Err(error) => format!("<p class=\"error\">{}</p>", escape(&error.to_string())),
+            };
+            let (resources, cut) = skill.resources();
+            (
+                body_html,
+                resources
+                    .iter()
+                    .map(|resource| (resource.path.clone(), resource.size_bytes))
+                    .collect::<Vec<_>>(),
+                cut,
+            )
         }
-        Err(error) => format!("<p class=\"error\">{}</p>", escape(&error.to_string())),
-    };
+    })
+    .await?;
     let (load_text, load_note) = load_skill_text(&provider, &skill).await;
     let files = tree_rows(files, &|path| file_link(path, false));
     let tools = skill
@@ -627,19 +632,32 @@ pub(crate) async fn raw_file(
     let bytes = read_files(&state, {
         let skill = Arc::clone(&skill);
         let path = path.clone();
+        let answers = Arc::clone(&state.answers);
         move || -> Result<Vec<u8>, WebError> {
             let (resources, _) = skill.resources();
-            if !resources.iter().any(|resource| resource.path == path) {
+            let Some(listed) = resources.iter().find(|resource| resource.path == path) else {
                 return Err(not_a_file(&skill, &path));
+            };
+            // Refused before it is read when it is too large, or when the answers budget has
+            // no room for it.
+            let too_large = || {
+                WebError::BadRequest(format!(
+                    "`{path}` is larger than {MAX_RAW_BYTES} bytes; read it from the skill's folder"
+                ))
+            };
+            if listed.size_bytes > MAX_RAW_BYTES {
+                return Err(too_large());
+            }
+            let listed_size = usize::try_from(listed.size_bytes).unwrap_or(usize::MAX);
+            if listed_size >= COUNTED_ANSWER_BYTES && listed_size > answers.available_permits() {
+                return Err(WebError::Busy(BUSY_ANSWERING.into()));
             }
             let (bytes, cut) = skill
                 .source
                 .read_file(&path, MAX_RAW_BYTES)
                 .map_err(|error| WebError::NotFound(error.to_string()))?;
             if cut {
-                return Err(WebError::BadRequest(format!(
-                    "`{path}` is larger than {MAX_RAW_BYTES} bytes; read it from the skill's folder"
-                )));
+                return Err(too_large());
             }
             Ok(bytes)
         }
@@ -680,16 +698,20 @@ pub(crate) async fn raw_file(
 
 /// `GET /api/catalog/events`: an event each time the catalog is reloaded, so open catalog
 /// pages show an edited skill without a manual refresh.
-pub(crate) async fn catalog_events(
-    State(state): State<Arc<WebState>>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub(crate) async fn catalog_events(State(state): State<Arc<WebState>>) -> Response {
+    let Ok(permit) = Arc::clone(&state.catalog_streams).try_acquire_owned() else {
+        return ApiError(WebError::Busy(format!(
+            "{MAX_CATALOG_STREAMS} pages follow the catalog already; close some"
+        )))
+        .into_response();
+    };
     let mut changes = state.live.subscribe();
     let first = state.live.generation();
     let stream = async_stream_of(move |sender| async move {
         let hello = Event::default()
             .event("catalog")
             .data(serde_json::json!({ "generation": first }).to_string());
-        if sender.send(Ok(hello)).await.is_err() {
+        if sender.send(Ok::<_, Infallible>(hello)).await.is_err() {
             return;
         }
         loop {
@@ -706,12 +728,22 @@ pub(crate) async fn catalog_events(
             }
         }
     });
+    // The place is held as long as the page reads the stream.
+    let stream = futures_util::StreamExt::map(stream, move |event| {
+        let _held = &permit;
+        event
+    });
     let stream =
         futures_util::StreamExt::take_until(stream, state.shutdown.clone().cancelled_owned());
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
 
 /// A stream fed by a task: `produce` sends into a small channel until the receiver is gone.
+/// The task is dropped as soon as the receiver is (the page closed), not at its next send:
+/// a producer waiting for a change that never comes would otherwise hold what it holds (its
+/// place among the open streams) for good.
 pub(crate) fn async_stream_of<T, F, Fut>(produce: F) -> impl Stream<Item = T>
 where
     T: Send + 'static,
@@ -719,7 +751,14 @@ where
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let (sender, receiver) = tokio::sync::mpsc::channel(16);
-    tokio::spawn(produce(sender));
+    let watcher = sender.clone();
+    let producer = produce(sender);
+    tokio::spawn(async move {
+        tokio::select! {
+            () = producer => {}
+            () = watcher.closed() => {}
+        }
+    });
     futures_util::stream::unfold(receiver, |mut receiver| async move {
         receiver.recv().await.map(|item| (item, receiver))
     })

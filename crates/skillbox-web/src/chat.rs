@@ -650,9 +650,14 @@ pub(crate) async fn events(
                 index.parse::<usize>().ok()?,
             ))
         });
+    // The page names the last event it has; the stream starts after it (an index at the end
+    // of `usize` names nothing after it, and must not wrap to the start).
     let (mut generation, mut next) = match last_seen {
-        Some((generation, index)) => (Some(generation), index + 1),
-        None => (query.generation, query.after.map_or(0, |after| after + 1)),
+        Some((generation, index)) => (Some(generation), index.saturating_add(1)),
+        None => (
+            query.generation,
+            query.after.map_or(0, |after| after.saturating_add(1)),
+        ),
     };
     let stream = async_stream_of(
         move |sender: tokio::sync::mpsc::Sender<Result<Event, Infallible>>| async move {

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -42,6 +42,30 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub const MAX_FILE_READS_IN_FLIGHT: usize = 16;
 /// How long one page may wait for its file reads.
 pub const FILE_READ_BUDGET: Duration = Duration::from_secs(10);
+/// Catalog event streams open at once (each open catalog page holds one); past this a page
+/// is told to try again and shows the list as it was. Each stream holds a connection and a
+/// task (20 to 30 KiB of the server's memory), and nothing else bounded them.
+pub const MAX_CATALOG_STREAMS: usize = 256;
+/// Bytes of large answers (pages, raw files) the web app holds at once while clients read
+/// them. A client reading slowly, or not at all until the server's send-stall timeout, holds
+/// its answer: 64 such requests for a 15 MiB file held 1.1 GB. Past this, a large answer is
+/// refused with 503 and `Retry-After`, and its memory is freed at once.
+pub const ANSWERS_BUDGET_BYTES: usize = 128 * 1024 * 1024;
+/// Answers smaller than this are not counted against [`ANSWERS_BUDGET_BYTES`].
+pub const COUNTED_ANSWER_BYTES: usize = 64 * 1024;
+/// What a client is told when the answers budget is spent.
+pub(crate) const BUSY_ANSWERING: &str =
+    "the server is sending many large answers to slow clients; try again in a moment";
+/// The `Retry-After` of an answer refused for the budget, in seconds.
+const BUSY_RETRY_AFTER_SECONDS: u64 = 2;
+/// Bytes handed to the connection at a time from a counted answer: its share of the budget is
+/// held until the last piece is taken.
+const ANSWER_PIECE_BYTES: usize = 64 * 1024;
+/// Largest request body the web app reads, in bytes: a playground call's arguments
+/// (`MAX_CALL_ARGUMENTS_BYTES`, 1 MiB) with room for the JSON around them. The server's
+/// own bound is far larger (for `/rpc`'s blobs), and a body is read and parsed whole before
+/// its size is judged: eight 60 MiB calls at once held 660 MB.
+pub const MAX_BODY_BYTES: usize = 2 * playground::MAX_CALL_ARGUMENTS_BYTES;
 
 /// What the web app is given by the server that mounts it.
 pub struct WebConfig {
@@ -65,6 +89,10 @@ pub(crate) struct WebState {
     pub(crate) auth: Auth,
     pub(crate) chat: chat::ChatHub,
     pub(crate) file_reads: Arc<Semaphore>,
+    /// Places for catalog event streams ([`MAX_CATALOG_STREAMS`]).
+    pub(crate) catalog_streams: Arc<Semaphore>,
+    /// Bytes of large answers held ([`ANSWERS_BUDGET_BYTES`]).
+    pub(crate) answers: Arc<Semaphore>,
     /// Cancelled when the server stops: event streams end, turns are cancelled.
     pub(crate) shutdown: tokio_util::sync::CancellationToken,
 }
@@ -97,6 +125,8 @@ impl WebApp {
                 auth,
                 chat,
                 file_reads: Arc::new(Semaphore::new(MAX_FILE_READS_IN_FLIGHT)),
+                catalog_streams: Arc::new(Semaphore::new(MAX_CATALOG_STREAMS)),
+                answers: Arc::new(Semaphore::new(ANSWERS_BUDGET_BYTES)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
             }),
         }
@@ -142,6 +172,11 @@ impl WebApp {
             .route("/assets/{name}", get(assets::asset))
             .merge(pages)
             .fallback(pages::not_found)
+            .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+            .layer(middleware::from_fn_with_state(
+                Arc::clone(&state),
+                hold_answer_budget,
+            ))
             .layer(middleware::from_fn(security_headers))
             .with_state(state)
     }
@@ -176,6 +211,62 @@ async fn security_headers(request: Request, next: Next) -> Response {
     headers
         .entry(header::CACHE_CONTROL)
         .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+/// Layer: a large answer of known size (a page, a raw file) holds its size in
+/// [`ANSWERS_BUDGET_BYTES`] until the client has taken it; when the budget is spent it is
+/// refused with 503 instead. Streams (events, blob downloads) are sent as they are made and
+/// pass as they are.
+async fn hold_answer_budget(
+    axum::extract::State(state): axum::extract::State<Arc<WebState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    use futures_util::StreamExt;
+    let response = next.run(request).await;
+    let Some(size) = axum::body::HttpBody::size_hint(response.body()).exact() else {
+        return response;
+    };
+    let Ok(size) = usize::try_from(size) else {
+        return response;
+    };
+    if size < COUNTED_ANSWER_BYTES {
+        return response;
+    }
+    let share = u32::try_from(size).ok().and_then(|share| {
+        Arc::clone(&state.answers)
+            .try_acquire_many_owned(share)
+            .ok()
+    });
+    let Some(share) = share else {
+        tracing::warn!(
+            size,
+            "a large answer was refused: the answers budget is spent"
+        );
+        let mut refusal = WebError::Busy(BUSY_ANSWERING.into()).into_response();
+        refusal.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(BUSY_RETRY_AFTER_SECONDS),
+        );
+        return refusal;
+    };
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, size).await else {
+        return WebError::Internal("the answer could not be sent".into()).into_response();
+    };
+    let pieces: Vec<axum::body::Bytes> = (0..bytes.len())
+        .step_by(ANSWER_PIECE_BYTES)
+        .map(|start| bytes.slice(start..bytes.len().min(start + ANSWER_PIECE_BYTES)))
+        .collect();
+    let body = futures_util::stream::iter(pieces).map(move |piece| {
+        let _held = &share;
+        Ok::<_, std::convert::Infallible>(piece)
+    });
+    let mut response = Response::from_parts(parts, axum::body::Body::from_stream(body));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(size));
     response
 }
 

@@ -24,28 +24,98 @@ const IMAGE_EXTENSIONS: [&str; 9] = [
     "png", "jpg", "jpeg", "gif", "webp", "avif", "bmp", "ico", "svg",
 ];
 
+/// Deepest nesting of markdown (blocks and inlines) rendered as HTML. The sanitiser's HTML
+/// parser takes time growing with the square of the depth (100,000 nested quotes took a
+/// minute), so a body nesting deeper is shown as text.
+pub const MAX_MARKDOWN_NESTING: usize = 100;
+/// Most tags of raw HTML a body's markdown may carry into the page: each may open an element,
+/// so they bound the depth as [`MAX_MARKDOWN_NESTING`] does. Past this the raw HTML is shown
+/// as text.
+pub const MAX_RAW_HTML_TAGS: usize = 256;
+
 /// Markdown (CommonMark with GFM tables, task lists, strikethrough and footnotes) as sanitised
 /// HTML: no scripts, event attributes, styles, forms or `javascript:` links survive. Relative
-/// links and images point into the skill's own files through `link_to_file`.
+/// links and images point into the skill's own files through `link_to_file`; links that climb
+/// out of the skill are dropped. A body nesting deeper than [`MAX_MARKDOWN_NESTING`] is shown
+/// as text, and raw HTML past [`MAX_RAW_HTML_TAGS`] tags is too, so the sanitiser's work stays
+/// in proportion to the body's size.
 #[must_use]
 pub fn markdown_html(markdown: &str, link_to_file: &(dyn Fn(&str) -> String + Sync)) -> String {
     let options = pulldown_cmark::Options::ENABLE_TABLES
         | pulldown_cmark::Options::ENABLE_STRIKETHROUGH
         | pulldown_cmark::Options::ENABLE_TASKLISTS
         | pulldown_cmark::Options::ENABLE_FOOTNOTES;
-    let parser = pulldown_cmark::Parser::new_ext(markdown, options);
+    let shape = MarkdownShape::of(pulldown_cmark::Parser::new_ext(markdown, options));
+    if shape.deepest > MAX_MARKDOWN_NESTING {
+        return format!(
+            "<p class=\"note\">This body nests more than {MAX_MARKDOWN_NESTING} levels deep, so it is shown as text.</p><pre class=\"body-text\">{}</pre>",
+            crate::catalog_pages::escape(markdown)
+        );
+    }
+    let keep_raw_html = shape.raw_html_tags <= MAX_RAW_HTML_TAGS;
+    let parser = pulldown_cmark::Parser::new_ext(markdown, options).map(|event| match event {
+        pulldown_cmark::Event::Html(html) | pulldown_cmark::Event::InlineHtml(html)
+            if !keep_raw_html =>
+        {
+            pulldown_cmark::Event::Text(html)
+        }
+        other => other,
+    });
     let mut html = String::with_capacity(markdown.len() * 3 / 2);
     pulldown_cmark::html::push_html(&mut html, parser);
     let rewrite = FileLinks { link_to_file };
-    ammonia::Builder::default()
+    let clean = ammonia::Builder::default()
         .url_relative(ammonia::UrlRelative::Custom(Box::new(rewrite)))
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
         .clean(&html)
-        .to_string()
+        .to_string();
+    if keep_raw_html {
+        clean
+    } else {
+        format!(
+            "<p class=\"note\">This body holds more than {MAX_RAW_HTML_TAGS} HTML tags, so they are shown as text.</p>{clean}"
+        )
+    }
+}
+
+/// How deep a body's markdown nests and how many tags its raw HTML holds.
+struct MarkdownShape {
+    deepest: usize,
+    raw_html_tags: usize,
+}
+
+impl MarkdownShape {
+    fn of<'a>(events: impl Iterator<Item = pulldown_cmark::Event<'a>>) -> Self {
+        let mut shape = MarkdownShape {
+            deepest: 0,
+            raw_html_tags: 0,
+        };
+        let mut depth = 0_usize;
+        for event in events {
+            match event {
+                pulldown_cmark::Event::Start(_) => {
+                    depth += 1;
+                    shape.deepest = shape.deepest.max(depth);
+                }
+                pulldown_cmark::Event::End(_) => depth = depth.saturating_sub(1),
+                pulldown_cmark::Event::Html(html) | pulldown_cmark::Event::InlineHtml(html) => {
+                    // Only `<` before a letter opens an element in an HTML parser.
+                    shape.raw_html_tags += html
+                        .as_bytes()
+                        .windows(2)
+                        .filter(|pair| pair[0] == b'<' && pair[1].is_ascii_alphabetic())
+                        .count();
+                }
+                _ => {}
+            }
+        }
+        shape
+    }
 }
 
 /// Rewrites relative URLs in a skill's markdown to the skill's own files; `#anchors` stay,
-/// and root-relative paths are dropped (they would name this server's pages, not the skill's).
+/// and root-relative paths and paths that climb out of the skill are dropped (they would name
+/// this server's pages, not the skill's).
 struct FileLinks<'a> {
     link_to_file: &'a (dyn Fn(&str) -> String + Sync),
 }
@@ -56,12 +126,58 @@ impl<'a> ammonia::UrlRelativeEvaluate<'a> for FileLinks<'a> {
             return Some(Cow::Borrowed(url));
         }
         let path = url.split(['#', '?']).next().unwrap_or(url);
-        let path = path.trim_start_matches("./");
-        if path.is_empty() || path.starts_with('/') {
-            return None;
-        }
-        Some(Cow::Owned((self.link_to_file)(path)))
+        let path = path_inside_skill(path)?;
+        Some(Cow::Owned((self.link_to_file)(&path)))
     }
+}
+
+/// A relative link as a path inside the skill: percent escapes decoded, `.` and `..` resolved
+/// from the skill's folder (where `SKILL.md` is). `None` for a root-relative path, a path that
+/// climbs out of the skill, or one that is not UTF-8 once decoded.
+fn path_inside_skill(link: &str) -> Option<String> {
+    let decoded =
+        percent_decoded(link.trim_matches(|character: char| character.is_ascii_whitespace()))?;
+    if decoded.starts_with(['/', '\\']) {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in decoded.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// `text` with its `%XX` escapes decoded (a `%` not followed by two hex digits stays), or
+/// `None` when the result is not UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let escaped = (bytes[index] == b'%')
+            .then(|| bytes.get(index + 1..index + 3))
+            .flatten()
+            .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                index += 3;
+            }
+            None => {
+                decoded.push(bytes[index]);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded).ok()
 }
 
 /// How the viewer shows a file.
@@ -187,6 +303,55 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("href=\"https://example.com/\""), "{html}");
+    }
+
+    #[test]
+    fn links_stay_inside_the_skill() {
+        assert_eq!(
+            path_inside_skill("references/api.md").as_deref(),
+            Some("references/api.md")
+        );
+        assert_eq!(path_inside_skill("./a/../b.md").as_deref(), Some("b.md"));
+        assert_eq!(
+            path_inside_skill("my%20file.md").as_deref(),
+            Some("my file.md")
+        );
+        assert_eq!(path_inside_skill("100%.md").as_deref(), Some("100%.md"));
+        assert_eq!(path_inside_skill("%+f.md").as_deref(), Some("%+f.md"));
+        for outside in [
+            "../x",
+            "a/../../x",
+            "%2e%2e/x",
+            "..%2fx",
+            "%2Fapi/call",
+            "/api/call",
+            "\\\\evil.example",
+            ".",
+            "",
+            "%ff",
+        ] {
+            assert_eq!(path_inside_skill(outside), None, "{outside}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_and_heaps_of_raw_html_are_shown_as_text() {
+        let deep = ">".repeat(MAX_MARKDOWN_NESTING + 1) + " x";
+        let html = markdown_html(&deep, &to_file);
+        assert!(
+            html.contains("shown as text") && !html.contains("<blockquote>"),
+            "{html}"
+        );
+        let shallow = ">".repeat(MAX_MARKDOWN_NESTING / 2) + " x";
+        assert!(markdown_html(&shallow, &to_file).contains("<blockquote>"));
+        let heap = "<b>x</b>".repeat(MAX_RAW_HTML_TAGS + 1);
+        let html = markdown_html(&heap, &to_file);
+        assert!(
+            html.contains("&lt;b&gt;x") && !html.contains("<b>"),
+            "{html}"
+        );
+        let few = "<b>x</b>".repeat(MAX_RAW_HTML_TAGS);
+        assert!(markdown_html(&few, &to_file).contains("<b>x</b>"));
     }
 
     #[test]

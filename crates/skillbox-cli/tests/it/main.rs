@@ -18,4 +18,5 @@ mod support;
 mod trust;
 mod validate;
 mod web;
+mod web_attacks;
 mod web_browser;
