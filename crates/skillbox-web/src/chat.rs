@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::Visitor;
 use crate::catalog_pages::async_stream_of;
 use crate::pages::{Layout, render};
-use crate::{ApiError, WebError, WebState};
+use crate::{ApiError, WebError, WebState, read_files};
 
 /// Turns running at once across all conversations; more wait for none: the page is told to
 /// try again.
@@ -203,14 +203,21 @@ impl ChatHub {
         }
     }
 
-    fn agent(&self, model: &ChatModel, room: &Arc<Room>) -> Agent {
+    /// An agent asking `model`, over the live skills.
+    fn agent(&self, model: &ChatModel) -> Agent {
         let mut options = self.setup.options.clone();
         options.model.clone_from(&model.model);
-        let agent = Agent::new(
+        Agent::new(
             SkillSource::Live(Arc::clone(&self.live)),
             Arc::clone(&model.client),
             options,
-        );
+        )
+    }
+
+    /// The agent of one turn in `room`: asking `model`, with the server's approval policy
+    /// (cards in the room's log when it asks).
+    fn turn_agent(&self, model: &ChatModel, room: &Arc<Room>) -> Agent {
+        let agent = self.agent(model);
         let approval: Arc<dyn Approval> = match self.setup.approval {
             ChatApproval::Allow => Arc::new(skillbox_agent::ApprovalPolicy::Allow),
             ChatApproval::Deny => Arc::new(skillbox_agent::ApprovalPolicy::Deny),
@@ -234,12 +241,7 @@ impl ChatHub {
             ),
             None => None,
         };
-        let agent = Agent::new(
-            SkillSource::Live(Arc::clone(&self.live)),
-            Arc::clone(&model.client),
-            self.setup.options.clone(),
-        );
-        let conversation = agent.conversation(transcript);
+        let conversation = self.agent(model).conversation(transcript);
         let id = conversation.id().to_owned();
         let room = Room::new(id.clone(), conversation, Vec::new());
         self.remember(&id, &room);
@@ -269,7 +271,13 @@ impl ChatHub {
         rooms.insert(id.to_owned(), Arc::clone(room));
     }
 
-    /// The conversation `id`: in memory, or read back from its transcript.
+    /// The conversation `id` if it is in memory.
+    fn in_memory(&self, id: &str) -> Option<Arc<Room>> {
+        self.rooms.lock().ok()?.get(id).cloned()
+    }
+
+    /// The conversation `id`: in memory, or read back from its transcript (file I/O: see
+    /// [`find_room`]).
     fn room(&self, id: &str) -> Result<Arc<Room>, WebError> {
         let not_found = || {
             WebError::NotFound(format!(
@@ -279,12 +287,7 @@ impl ChatHub {
         if !(id.len() == 32 && id.bytes().all(|byte| byte.is_ascii_hexdigit())) {
             return Err(not_found());
         }
-        if let Some(room) = self
-            .rooms
-            .lock()
-            .ok()
-            .and_then(|rooms| rooms.get(id).cloned())
-        {
+        if let Some(room) = self.in_memory(id) {
             return Ok(room);
         }
         let store = self.setup.transcripts.as_ref().ok_or_else(not_found)?;
@@ -292,18 +295,24 @@ impl ChatHub {
         if transcript.header().id != id {
             return Err(not_found());
         }
-        let model = self.model(None)?;
-        let agent = Agent::new(
-            SkillSource::Live(Arc::clone(&self.live)),
-            Arc::clone(&model.client),
-            self.setup.options.clone(),
-        );
+        let agent = self.agent(self.model(None)?);
         let log = events_from_messages(&messages);
         let conversation = agent.resume(Some(transcript), messages);
         let room = Room::new(id.to_owned(), conversation, log);
         self.remember(id, &room);
         Ok(room)
     }
+}
+
+/// The conversation `id` for a request: from memory, or read back from its transcript on a
+/// blocking thread (the async threads never wait on the disk).
+async fn find_room(state: &Arc<WebState>, id: &str) -> Result<Arc<Room>, WebError> {
+    if let Some(room) = state.chat.in_memory(id) {
+        return Ok(room);
+    }
+    let reader = Arc::clone(state);
+    let id = id.to_owned();
+    read_files(state, move || reader.chat.room(&id)).await?
 }
 
 /// The log of a conversation read back from its messages: what the page shows for it.
@@ -458,7 +467,7 @@ pub(crate) async fn chat_page_for(
     Extension(visitor): Extension<Visitor>,
     Path(id): Path<String>,
 ) -> Result<Response, WebError> {
-    let room = state.chat.room(&id)?;
+    let room = find_room(&state, &id).await?;
     Ok(chat_page_with(&state, &visitor, room.id.clone()))
 }
 
@@ -474,7 +483,12 @@ pub(crate) async fn create_conversation(
     State(state): State<Arc<WebState>>,
     Json(request): Json<CreateRequest>,
 ) -> Result<Json<Value>, ApiError> {
-    let room = state.chat.create(request.model.as_deref())?;
+    // Creating one writes its transcript's first line: on a blocking thread.
+    let room = read_files(&state, {
+        let state = Arc::clone(&state);
+        move || state.chat.create(request.model.as_deref())
+    })
+    .await??;
     Ok(Json(json!({ "id": room.id })))
 }
 
@@ -505,14 +519,14 @@ pub(crate) async fn start_turn(
         .into());
     }
     let model = hub.model(request.model.as_deref())?;
-    let room = hub.room(&id)?;
+    let room = find_room(&state, &id).await?;
     let permit: OwnedSemaphorePermit =
         Arc::clone(&hub.turns).try_acquire_owned().map_err(|_| {
             WebError::Busy(format!(
                 "{MAX_CONCURRENT_TURNS} conversations are answering already; try again in a moment"
             ))
         })?;
-    let agent = hub.agent(model, &room);
+    let agent = hub.turn_agent(model, &room);
     let input = agent
         .read_input(&request.text)
         .map_err(WebError::BadRequest)?;
@@ -584,7 +598,7 @@ pub(crate) async fn stop_turn(
     State(state): State<Arc<WebState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let room = state.chat.room(&id)?;
+    let room = find_room(&state, &id).await?;
     let stopped = room
         .lock()?
         .running
@@ -606,7 +620,7 @@ pub(crate) async fn answer_approval(
     Path((id, number)): Path<(String, u64)>,
     Json(answer): Json<ApprovalAnswer>,
 ) -> Result<Json<Value>, ApiError> {
-    let room = state.chat.room(&id)?;
+    let room = find_room(&state, &id).await?;
     let sender = room.lock()?.approvals.remove(&number).ok_or_else(|| {
         WebError::NotFound(format!(
             "approval {number} is not waiting (it was answered, timed out or the turn stopped)"
@@ -632,7 +646,7 @@ pub(crate) async fn events(
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let room = state.chat.room(&id)?;
+    let room = find_room(&state, &id).await?;
     let permit = Arc::clone(&state.chat.streams)
         .try_acquire_owned()
         .map_err(|_| {
