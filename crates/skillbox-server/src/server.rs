@@ -160,9 +160,11 @@ impl AppState {
     /// Also serve the web app at `/` (skills, playground, chat, runs) from the same live
     /// provider and services, behind the same `Host`/`Origin` checks; with a token, its pages
     /// ask for it once and keep a session cookie.
+    ///
+    /// # Errors
+    /// [`ServeError::Web`] when the web app cannot be set up (no randomness for its secrets).
     #[cfg(feature = "web")]
-    #[must_use]
-    pub fn with_web(mut self, chat: skillbox_web::ChatSetup) -> Self {
+    pub fn with_web(mut self, chat: skillbox_web::ChatSetup) -> Result<Self, ServeError> {
         let web = skillbox_web::WebApp::new(
             Arc::clone(&self.live),
             Arc::clone(&self.services),
@@ -170,9 +172,10 @@ impl AppState {
                 token: self.token.clone(),
                 chat,
             },
-        );
+        )
+        .map_err(|error| ServeError::Web(error.to_string()))?;
         self.web = Some(web);
-        self
+        Ok(self)
     }
 
     /// The bearer token every request needs, if any (never empty).
@@ -638,6 +641,9 @@ pub enum ServeError {
         "refusing to listen on {0} without a token: anyone who can reach it could run skills; pass --token (or SKILLBOX_TOKEN), or listen on 127.0.0.1"
     )]
     TokenRequired(SocketAddr),
+    /// The web app could not be set up.
+    #[error("cannot set up the web app: {0}")]
+    Web(String),
     /// The address could not be bound.
     #[error("cannot listen on {address}: {message}")]
     Bind {

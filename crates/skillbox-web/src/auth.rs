@@ -61,13 +61,21 @@ pub(crate) struct Visitor {
 
 impl Auth {
     /// The rule for a server with or without a token.
-    #[must_use]
-    pub fn new(token: Option<String>) -> Self {
-        Auth {
+    ///
+    /// # Errors
+    /// When the system gives no randomness for the secret CSRF tokens are made from.
+    pub fn new(token: Option<String>) -> Result<Self, crate::WebError> {
+        let secret = random_hex().ok_or_else(|| {
+            crate::WebError::Internal(
+                "the system gives no randomness for the web app's secrets (getrandom failed)"
+                    .into(),
+            )
+        })?;
+        Ok(Auth {
             token: token.filter(|token| !token.is_empty()),
-            secret: random_hex(),
+            secret,
             sessions: Mutex::default(),
-        }
+        })
     }
 
     /// Whether the pages need a token.
@@ -83,7 +91,7 @@ impl Auth {
         digest.update(self.secret.as_bytes());
         digest.update(b"\0");
         digest.update(session.as_bytes());
-        hex(&digest.finalize())
+        hex::encode(digest.finalize())
     }
 
     /// Who sent `headers`, or `None` when the pages need a token and it has none.
@@ -113,7 +121,7 @@ impl Auth {
 
     /// A new session id, remembered.
     fn open_session(&self) -> Option<String> {
-        let id = random_hex();
+        let id = random_hex()?;
         let mut sessions = self.sessions.lock().ok()?;
         while sessions.order.len() >= MAX_SESSIONS {
             if let Some(oldest) = sessions.order.pop_front() {
@@ -153,31 +161,11 @@ fn session_cookie(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, value)| value)
 }
 
-fn random_hex() -> String {
+/// [`SECRET_BYTES`] from the system's random source, in hex; `None` when it has none.
+fn random_hex() -> Option<String> {
     let mut bytes = [0u8; SECRET_BYTES];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No randomness from the system: fall back on what is unpredictable enough to a page
-        // that cannot read the server's memory (a fresh random-state hasher per call).
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in bytes.chunks_mut(8) {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u128(
-                std::time::UNIX_EPOCH
-                    .elapsed()
-                    .map_or(0, |time| time.as_nanos()),
-            );
-            chunk.copy_from_slice(&hasher.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    hex(&bytes)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut text, byte| {
-        let _ = write!(text, "{byte:02x}");
-        text
-    })
+    getrandom::fill(&mut bytes).ok()?;
+    Some(hex::encode(bytes))
 }
 
 /// Route layer of every page and endpoint but `/login` and the assets: a visitor the token
@@ -363,7 +351,7 @@ mod tests {
 
     #[test]
     fn sessions_are_known_until_closed_and_csrf_differs_per_session() {
-        let auth = Auth::new(Some("secret".into()));
+        let auth = Auth::new(Some("secret".into())).unwrap();
         let id = auth.open_session().unwrap();
         let mut headers = HeaderMap::new();
         headers.insert(

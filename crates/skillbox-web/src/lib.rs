@@ -112,13 +112,19 @@ impl std::fmt::Debug for WebApp {
 
 impl WebApp {
     /// The web app over the live provider and the services the other doors answer with.
-    #[must_use]
-    pub fn new(live: Arc<LiveProvider>, services: Arc<Services>, config: WebConfig) -> Self {
-        let auth = Auth::new(config.token);
+    ///
+    /// # Errors
+    /// When the system gives no randomness for its secrets.
+    pub fn new(
+        live: Arc<LiveProvider>,
+        services: Arc<Services>,
+        config: WebConfig,
+    ) -> Result<Self, WebError> {
+        let auth = Auth::new(config.token)?;
         let chat = chat::ChatHub::new(config.chat, Arc::clone(&live));
         // The syntax set takes tens of milliseconds to load: not on the first file's request.
         std::thread::spawn(render::warm_up);
-        WebApp {
+        Ok(WebApp {
             state: Arc::new(WebState {
                 live,
                 services,
@@ -129,7 +135,7 @@ impl WebApp {
                 answers: Arc::new(Semaphore::new(ANSWERS_BUDGET_BYTES)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
             }),
-        }
+        })
     }
 
     /// The pages, their JSON and event endpoints and the assets, behind the session check and

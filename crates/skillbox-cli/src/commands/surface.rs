@@ -207,7 +207,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     let mcp_profile = ToolProfile::parse(&arguments.mcp_profile).unwrap_or(ToolProfile::Skills);
     let chat = super::agent::web_chat_setup(&arguments.chat, &arguments.also_model, &data_dir)?;
     runtime.block_on(async {
-        let state = state.with_web(chat).with_mcp(
+        let state = state.with_web(chat)?.with_mcp(
             mcp_profile,
             arguments
                 .max_mcp_sessions
