@@ -108,7 +108,7 @@ impl ArchivedFiles {
     pub fn content_digest(&self) -> &str {
         self.content_digest.get_or_init(|| {
             use sha2::{Digest, Sha256};
-            crate::skill::hex(&Sha256::digest(&self.bytes))
+            hex::encode(Sha256::digest(&self.bytes))
         })
     }
 

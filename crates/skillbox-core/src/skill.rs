@@ -354,7 +354,7 @@ impl Skill {
                     .source
                     .sha256(&resource.path)
                     .map_err(|error| error.to_string())?;
-                Ok(hex(&digest))
+                Ok(hex::encode(digest))
             })
             .clone()
             .map_err(CatalogError::Io)
@@ -391,16 +391,6 @@ fn decode_text(bytes: Vec<u8>, truncated: bool) -> Option<String> {
         }
         Err(_) => None,
     }
-}
-
-/// Bytes as lowercase hexadecimal text.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        let _ = write!(text, "{byte:02x}");
-    }
-    text
 }
 
 #[cfg(test)]

@@ -1332,20 +1332,12 @@ fn load_defined_skill(
 }
 
 fn encode_cursor(name: &str) -> String {
-    let hex: String = name.bytes().map(|byte| format!("{byte:02x}")).collect();
-    format!("c1.{hex}")
+    format!("c1.{}", hex::encode(name))
 }
 
 fn decode_cursor(cursor: &str) -> Option<String> {
-    let hex = cursor.strip_prefix("c1.")?;
-    if hex.len() % 2 != 0 || hex.is_empty() {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..hex.len())
-        .step_by(2)
-        .map(|index| u8::from_str_radix(hex.get(index..index + 2)?, 16).ok())
-        .collect();
-    String::from_utf8(bytes?).ok()
+    let hex = cursor.strip_prefix("c1.").filter(|hex| !hex.is_empty())?;
+    String::from_utf8(hex::decode(hex).ok()?).ok()
 }
 
 /// Names the frontmatter's `arguments` field declares (space-separated text or a list).

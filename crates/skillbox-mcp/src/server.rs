@@ -442,24 +442,12 @@ fn page<T>(
 
 /// A cursor holding a key: `k1.` and the key's bytes in hex.
 fn encode_cursor(key: &str) -> String {
-    use std::fmt::Write;
-    let mut cursor = String::from("k1.");
-    for byte in key.bytes() {
-        let _ = write!(cursor, "{byte:02x}");
-    }
-    cursor
+    format!("k1.{}", hex::encode(key))
 }
 
 fn decode_cursor(cursor: &str) -> Option<String> {
     let hex = cursor.strip_prefix("k1.")?;
-    if hex.len() % 2 != 0 {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..hex.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
-        .collect();
-    String::from_utf8(bytes?).ok()
+    String::from_utf8(hex::decode(hex).ok()?).ok()
 }
 
 fn cursor_of(request: Option<&PaginatedRequestParams>) -> Option<&str> {

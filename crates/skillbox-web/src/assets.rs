@@ -43,13 +43,7 @@ pub(crate) async fn asset(Path(name): Path<String>, headers: HeaderMap) -> Respo
     };
     let body = (asset.body)();
     let digest = Sha256::digest(body.as_bytes());
-    let etag = format!(
-        "\"{}\"",
-        digest[..12]
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect::<String>()
-    );
+    let etag = format!("\"{}\"", hex::encode(&digest[..12]));
     let cache = [
         (header::ETAG, etag.clone()),
         (header::CACHE_CONTROL, "no-cache".to_owned()),

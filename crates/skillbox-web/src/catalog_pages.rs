@@ -448,7 +448,10 @@ pub(crate) async fn skill_page(
                     let link = |path: &str| file_link(path, is_image_path(path));
                     markdown_html(&body.text, &link)
                 }
-                Err(error) => format!("<p class=\"error\">{}</p>", escape(&error.to_string())),
+                Err(error) => format!(
+                    "<p class=\"error\">{}</p>",
+                    ammonia::clean_text(&error.to_string())
+                ),
             };
             let (resources, cut) = skill.resources();
             (
@@ -774,17 +777,17 @@ pub(crate) fn human_size(bytes: u64) -> String {
     }
 }
 
+/// What stays literal in a path segment or query value: letters, digits and `-_.~`
+/// (RFC 3986's unreserved characters).
+const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// `text` percent-encoded for one path segment or query value.
 pub(crate) fn encode_component(text: &str) -> String {
-    use std::fmt::Write;
-    text.bytes().fold(String::new(), |mut encoded, byte| {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            encoded.push(char::from(byte));
-        } else {
-            let _ = write!(encoded, "%{byte:02X}");
-        }
-        encoded
-    })
+    percent_encoding::utf8_percent_encode(text, COMPONENT).to_string()
 }
 
 /// A relative path percent-encoded segment by segment (the slashes kept).
@@ -793,22 +796,6 @@ pub(crate) fn encode_path(path: &str) -> String {
         .map(encode_component)
         .collect::<Vec<_>>()
         .join("/")
-}
-
-/// `text` escaped for HTML.
-pub(crate) fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '&' => escaped.push_str("&amp;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            other => escaped.push(other),
-        }
-    }
-    escaped
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ pub fn markdown_html(markdown: &str, link_to_file: &(dyn Fn(&str) -> String + Sy
     if shape.deepest > MAX_MARKDOWN_NESTING {
         return format!(
             "<p class=\"note\">This body nests more than {MAX_MARKDOWN_NESTING} levels deep, so it is shown as text.</p><pre class=\"body-text\">{}</pre>",
-            crate::catalog_pages::escape(markdown)
+            ammonia::clean_text(markdown)
         );
     }
     let keep_raw_html = shape.raw_html_tags <= MAX_RAW_HTML_TAGS;
@@ -156,28 +156,10 @@ fn path_inside_skill(link: &str) -> Option<String> {
 /// `text` with its `%XX` escapes decoded (a `%` not followed by two hex digits stays), or
 /// `None` when the result is not UTF-8.
 fn percent_decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        let escaped = (bytes[index] == b'%')
-            .then(|| bytes.get(index + 1..index + 3))
-            .flatten()
-            .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match escaped {
-            Some(byte) => {
-                decoded.push(byte);
-                index += 3;
-            }
-            None => {
-                decoded.push(bytes[index]);
-                index += 1;
-            }
-        }
-    }
-    String::from_utf8(decoded).ok()
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8()
+        .ok()
+        .map(std::borrow::Cow::into_owned)
 }
 
 /// How the viewer shows a file.

@@ -214,7 +214,7 @@ fn hash_file(file: fs_err::File, remaining_bytes: &mut u64) -> Result<(Vec<u8>, 
 }
 
 fn format_digest(bytes: &[u8]) -> String {
-    format!("{DIGEST_PREFIX}{}", crate::skill::hex(bytes))
+    format!("{DIGEST_PREFIX}{}", hex::encode(bytes))
 }
 
 #[cfg(test)]
