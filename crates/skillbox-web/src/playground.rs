@@ -35,7 +35,7 @@ struct PlaygroundPage {
     layout: Layout,
     tool: String,
     skill: String,
-    sandbox: String,
+    sandbox: &'static str,
 }
 
 /// `GET /playground`: the page; the script fetches the tools and builds the forms.
@@ -50,7 +50,7 @@ pub(crate) async fn playground_page(
             layout: Layout::for_visitor(&visitor, "playground", "Playground".into()),
             tool: query.tool,
             skill: query.skill,
-            sandbox: sandbox_label(&provider),
+            sandbox: provider.executor().sandbox_level().as_str(),
         },
         StatusCode::OK,
     )
@@ -96,7 +96,7 @@ pub(crate) async fn tools(State(state): State<Arc<WebState>>) -> Json<Value> {
     Json(json!({
         "tools": all_tools(&provider),
         "skills": skills,
-        "sandbox": sandbox_label(&provider),
+        "sandbox": provider.executor().sandbox_level().as_str(),
     }))
 }
 
@@ -153,14 +153,6 @@ pub(crate) async fn call(
         "content": outcome.content,
         "is_error": outcome.is_error,
         "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        "sandbox": sandbox_label(&provider),
+        "sandbox": provider.executor().sandbox_level().as_str(),
     })))
-}
-
-/// The sandbox level code runs at, as its configuration names it.
-pub(crate) fn sandbox_label(provider: &SkillsProvider) -> String {
-    match serde_json::to_value(provider.executor().sandbox_level()) {
-        Ok(Value::String(level)) => level,
-        _ => "unknown".to_owned(),
-    }
 }

@@ -320,6 +320,18 @@ pub enum SandboxLevel {
     Full,
 }
 
+impl SandboxLevel {
+    /// The level's name, as results, audit lines and the configuration spell it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxLevel::None => "none",
+            SandboxLevel::Partial => "partial",
+            SandboxLevel::Full => "full",
+        }
+    }
+}
+
 impl SandboxLayers {
     /// Every layer the host supports (the uid drop only matters when running as root).
     #[must_use]
