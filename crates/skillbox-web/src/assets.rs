@@ -36,14 +36,28 @@ const ASSETS: [Asset; 4] = [
     },
 ];
 
+/// Each asset's `ETag`, in the order of [`ASSETS`], hashed once: assets never change while the
+/// server runs.
+fn etags() -> &'static [String] {
+    static ETAGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    ETAGS.get_or_init(|| {
+        ASSETS
+            .iter()
+            .map(|asset| {
+                let digest = Sha256::digest((asset.body)().as_bytes());
+                format!("\"{}\"", hex::encode(&digest[..12]))
+            })
+            .collect()
+    })
+}
+
 /// `GET /assets/{name}`, with an `ETag` so a reload costs a 304.
 pub(crate) async fn asset(Path(name): Path<String>, headers: HeaderMap) -> Response {
-    let Some(asset) = ASSETS.iter().find(|asset| asset.name == name) else {
+    let Some(index) = ASSETS.iter().position(|asset| asset.name == name) else {
         return (StatusCode::NOT_FOUND, "no such asset").into_response();
     };
-    let body = (asset.body)();
-    let digest = Sha256::digest(body.as_bytes());
-    let etag = format!("\"{}\"", hex::encode(&digest[..12]));
+    let asset = &ASSETS[index];
+    let etag = &etags()[index];
     let cache = [
         (header::ETAG, etag.clone()),
         (header::CACHE_CONTROL, "no-cache".to_owned()),
@@ -54,7 +68,7 @@ pub(crate) async fn asset(Path(name): Path<String>, headers: HeaderMap) -> Respo
     if unchanged {
         return (StatusCode::NOT_MODIFIED, cache).into_response();
     }
-    let mut response = (StatusCode::OK, cache, body).into_response();
+    let mut response = (StatusCode::OK, cache, (asset.body)()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(asset.content_type),

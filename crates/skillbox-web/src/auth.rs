@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use skillbox_services::credentials::{bearer_token, token_matches};
 
 use crate::WebState;
-use crate::pages::{self, Layout};
+use crate::pages;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "skillbox_session";
@@ -322,18 +322,6 @@ fn safe_next(next: Option<&str>) -> String {
     })
     .unwrap_or("/")
     .to_owned()
-}
-
-impl Layout {
-    /// The layout values every page shares, for this visitor.
-    pub(crate) fn for_visitor(visitor: &Visitor, active: &'static str, title: String) -> Self {
-        Layout {
-            title,
-            active,
-            csrf: visitor.csrf.clone(),
-            signed_in: visitor.signed_in,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! error, login and not-found pages.
 
 use askama::Template;
+
+use crate::auth::Visitor;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 
@@ -16,6 +18,16 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
+    /// The layout values every page shares, for this visitor.
+    pub(crate) fn for_visitor(visitor: &Visitor, active: &'static str, title: String) -> Self {
+        Layout {
+            title,
+            active,
+            csrf: visitor.csrf.clone(),
+            signed_in: visitor.signed_in,
+        }
+    }
+
     /// The layout of pages shown before (or without) a visitor: no token, no navigation mark.
     pub(crate) fn bare(title: &str) -> Self {
         Layout {
