@@ -404,7 +404,7 @@ pub(crate) async fn skill_page(
 ) -> Result<Response, WebError> {
     let provider = state.provider();
     let skill = find_skill(&provider, &name, query.version.as_deref())?;
-    let versions = provider
+    let versions: Vec<(String, String, bool)> = provider
         .catalog()
         .versions(&name)
         .map(|other| {
@@ -419,7 +419,6 @@ pub(crate) async fn skill_page(
             (label, link, Arc::ptr_eq(other, &skill))
         })
         .collect();
-    let versions_count = provider.catalog().versions(&name).count();
     let version_query = skill
         .id
         .version
@@ -438,11 +437,15 @@ pub(crate) async fn skill_page(
         }
     };
     // The body is rendered where it is read, on a blocking thread: a large body takes a
-    // second, which would hold up every other request on the runtime's few threads.
-    let (body_html, files, files_cut) = read_files(&state, {
+    // second, which would hold up every other request on the runtime's few threads. The text
+    // `load_skill` returns is made there too (it reads the skill's folder).
+    let (body_html, files, files_cut, (load_text, load_note)) = read_files(&state, {
         let skill = Arc::clone(&skill);
         let file_link = file_link.clone();
+        let provider = Arc::clone(&provider);
         move || {
+            let load =
+                tokio::runtime::Handle::current().block_on(load_skill_text(&provider, &skill));
             let body_html = match skill.body() {
                 Ok(body) => {
                     let link = |path: &str| file_link(path, is_image_path(path));
@@ -461,11 +464,11 @@ pub(crate) async fn skill_page(
                     .map(|resource| (resource.path.clone(), resource.size_bytes))
                     .collect::<Vec<_>>(),
                 cut,
+                load,
             )
         }
     })
     .await?;
-    let (load_text, load_note) = load_skill_text(&provider, &skill).await;
     let files = tree_rows(files, &|path| file_link(path, false));
     let tools = skill
         .tools
@@ -497,7 +500,7 @@ pub(crate) async fn skill_page(
     let properties = &skill.properties;
     let page = SkillPage {
         layout: Layout::for_visitor(&visitor, "skills", skill.name().to_owned()),
-        row: SkillRow::of(&skill, versions_count),
+        row: SkillRow::of(&skill, versions.len()),
         skill_md: skill.skill_md_name.clone(),
         directory: skill.directory.display().to_string(),
         body_html,
