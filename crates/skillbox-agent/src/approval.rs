@@ -62,6 +62,51 @@ pub enum ApprovalPolicy {
     Deny,
 }
 
+/// How calls that run code are decided, as a person configures it: a fixed answer, or ask
+/// (each door asks in its own way: the terminal, a card in the web page).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// Every call runs.
+    Allow,
+    /// No call that runs code runs.
+    Deny,
+    /// The person is asked before each one.
+    Ask,
+}
+
+impl ApprovalMode {
+    /// The mode named `allow`, `deny` or `ask`.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "allow" => Some(ApprovalMode::Allow),
+            "deny" => Some(ApprovalMode::Deny),
+            "ask" => Some(ApprovalMode::Ask),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Allow => "allow",
+            ApprovalMode::Deny => "deny",
+            ApprovalMode::Ask => "ask",
+        }
+    }
+
+    /// The fixed answer, or `None` when the person is asked.
+    #[must_use]
+    pub fn policy(self) -> Option<ApprovalPolicy> {
+        match self {
+            ApprovalMode::Allow => Some(ApprovalPolicy::Allow),
+            ApprovalMode::Deny => Some(ApprovalPolicy::Deny),
+            ApprovalMode::Ask => None,
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Approval for ApprovalPolicy {
     async fn decide(&self, _request: &ApprovalRequest) -> ApprovalDecision {

@@ -17,7 +17,7 @@ pub mod wire;
 pub use agent::{
     Agent, AgentOptions, Conversation, DEFAULT_MAX_ROUNDS, SkillSource, Turn, TurnInput,
 };
-pub use approval::{Approval, ApprovalDecision, ApprovalPolicy, ApprovalRequest};
+pub use approval::{Approval, ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest};
 pub use conversation::{Message, Replay, ToolCall, ToolResult, Usage};
 pub use events::{AgentEvent, TurnEnd};
 pub use http::{ApiKey, ClientError, HttpModelClient, RetryPolicy, shown_url, url_host};

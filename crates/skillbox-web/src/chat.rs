@@ -17,8 +17,8 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use skillbox_agent::{
-    Agent, AgentOptions, Approval, ApprovalDecision, ApprovalRequest, Conversation, Message,
-    ModelClient, SkillSource, TranscriptStore, WireFormat,
+    Agent, AgentOptions, Approval, ApprovalDecision, ApprovalMode, ApprovalRequest, Conversation,
+    Message, ModelClient, SkillSource, TranscriptStore, WireFormat,
 };
 use skillbox_llm::LiveProvider;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
@@ -58,17 +58,6 @@ pub struct ChatModel {
     pub client: Arc<dyn ModelClient>,
 }
 
-/// How the server asks before code runs on a model's behalf.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChatApproval {
-    /// Every call runs.
-    Allow,
-    /// No call that runs code runs.
-    Deny,
-    /// The page shows an approval card and waits for the person.
-    Ask,
-}
-
 /// Everything the chat page needs from the server's configuration.
 pub struct ChatSetup {
     /// The models to pick from; empty when none is configured.
@@ -76,7 +65,8 @@ pub struct ChatSetup {
     /// The agent's options (the model is set per turn from the pick).
     pub options: AgentOptions,
     /// The approval policy for calls that run code.
-    pub approval: ChatApproval,
+    /// (`Ask` shows an approval card in the page and waits for the person.)
+    pub approval: ApprovalMode,
     /// Where conversations are saved; `None` keeps them in memory only.
     pub transcripts: Option<TranscriptStore>,
     /// Why no model is configured, and how to configure one (shown on the page).
@@ -218,10 +208,9 @@ impl ChatHub {
     /// (cards in the room's log when it asks).
     fn turn_agent(&self, model: &ChatModel, room: &Arc<Room>) -> Agent {
         let agent = self.agent(model);
-        let approval: Arc<dyn Approval> = match self.setup.approval {
-            ChatApproval::Allow => Arc::new(skillbox_agent::ApprovalPolicy::Allow),
-            ChatApproval::Deny => Arc::new(skillbox_agent::ApprovalPolicy::Deny),
-            ChatApproval::Ask => Arc::new(PageApproval {
+        let approval: Arc<dyn Approval> = match self.setup.approval.policy() {
+            Some(policy) => Arc::new(policy),
+            None => Arc::new(PageApproval {
                 room: Arc::downgrade(room),
             }),
         };
@@ -442,11 +431,7 @@ fn chat_page_with(state: &WebState, visitor: &Visitor, conversation: String) -> 
                 .collect(),
             unavailable: setup.unavailable.clone(),
             skills,
-            approval: match setup.approval {
-                ChatApproval::Allow => "allow",
-                ChatApproval::Deny => "deny",
-                ChatApproval::Ask => "ask",
-            },
+            approval: setup.approval.as_str(),
             saved: setup.transcripts.is_some(),
         },
         StatusCode::OK,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 use skillbox_agent::{
-    Agent, AgentEvent, AgentOptions, ApiKey, Approval, ApprovalDecision, ApprovalPolicy,
+    Agent, AgentEvent, AgentOptions, ApiKey, Approval, ApprovalDecision, ApprovalMode,
     ApprovalRequest, Conversation, HttpModelClient, SkillSource, TranscriptStore, TurnEnd,
     TurnInput, WireFormat,
 };
@@ -265,18 +265,12 @@ impl Approval for TerminalApproval {
     }
 }
 
-/// The policy `--approve`/`--confirm`/config name.
-enum ApprovalChoice {
-    Fixed(ApprovalPolicy),
-    Ask,
-}
-
 fn approval_choice(
     arguments: &AgentArguments,
     config: &AgentConfig,
-) -> anyhow::Result<ApprovalChoice> {
+) -> anyhow::Result<ApprovalMode> {
     if arguments.confirm {
-        return Ok(ApprovalChoice::Ask);
+        return Ok(ApprovalMode::Ask);
     }
     configured_approval(&arguments.model, config)
 }
@@ -285,18 +279,14 @@ fn approval_choice(
 fn configured_approval(
     arguments: &ModelArguments,
     config: &AgentConfig,
-) -> anyhow::Result<ApprovalChoice> {
-    match arguments
+) -> anyhow::Result<ApprovalMode> {
+    let name = arguments
         .approve
         .as_deref()
         .or(config.approve.as_deref())
-        .unwrap_or("allow")
-    {
-        "allow" => Ok(ApprovalChoice::Fixed(ApprovalPolicy::Allow)),
-        "deny" => Ok(ApprovalChoice::Fixed(ApprovalPolicy::Deny)),
-        "ask" => Ok(ApprovalChoice::Ask),
-        other => bail!("--approve: `{other}` is not a policy; use allow, deny or ask"),
-    }
+        .unwrap_or("allow");
+    ApprovalMode::parse(name)
+        .with_context(|| format!("--approve: `{name}` is not a policy; use allow, deny or ask"))
 }
 
 /// The agent's options from the flags and the config file.
@@ -335,11 +325,7 @@ pub fn web_chat_setup(
     data_dir: &std::path::Path,
 ) -> anyhow::Result<skillbox_web::ChatSetup> {
     let config = read_config()?;
-    let approval = match configured_approval(arguments, &config)? {
-        ApprovalChoice::Fixed(ApprovalPolicy::Deny) => skillbox_web::chat::ChatApproval::Deny,
-        ApprovalChoice::Fixed(_) => skillbox_web::chat::ChatApproval::Allow,
-        ApprovalChoice::Ask => skillbox_web::chat::ChatApproval::Ask,
-    };
+    let approval = configured_approval(arguments, &config)?;
     let transcripts = Some(TranscriptStore::new(data_dir.join("transcripts")));
     let asked = arguments.provider.is_some()
         || arguments.model.is_some()
@@ -395,7 +381,7 @@ struct AgentSetup {
     agent: Agent,
     settings: ModelSettings,
     transcripts: Option<TranscriptStore>,
-    choice: ApprovalChoice,
+    choice: ApprovalMode,
 }
 
 fn set_up(global: &GlobalOptions, arguments: &AgentArguments) -> anyhow::Result<AgentSetup> {
@@ -464,9 +450,9 @@ impl AgentSetup {
     }
 
     fn agent_for(&self, progress: Option<&indicatif::MultiProgress>) -> Agent {
-        match self.choice {
-            ApprovalChoice::Fixed(policy) => self.agent.clone().with_approval(Arc::new(policy)),
-            ApprovalChoice::Ask => self.agent.clone().with_approval(Arc::new(TerminalApproval {
+        match self.choice.policy() {
+            Some(policy) => self.agent.clone().with_approval(Arc::new(policy)),
+            None => self.agent.clone().with_approval(Arc::new(TerminalApproval {
                 progress: progress.cloned(),
             })),
         }
