@@ -63,6 +63,8 @@ pub struct WebServer {
     client: reqwest::Client,
     /// The session cookie, once signed in.
     pub cookie: Option<String>,
+    /// Folders kept as long as the server runs ([`WebServer::over_web_tree`]).
+    folders: Vec<tempfile::TempDir>,
 }
 
 /// One answer.
@@ -112,7 +114,17 @@ impl WebServer {
                 .build()
                 .unwrap(),
             cookie: None,
+            folders: Vec::new(),
         }
+    }
+
+    /// [`WebServer::start`] over a fresh [`web_tree`] and data folder of its own.
+    pub fn over_web_tree(extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let tree = web_tree();
+        let data = tempfile::tempdir().unwrap();
+        let mut server = WebServer::start(tree.path(), data.path(), extra, env);
+        server.folders = vec![tree, data];
+        server
     }
 
     fn send(&self, request: reqwest::RequestBuilder) -> Page {
@@ -222,9 +234,7 @@ fn encode(text: &str) -> String {
 
 #[test]
 fn pages_show_the_catalog_with_skill_content_escaped() {
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(tree.path(), data.path(), &[], &[]);
+    let server = WebServer::over_web_tree(&[], &[]);
 
     let list = server.get("/");
     assert_eq!(list.status, 200);
@@ -307,9 +317,13 @@ fn pages_show_the_catalog_with_skill_content_escaped() {
         "{}",
         missing.text
     );
-    assert_eq!(
-        server.get("/skills/weather/files/../../etc/passwd").status,
-        404
+    // Encoded, so the client sends the `..` as written and the file handler sees it.
+    let climbing = server.get("/skills/weather/files/..%2F..%2F..%2Fetc%2Fpasswd");
+    assert_eq!(climbing.status, 404);
+    assert!(
+        climbing.text.contains("is not a file of skill"),
+        "{}",
+        climbing.text
     );
     assert_eq!(server.get("/nowhere").status, 404);
     assert_eq!(
@@ -361,9 +375,7 @@ fn the_list_is_searched_filtered_and_paged_on_the_server() {
 
 #[test]
 fn the_playground_calls_tools_through_the_dispatcher_with_csrf() {
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(tree.path(), data.path(), &[], &[]);
+    let server = WebServer::over_web_tree(&[], &[]);
     let page = server.get("/playground?tool=get_weather");
     assert_eq!(page.status, 200);
     let csrf = page.csrf();
@@ -444,9 +456,7 @@ fn the_playground_calls_tools_through_the_dispatcher_with_csrf() {
 
 #[test]
 fn with_a_token_the_pages_ask_for_it_once() {
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let mut server = WebServer::start(tree.path(), data.path(), &["--token", "s3cret-token"], &[]);
+    let mut server = WebServer::over_web_tree(&["--token", "s3cret-token"], &[]);
     let redirected = server.get("/skills/weather?version=");
     assert_eq!(redirected.status, 303);
     assert_eq!(
@@ -581,11 +591,7 @@ fn a_chat_turn_streams_its_events_and_survives_a_restart() {
 
 #[test]
 fn chat_without_a_model_says_how_to_set_one_up() {
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(
-        tree.path(),
-        data.path(),
+    let server = WebServer::over_web_tree(
         &[],
         &[
             ("OPENROUTER_API_KEY", ""),

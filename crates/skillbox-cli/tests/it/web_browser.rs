@@ -7,7 +7,7 @@ use serde_json::json;
 use skillbox_testkit::browser::{Browser, Page};
 use skillbox_testkit::model_server::{Reply, ScriptedModelServer};
 
-use super::web::{WebServer, web_tree};
+use super::web::WebServer;
 
 /// The console errors of the page, failing the test when there are any.
 #[track_caller]
@@ -21,9 +21,7 @@ fn every_page_loads_without_console_errors() {
     let Some(browser) = Browser::shared() else {
         return;
     };
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(tree.path(), data.path(), &[], &[]);
+    let server = WebServer::over_web_tree(&[], &[]);
     let page = browser.new_page();
     for (path, name, ready) in [
         ("/skills", "skills", "#skill-rows tbody tr"),
@@ -49,9 +47,7 @@ fn search_filters_the_list_as_you_type() {
     let Some(browser) = Browser::shared() else {
         return;
     };
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(tree.path(), data.path(), &[], &[]);
+    let server = WebServer::over_web_tree(&[], &[]);
     let page = browser.new_page();
     page.goto(&format!("{}/skills", server.base));
     page.wait_for("tr[data-skill=\"weather\"]");
@@ -73,9 +69,7 @@ fn a_skill_page_shows_its_rendered_body_and_files() {
     let Some(browser) = Browser::shared() else {
         return;
     };
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(tree.path(), data.path(), &[], &[]);
+    let server = WebServer::over_web_tree(&[], &[]);
     let page = browser.new_page();
     page.goto(&format!("{}/skills/weather", server.base));
     assert_eq!(page.wait_for("#skill-body h1").text(), "Weather");
@@ -91,9 +85,7 @@ fn the_playground_calls_a_tool_and_checks_the_form_before_sending() {
     let Some(browser) = Browser::shared() else {
         return;
     };
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(tree.path(), data.path(), &[], &[]);
+    let server = WebServer::over_web_tree(&[], &[]);
     let page = browser.new_page();
     page.goto(&format!("{}/playground?tool=get_weather", server.base));
     page.wait_for("#field-city");
@@ -135,15 +127,9 @@ fn the_chat_completes_a_turn_with_a_tool_card_and_survives_a_reload() {
     let Some(browser) = Browser::shared() else {
         return;
     };
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
     let model = ScriptedModelServer::start(weather_turn());
-    let server = WebServer::start(
-        tree.path(),
-        data.path(),
-        &["--base-url", &model.base_url, "--model", "scripted"],
-        &[],
-    );
+    let server =
+        WebServer::over_web_tree(&["--base-url", &model.base_url, "--model", "scripted"], &[]);
     let page = browser.new_page();
     page.goto(&format!("{}/chat", server.base));
     page.find("#chat-input")
@@ -173,9 +159,7 @@ fn a_hostile_skill_renders_inert() {
     let Some(browser) = Browser::shared() else {
         return;
     };
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(tree.path(), data.path(), &[], &[]);
+    let server = WebServer::over_web_tree(&[], &[]);
     let page = browser.new_page();
     for path in [
         "/skills",
@@ -205,9 +189,7 @@ fn with_a_token_the_pages_ask_for_it() {
     let Some(browser) = Browser::shared() else {
         return;
     };
-    let tree = web_tree();
-    let data = tempfile::tempdir().unwrap();
-    let server = WebServer::start(tree.path(), data.path(), &["--token", "browser-token"], &[]);
+    let server = WebServer::over_web_tree(&["--token", "browser-token"], &[]);
     let page = browser.new_page();
     page.goto(&format!("{}/skills/weather", server.base));
     page.wait_for("#token");
