@@ -234,10 +234,6 @@ pub(crate) async fn skills_page(
     let provider = state.provider();
     let catalog = provider.catalog();
     let words = filter.query_words();
-    let mut versions: BTreeMap<&str, usize> = BTreeMap::new();
-    for skill in catalog.skills() {
-        *versions.entry(skill.name()).or_default() += 1;
-    }
     let matching: Vec<&Arc<Skill>> = catalog
         .latest()
         .filter(|skill| filter.matches(skill, &words))
@@ -248,7 +244,7 @@ pub(crate) async fn skills_page(
         .iter()
         .skip((page - 1) * SKILLS_PER_PAGE)
         .take(SKILLS_PER_PAGE)
-        .map(|skill| SkillRow::of(skill, versions.get(skill.name()).copied().unwrap_or(1)))
+        .map(|skill| SkillRow::of(skill, catalog.versions(skill.name()).count()))
         .collect();
     let list = SkillList {
         rows,
