@@ -23,6 +23,15 @@ pub const AUDIT_TAIL_BYTES: u64 = 256 * 1024;
 /// Audit lines shown.
 pub const MAX_AUDIT_ROWS: usize = 200;
 
+/// A JSON value as a cell: text as it is, nothing for null, anything else as JSON.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
 /// A Run object as a row.
 struct RunRow {
     id: String,
@@ -40,11 +49,6 @@ struct RunRow {
 impl RunRow {
     fn of(entry: &Value) -> Self {
         let run = &entry["run"];
-        let text = |value: &Value| match value {
-            Value::String(text) => text.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        };
         let blobs = run["output_files"]
             .as_array()
             .into_iter()
@@ -62,18 +66,18 @@ impl RunRow {
             })
             .collect();
         RunRow {
-            id: text(&run["run_id"]),
+            id: shown(&run["run_id"]),
             when: entry["finished_ms"]
                 .as_u64()
                 .map(clock_time)
                 .unwrap_or_default(),
-            method: text(&entry["method"]),
-            skill: text(&entry["skill"]),
-            status: text(&run["status"]),
-            summary: text(&run["summary"]),
-            duration_ms: text(&run["duration_ms"]),
-            sandbox: text(&run["sandbox"]),
-            logs: text(&run["logs_preview"]),
+            method: shown(&entry["method"]),
+            skill: shown(&entry["skill"]),
+            status: shown(&run["status"]),
+            summary: shown(&run["summary"]),
+            duration_ms: shown(&run["duration_ms"]),
+            sandbox: shown(&run["sandbox"]),
+            logs: shown(&run["logs_preview"]),
             blobs,
         }
     }
@@ -94,23 +98,18 @@ struct AuditRow {
 
 impl AuditRow {
     fn of(line: &Value) -> Self {
-        let text = |value: &Value| match value {
-            Value::String(text) => text.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        };
         AuditRow {
             when: line["timestampMs"]
                 .as_u64()
                 .map(clock_time)
                 .unwrap_or_default(),
-            kind: text(&line["kind"]),
-            skill: text(&line["skill"]),
-            target: text(&line["target"]),
-            outcome: text(&line["outcome"]),
-            exit_code: text(&line["exitCode"]),
-            duration_ms: text(&line["durationMs"]),
-            sandbox: text(&line["sandboxLevel"]),
+            kind: shown(&line["kind"]),
+            skill: shown(&line["skill"]),
+            target: shown(&line["target"]),
+            outcome: shown(&line["outcome"]),
+            exit_code: shown(&line["exitCode"]),
+            duration_ms: shown(&line["durationMs"]),
+            sandbox: shown(&line["sandboxLevel"]),
             output: format!(
                 "{} out, {} err{}",
                 human_size(line["stdoutBytes"].as_u64().unwrap_or(0)),
