@@ -709,6 +709,7 @@ pub(crate) async fn catalog_events(State(state): State<Arc<WebState>>) -> Respon
     };
     let mut changes = state.live.subscribe();
     let first = state.live.generation();
+    let live = Arc::clone(&state.live);
     let stream = async_stream_of(move |sender| async move {
         let hello = Event::default()
             .event("catalog")
@@ -719,7 +720,8 @@ pub(crate) async fn catalog_events(State(state): State<Arc<WebState>>) -> Respon
         loop {
             let generation = match changes.recv().await {
                 Ok(change) => change.generation,
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => first,
+                // Behind by more than the backlog: the generation in effect now.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => live.generation(),
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             };
             let event = Event::default()
