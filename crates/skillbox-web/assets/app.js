@@ -111,13 +111,16 @@ function schemaFields(schema) {
 function typeOf(property) {
   const type = Array.isArray(property.type) ? property.type.find((t) => t !== "null") : property.type;
   if (type) return type;
-  if (property.enum) return "string";
+  if (Array.isArray(property.enum)) return "string";
   if (property.properties) return "object";
   return "any";
 }
 
 function fieldFor(name, property, required) {
   const type = typeOf(property);
+  // A schema is the skill's: an `enum` that is not a list is no list of choices. (A `pattern`
+  // is left to the server's validator: a hostile one run here could hang the tab.)
+  const choices = Array.isArray(property.enum) ? property.enum : null;
   const wrapper = element("div", "field");
   const id = `field-${name}`;
   const label = element("label", "", name);
@@ -127,10 +130,10 @@ function fieldFor(name, property, required) {
   wrapper.append(label);
   let input;
   const stringList = type === "array" && property.items && typeOf(property.items) === "string";
-  if (property.enum) {
+  if (choices) {
     input = element("select");
     if (!required) input.append(new Option("", ""));
-    for (const choice of property.enum) input.append(new Option(String(choice), JSON.stringify(choice)));
+    for (const choice of choices) input.append(new Option(String(choice), JSON.stringify(choice)));
   } else if (type === "boolean") {
     input = element("select");
     input.append(new Option("", ""), new Option("true", "true"), new Option("false", "false"));
@@ -166,7 +169,7 @@ function fieldFor(name, property, required) {
       return undefined;
     }
     let value;
-    if (property.enum) value = JSON.parse(raw);
+    if (choices) value = JSON.parse(raw);
     else if (type === "boolean") value = raw === "true";
     else if (type === "integer" || type === "number") {
       value = Number(raw);
@@ -178,7 +181,6 @@ function fieldFor(name, property, required) {
       value = raw;
       if (property.minLength !== undefined && value.length < property.minLength) throw new Error(`${name} must have at least ${property.minLength} characters`);
       if (property.maxLength !== undefined && value.length > property.maxLength) throw new Error(`${name} must have at most ${property.maxLength} characters`);
-      if (property.pattern && !new RegExp(property.pattern, "u").test(value)) throw new Error(`${name} must match ${property.pattern}`);
     } else if (stringList) {
       value = raw.split("\n").filter((line) => line !== "");
     } else {
@@ -186,8 +188,8 @@ function fieldFor(name, property, required) {
       if (type === "array" && !Array.isArray(value)) throw new Error(`${name} must be a JSON array`);
       if (type === "object" && (typeof value !== "object" || value === null || Array.isArray(value))) throw new Error(`${name} must be a JSON object`);
     }
-    if (property.enum && !property.enum.some((choice) => JSON.stringify(choice) === JSON.stringify(value))) {
-      throw new Error(`${name} must be one of ${property.enum.join(", ")}`);
+    if (choices && !choices.some((choice) => JSON.stringify(choice) === JSON.stringify(value))) {
+      throw new Error(`${name} must be one of ${choices.join(", ")}`);
     }
     return value;
   };
