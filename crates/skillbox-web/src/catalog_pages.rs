@@ -22,7 +22,7 @@ use crate::pages::{Layout, render};
 use crate::render::{FileView, MAX_VIEWED_BYTES, is_image_path, markdown_html, view_file};
 use crate::{
     ApiError, BUSY_ANSWERING, COUNTED_ANSWER_BYTES, MAX_CATALOG_STREAMS, WebError, WebState,
-    read_files,
+    on_blocking_thread,
 };
 
 /// Rows of the skills list per page.
@@ -435,7 +435,7 @@ pub(crate) async fn skill_page(
     // The body is rendered where it is read, on a blocking thread: a large body takes a
     // second, which would hold up every other request on the runtime's few threads. The text
     // `load_skill` returns is made there too (it reads the skill's folder).
-    let (body_html, files, files_cut, (load_text, load_note)) = read_files(&state, {
+    let (body_html, files, files_cut, (load_text, load_note)) = on_blocking_thread(&state, {
         let skill = Arc::clone(&skill);
         let file_link = file_link.clone();
         let provider = Arc::clone(&provider);
@@ -572,7 +572,7 @@ pub(crate) async fn file_page(
 ) -> Result<Response, WebError> {
     let provider = state.provider();
     let skill = find_skill(&provider, &name, query.version.as_deref())?;
-    let (view, size, cut) = read_files(&state, {
+    let (view, size, cut) = on_blocking_thread(&state, {
         let skill = Arc::clone(&skill);
         let path = path.clone();
         move || -> Result<_, WebError> {
@@ -631,7 +631,7 @@ pub(crate) async fn raw_file(
 ) -> Result<Response, WebError> {
     let provider = state.provider();
     let skill = find_skill(&provider, &name, query.version.as_deref())?;
-    let bytes = read_files(&state, {
+    let bytes = on_blocking_thread(&state, {
         let skill = Arc::clone(&skill);
         let path = path.clone();
         let answers = Arc::clone(&state.answers);

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::Visitor;
 use crate::catalog_pages::async_stream_of;
 use crate::pages::{Layout, render};
-use crate::{ApiError, WebError, WebState, read_files};
+use crate::{ApiError, WebError, WebState, on_blocking_thread};
 
 /// Turns running at once across all conversations; more wait for none: the page is told to
 /// try again.
@@ -301,7 +301,7 @@ async fn find_room(state: &Arc<WebState>, id: &str) -> Result<Arc<Room>, WebErro
     }
     let reader = Arc::clone(state);
     let id = id.to_owned();
-    read_files(state, move || reader.chat.room(&id)).await?
+    on_blocking_thread(state, move || reader.chat.room(&id)).await?
 }
 
 /// The log of a conversation read back from its messages: what the page shows for it.
@@ -469,7 +469,7 @@ pub(crate) async fn create_conversation(
     Json(request): Json<CreateRequest>,
 ) -> Result<Json<Value>, ApiError> {
     // Creating one writes its transcript's first line: on a blocking thread.
-    let room = read_files(&state, {
+    let room = on_blocking_thread(&state, {
         let state = Arc::clone(&state);
         move || state.chat.create(request.model.as_deref())
     })

@@ -331,13 +331,14 @@ impl IntoResponse for WebError {
     }
 }
 
-/// Run `read` on a blocking thread, at most [`MAX_FILE_READS_IN_FLIGHT`] at once and within
-/// [`FILE_READ_BUDGET`].
-pub(crate) async fn read_files<T: Send + 'static>(
+/// Run `read` (anything that touches the disk: skill files, transcripts, the audit log) on a
+/// blocking thread, at most [`MAX_FILE_READS_IN_FLIGHT`] at once and within
+/// [`FILE_READ_BUDGET`], so the async threads never wait on the disk.
+pub(crate) async fn on_blocking_thread<T: Send + 'static>(
     state: &WebState,
     read: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, WebError> {
-    let busy = || WebError::Busy("the server is reading many skill files; try again".into());
+    let busy = || WebError::Busy("the server is reading many files; try again".into());
     let permit = tokio::time::timeout(
         FILE_READ_BUDGET,
         Arc::clone(&state.file_reads).acquire_owned(),
@@ -351,7 +352,7 @@ pub(crate) async fn read_files<T: Send + 'static>(
     });
     tokio::time::timeout(FILE_READ_BUDGET, task)
         .await
-        .map_err(|_| WebError::Busy("reading the skill's files took too long".into()))?
+        .map_err(|_| WebError::Busy("reading files took too long; try again".into()))?
         .map_err(|error| WebError::Internal(format!("the file read failed: {error}")))
 }
 

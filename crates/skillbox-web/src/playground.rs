@@ -15,7 +15,7 @@ use skillbox_llm::{SkillsProvider, ToolProfile};
 
 use crate::auth::Visitor;
 use crate::pages::{Layout, render};
-use crate::{ApiError, WebError, WebState, read_files};
+use crate::{ApiError, WebError, WebState, on_blocking_thread};
 
 /// Largest arguments object a call may send, in bytes of JSON.
 pub const MAX_CALL_ARGUMENTS_BYTES: usize = 1024 * 1024;
@@ -144,7 +144,7 @@ pub(crate) async fn call(
     let outcome = if SkillsProvider::reads_skill_files(&request.tool, &arguments) {
         let provider = Arc::clone(&provider);
         let (tool, arguments) = (request.tool.clone(), arguments.clone());
-        read_files(&state, move || provider.catalog_call(&tool, &arguments)).await?
+        on_blocking_thread(&state, move || provider.catalog_call(&tool, &arguments)).await?
     } else {
         provider.handle_tool_call(&request.tool, &arguments).await
     };

@@ -16,7 +16,7 @@ use skillbox_services::BlobError;
 use crate::auth::Visitor;
 use crate::catalog_pages::{encode_component, human_size};
 use crate::pages::{Layout, render};
-use crate::{WebError, WebState, audit_log_path, read_files};
+use crate::{WebError, WebState, audit_log_path, on_blocking_thread};
 
 /// Bytes read from the end of the audit log (its newest lines).
 pub const AUDIT_TAIL_BYTES: u64 = 256 * 1024;
@@ -148,7 +148,7 @@ pub(crate) async fn runs_page(
     let path = audit_log_path(&state.provider());
     let (audit, audit_error) = match path.clone() {
         None => (Vec::new(), None),
-        Some(path) => match read_files(&state, move || read_audit_tail(&path)).await? {
+        Some(path) => match on_blocking_thread(&state, move || read_audit_tail(&path)).await? {
             Ok(lines) => (lines.iter().map(AuditRow::of).collect(), None),
             Err(error) => (Vec::new(), Some(error)),
         },
