@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use skillbox_testkit::model_server::{Reply, ScriptedModelServer};
 use skillbox_testkit::wait_until;
 
-use super::support::{AgentEvents, agent_command, make_world_readable, write_tree};
+use super::support::{AgentEvents, agent_command, assert_exit, make_world_readable, write_tree};
 
 /// Skills for the loop: a script skill, a fork skill, a skill only people invoke, a
 /// tools.json skill.
@@ -453,12 +453,7 @@ fn transcripts_are_saved_and_a_conversation_resumes() {
             .unwrap()
     };
     let first = run(&["Load the weather skill"]);
-    assert_eq!(
-        first.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_exit(&first, 0);
     assert_eq!(String::from_utf8_lossy(&first.stdout), "Loaded.\n");
     let listed = agent_command(tree.path())
         .args([
@@ -476,12 +471,7 @@ fn transcripts_are_saved_and_a_conversation_resumes() {
     let id = listed[0]["id"].as_str().unwrap().to_owned();
     assert_eq!(listed[0]["first_prompt"], "Load the weather skill");
     let second = run(&["--resume", &id[..12], "And now?"]);
-    assert_eq!(
-        second.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&second.stderr)
-    );
+    assert_exit(&second, 0);
     // The resumed request carries the whole history, and the weather skill is loaded again
     // (its model override does not outlive the turn that loaded it).
     let body = request_body(&server, 2);
@@ -526,12 +516,7 @@ fn chat_lists_saved_conversations_without_a_model_to_ask() {
     };
     let output = list(&[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_exit(&output, 0);
     assert!(
         stdout.contains("messages") && stdout.contains("Say hello"),
         "{stdout}"
@@ -617,12 +602,7 @@ fn ctrl_c_case(extra: &[&str]) {
     let started = std::time::Instant::now();
     let output = child.wait_with_output().unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
-    assert_eq!(
-        output.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_exit(&output, 130);
     assert!(
         wait_until(PROCESS_WAIT, PROCESS_POLL, || !process_with(&marker)),
         "timed out waiting for the tool and its child to be gone"
@@ -866,12 +846,7 @@ fn anthropic_messages_are_spoken_with_tool_results_in_one_user_message() {
         .arg("Load greet")
         .output()
         .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_exit(&output, 0);
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "Checking both.\nDone.\n"
@@ -1011,12 +986,7 @@ fn chat_reads_lines_runs_turns_invokes_skills_and_resumes() {
         .unwrap()
         .to_owned();
     let output = chat("and now?\n", &["--resume", &id]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_exit(&output, 0);
     let third = request_body(&server, 2);
     assert_eq!(third["messages"].as_array().unwrap().len(), 6);
 }
@@ -1150,12 +1120,7 @@ fn credentials_in_a_base_url_are_never_shown_or_saved() {
         .arg("hi")
         .output()
         .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_exit(&output, 0);
     let transcripts = data.path().join("transcripts");
     let saved = fs_err::read_dir(&transcripts)
         .unwrap()

@@ -155,3 +155,14 @@ impl AgentEvents {
         last["end"].as_str().unwrap().to_owned()
     }
 }
+
+/// Fails the test unless the command exited with `code`, showing its stderr.
+#[track_caller]
+pub fn assert_exit(output: &std::process::Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
