@@ -29,6 +29,35 @@ pub struct GlobalOptions {
     /// Execution options (used by commands that run code).
     #[command(flatten)]
     pub execution: ExecutionOptions,
+    /// Most characters of the skills section of the system prompt that models get (`serve`,
+    /// `mcp`, `ask`, `chat`, `tools`). Descriptions are shortened first, then skills left out;
+    /// models find those with `find_skills`. 0: no limit.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = DEFAULT_MAX_PROMPT_CHARS,
+        env = "SKILLBOX_MAX_PROMPT_CHARS",
+        global = true
+    )]
+    pub max_prompt_chars: usize,
+    /// When models are offered `find_skills`: `auto` (when the prompt leaves skills out),
+    /// `always` or `never`.
+    #[arg(long, value_enum, default_value = "auto", global = true)]
+    pub find_skills: FindSkillsArgument,
+}
+
+/// Default of `--max-prompt-chars`: about 4,000 tokens, 2% of a 200,000-token context.
+pub const DEFAULT_MAX_PROMPT_CHARS: usize = 16_000;
+
+/// `--find-skills` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FindSkillsArgument {
+    /// When the prompt budget leaves skills out.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// How commands that run skill code run it.
@@ -91,6 +120,8 @@ pub enum Command {
     Validate(ValidateArguments),
     /// Show one skill: metadata, tools, resources, diagnostics and body.
     Show(ShowArguments),
+    /// Search the skills for a task, as a model does with `find_skills`.
+    Find(FindArguments),
     /// Run a script of a skill in the sandbox.
     Run(RunArguments),
     /// Call a tool and print what the model would receive.
@@ -326,6 +357,23 @@ pub struct ValidateArguments {
     #[arg(long)]
     pub strict: bool,
     /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `skillbox find`.
+#[derive(Debug, Args)]
+pub struct FindArguments {
+    /// Words that describe the task (several words may be given without quotes).
+    #[arg(value_name = "QUERY", required = true, num_args = 1..)]
+    pub query: Vec<String>,
+    /// Most skills to show (1 to 50).
+    #[arg(long, value_name = "N", default_value_t = skillbox_core::search::DEFAULT_SEARCH_LIMIT)]
+    pub limit: usize,
+    /// Also find the skills hidden from models (`disable-model-invocation`).
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Command::List(list) => commands::list::run(&arguments.global, list),
         Command::Validate(validate) => commands::validate::run(&arguments.global, validate),
         Command::Show(show) => commands::show::run(&arguments.global, show),
+        Command::Find(find) => commands::find::run(&arguments.global, find),
         Command::Run(run) => commands::execute::run(&arguments.global, run),
         Command::Call(call) => commands::execute::call(&arguments.global, call),
         Command::Doctor(doctor) => commands::execute::doctor(&arguments.global, doctor),

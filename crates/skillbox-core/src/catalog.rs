@@ -152,6 +152,8 @@ pub struct SkillCatalog {
     shadowed: Vec<Arc<Skill>>,
     skipped: Vec<SkippedSkill>,
     diagnostics: Vec<Diagnostic>,
+    /// Built on first use ([`SkillCatalog::search_index`]).
+    search_index: std::sync::OnceLock<crate::search::SkillIndex>,
 }
 
 /// A skill folder or archive that could not be understood at all, and why.
@@ -376,6 +378,7 @@ impl SkillCatalog {
             shadowed,
             skipped,
             diagnostics,
+            search_index: std::sync::OnceLock::new(),
         })
     }
 
@@ -404,6 +407,27 @@ impl SkillCatalog {
     /// by name: [`SkillCatalog::latest`] without the skills hidden from models.
     pub fn latest_visible_to_model(&self) -> impl Iterator<Item = &Arc<Skill>> {
         self.latest().filter(|skill| skill.visible_to_model())
+    }
+
+    /// The search index over the copies in effect ([`SkillCatalog::latest`]), built on first
+    /// use and kept with this snapshot (a reload builds a new catalog, and so a new index).
+    pub fn search_index(&self) -> &crate::search::SkillIndex {
+        self.search_index.get_or_init(|| {
+            let started = std::time::Instant::now();
+            let index = crate::search::SkillIndex::build(self.latest());
+            tracing::debug!(
+                skills = index.len(),
+                elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+                "search index built"
+            );
+            index
+        })
+    }
+
+    /// Whether [`SkillCatalog::search_index`] is built (a search then costs no build).
+    #[must_use]
+    pub fn has_search_index(&self) -> bool {
+        self.search_index.get().is_some()
     }
 
     /// Names of all skills, sorted.

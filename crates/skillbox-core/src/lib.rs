@@ -25,6 +25,7 @@ pub mod ownership;
 pub mod printable;
 pub mod properties;
 pub mod report;
+pub mod search;
 mod simple_yaml;
 pub mod skill;
 pub mod source;

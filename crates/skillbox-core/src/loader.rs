@@ -18,6 +18,9 @@ use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_man
 
 /// Names accepted for the skill's instructions file, in order of preference.
 pub const SKILL_MD_NAMES: &[&str] = &["SKILL.md", "skill.md"];
+/// Most bytes of a body's start kept with each skill for the search index
+/// ([`crate::Skill::body_lead`]): a heading and the first paragraph or two.
+pub const BODY_LEAD_BYTES: usize = 600;
 
 /// What to load and how.
 #[derive(Debug, Clone)]
@@ -151,7 +154,10 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
         };
         match head {
             Ok((filled, truncated)) => {
-                frontmatter::parse_head(&buffer[..filled], truncated, max_bytes)
+                frontmatter::parse_head(&buffer[..filled], truncated, max_bytes).map(|parsed| {
+                    let lead = body_lead(&buffer[..filled], parsed.body_offset);
+                    (parsed, lead)
+                })
             }
             Err(error) => Err(Diagnostic::error(
                 DiagnosticCode::PathUnreadable,
@@ -159,7 +165,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
             )),
         }
     });
-    let parsed = match parsed {
+    let (parsed, body_lead) = match parsed {
         Ok(parsed) => parsed,
         Err(diagnostic) => return LoadOutcome::Skipped(vec![diagnostic.in_file(&skill_md_path)]),
     };
@@ -284,9 +290,26 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
         diagnostics,
         source: request.source.clone(),
         body_offset: parsed.body_offset,
+        body_lead,
         max_body_bytes: request.limits.max_body_bytes,
         max_resources: request.limits.max_resources_per_skill,
     })))
+}
+
+/// The start of the body as the head read already holds it (no extra read): at most
+/// [`BODY_LEAD_BYTES`], cut at a character boundary, trimmed. The search index uses it.
+fn body_lead(head: &[u8], body_offset: u64) -> Box<str> {
+    let start = usize::try_from(body_offset)
+        .unwrap_or(usize::MAX)
+        .min(head.len());
+    let end = start.saturating_add(BODY_LEAD_BYTES).min(head.len());
+    let bytes = &head[start..end];
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        // Cut inside a character (or not text at all): keep the valid part.
+        Err(error) => std::str::from_utf8(&bytes[..error.valid_up_to()]).unwrap_or_default(),
+    };
+    Box::from(text.trim())
 }
 
 /// An error for a name no model may see ([`crate::skill::unsafe_name_reason`]), wherever it

@@ -139,6 +139,8 @@ pub struct Skill {
     /// Where the files are read from.
     pub source: SkillSource,
     pub(crate) body_offset: u64,
+    /// The first part of the body, as read with the frontmatter (see [`Skill::body_lead`]).
+    body_lead: Box<str>,
     pub(crate) max_body_bytes: u64,
     pub(crate) max_resources: usize,
     body: OnceLock<Result<SkillBody, String>>,
@@ -162,6 +164,7 @@ pub(crate) struct SkillParts {
     pub diagnostics: Vec<Diagnostic>,
     pub source: SkillSource,
     pub body_offset: u64,
+    pub body_lead: Box<str>,
     pub max_body_bytes: u64,
     pub max_resources: usize,
 }
@@ -184,6 +187,7 @@ impl Skill {
             diagnostics: parts.diagnostics,
             source: parts.source,
             body_offset: parts.body_offset,
+            body_lead: parts.body_lead,
             max_body_bytes: parts.max_body_bytes,
             max_resources: parts.max_resources,
             body: OnceLock::new(),
@@ -196,6 +200,14 @@ impl Skill {
     #[must_use]
     pub fn name(&self) -> &str {
         &self.id.name
+    }
+
+    /// The first part of the body (at most [`crate::loader::BODY_LEAD_BYTES`], trimmed): what the
+    /// loader read anyway with the frontmatter, kept for the search index so that indexing never
+    /// reads a file. Empty when the body starts past the first read.
+    #[must_use]
+    pub fn body_lead(&self) -> &str {
+        &self.body_lead
     }
 
     /// A version label for listings: the semver id version, else the frontmatter `version` or

@@ -28,6 +28,7 @@ pub const SKILLS_PROFILE_TOOL_NAMES: &[&str] = &[
     "load_skill",
     "use_skill",
     "read_skill_file",
+    "find_skills",
     "define_tool",
     "remove_tool",
 ];

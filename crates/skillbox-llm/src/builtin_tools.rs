@@ -1,5 +1,5 @@
 //! The built-in tools: the skills profile (`load_skill`, `use_skill`, `read_skill_file`,
-//! `define_tool`, `remove_tool`) and the Skills Protocol profile (its 8 tools, exactly as seed
+//! `find_skills`, `define_tool`, `remove_tool`) and the Skills Protocol profile (its 8 tools, exactly as seed
 //! 001 defines them).
 
 use serde_json::json;
@@ -83,6 +83,29 @@ pub fn read_skill_file() -> ToolSpec {
                 "path": {"type": "string", "description": "Path of the file inside the skill folder (e.g. \"references/guide.md\")"}
             },
             "required": ["skill", "path"]
+        }),
+    )
+}
+
+/// `find_skills`: search the whole catalog by meaning words, for the skills a prompt had no
+/// room to list.
+#[must_use]
+pub fn find_skills() -> ToolSpec {
+    spec(
+        "find_skills",
+        "Search every available skill, including those not listed in your instructions, for the ones that fit a task. Returns the best matches with their descriptions; then call load_skill with the name of the one that fits.",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "A few words that describe the task, e.g. \"convert a PDF to text\" or \"post a message to Slack\""},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": skillbox_core::search::MAX_SEARCH_LIMIT,
+                    "description": format!("Most skills to return (default {})", skillbox_core::search::DEFAULT_SEARCH_LIMIT)
+                }
+            },
+            "required": ["query"]
         }),
     )
 }

@@ -13,10 +13,12 @@ pub mod substitution;
 pub mod tool_spec;
 
 pub use live::{CatalogChange, LiveProvider, RootWatcher, watch_roots};
-pub use prompt::{PromptBudget, PromptFormat, render_prompt};
+pub use prompt::{
+    OmittedSkillsHint, PromptBudget, PromptFormat, render_prompt, render_prompt_hinting,
+};
 pub use provider::{
-    ProtocolCallError, ProviderError, ProviderOptions, SkillLookupMiss, SkillsProvider,
-    ToolOutcome, ToolProfile,
+    FindSkillsOffer, ProtocolCallError, ProviderError, ProviderOptions, SkillLookupMiss,
+    SkillsProvider, ToolOutcome, ToolProfile,
 };
 pub use session::Session;
 pub use tool_spec::{ToolFormat, ToolSpec, render_tools};

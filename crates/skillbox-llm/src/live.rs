@@ -53,6 +53,17 @@ impl LiveProvider {
     /// Serve `provider` until the first reload.
     #[must_use]
     pub fn new(provider: SkillsProvider) -> Arc<Self> {
+        // The search index is built on a thread of its own, so that the first `find_skills`
+        // finds it ready; a call before that waits for it.
+        let catalog = Arc::clone(provider.catalog());
+        let warming = std::thread::Builder::new()
+            .name("search-index".to_owned())
+            .spawn(move || {
+                catalog.search_index();
+            });
+        if let Err(error) = warming {
+            tracing::warn!("cannot build the search index ahead of use: {error}");
+        }
         Arc::new(LiveProvider {
             current: ArcSwap::from_pointee(provider),
             generation: AtomicU64::new(0),
@@ -91,6 +102,8 @@ impl LiveProvider {
     ) -> Result<CatalogChange, ProviderError> {
         let previous = self.current();
         let catalog = SkillCatalog::reload(options, previous.catalog())?;
+        // Built here, off the request path, before the new catalog takes effect.
+        catalog.search_index();
         Ok(self.replace(previous.with_catalog(Arc::new(catalog)), changed_paths))
     }
 

@@ -95,31 +95,95 @@ impl Entry {
     }
 }
 
+/// How the prompt tells a model to reach the skills the budget leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OmittedSkillsHint {
+    /// Call `load_skill` with `list_skills: true` to list every skill.
+    #[default]
+    ListSkills,
+    /// Call `find_skills` with words that describe the task.
+    FindSkills,
+}
+
+/// Skills left out of a prompt, and the hint that says how to reach them.
+#[derive(Debug, Clone, Copy)]
+struct Omitted {
+    count: usize,
+    hint: OmittedSkillsHint,
+}
+
 /// Render the prompt for the skills a model may invoke (callers pass only those).
 #[must_use]
 pub fn render_prompt(skills: &[Arc<Skill>], format: PromptFormat, budget: PromptBudget) -> String {
+    render_prompt_hinting(skills, format, budget, OmittedSkillsHint::ListSkills)
+}
+
+/// [`render_prompt`], saying `hint` about the skills the budget leaves out.
+#[must_use]
+pub fn render_prompt_hinting(
+    skills: &[Arc<Skill>],
+    format: PromptFormat,
+    budget: PromptBudget,
+    hint: OmittedSkillsHint,
+) -> String {
     let entries: Vec<Entry> = skills
         .iter()
         .map(|skill| Entry::from_skill(skill))
         .collect();
     match budget.char_limit() {
-        None => render(&entries, format, 0, None),
-        Some(limit) => render_within(&entries, format, limit),
+        None => render(&entries, format, Omitted { count: 0, hint }, None),
+        Some(limit) => render_within(&entries, format, limit, hint),
     }
 }
 
+/// Whether the budget leaves any of `skills` out of the prompt in some format: when every
+/// description cut to the shortest length still does not fit.
+#[must_use]
+pub fn budget_leaves_skills_out(skills: &[Arc<Skill>], budget: PromptBudget) -> bool {
+    let Some(limit) = budget.char_limit() else {
+        return false;
+    };
+    let entries: Vec<Entry> = skills
+        .iter()
+        .map(|skill| Entry::from_skill(skill))
+        .collect();
+    let none = Omitted {
+        count: 0,
+        hint: OmittedSkillsHint::ListSkills,
+    };
+    let cap = Some(SHORTEST_DESCRIPTION);
+    [
+        PromptFormat::Markdown,
+        PromptFormat::Xml,
+        PromptFormat::Json,
+    ]
+    .into_iter()
+    .any(|format| render(&entries, format, none, cap).chars().count() > limit)
+}
+
 /// The prompt of `entries` in at most `limit` characters.
-fn render_within(entries: &[Entry], format: PromptFormat, limit: usize) -> String {
-    let full = render(entries, format, 0, None);
+fn render_within(
+    entries: &[Entry],
+    format: PromptFormat,
+    limit: usize,
+    hint: OmittedSkillsHint,
+) -> String {
+    let left = |count: usize| Omitted { count, hint };
+    let full = render(entries, format, left(0), None);
     if full.chars().count() <= limit {
         return full;
     }
     // Shorten descriptions: the longest cap that fits, found by bisection.
     let longest = longest_description(entries);
     let fits = |cap: usize, shown: usize| {
-        render(&entries[..shown], format, entries.len() - shown, Some(cap))
-            .chars()
-            .count()
+        render(
+            &entries[..shown],
+            format,
+            left(entries.len() - shown),
+            Some(cap),
+        )
+        .chars()
+        .count()
             <= limit
     };
     if fits(SHORTEST_DESCRIPTION.min(longest), entries.len()) {
@@ -132,7 +196,7 @@ fn render_within(entries: &[Entry], format: PromptFormat, limit: usize) -> Strin
                 high = middle - 1;
             }
         }
-        return render(entries, format, 0, Some(low));
+        return render(entries, format, left(0), Some(low));
     }
     // Then leave skills out, from the end: the most skills that fit with the note, found by
     // bisection. The length grows with the number shown (a skill's lines are longer than
@@ -140,7 +204,7 @@ fn render_within(entries: &[Entry], format: PromptFormat, limit: usize) -> Strin
     // O(n log n) instead of O(n²).
     let cap = Some(SHORTEST_DESCRIPTION);
     let fits_shown = |shown: usize| {
-        render(&entries[..shown], format, entries.len() - shown, cap)
+        render(&entries[..shown], format, left(entries.len() - shown), cap)
             .chars()
             .count()
             <= limit
@@ -158,7 +222,7 @@ fn render_within(entries: &[Entry], format: PromptFormat, limit: usize) -> Strin
             high = middle - 1;
         }
     }
-    render(&entries[..low], format, entries.len() - low, cap)
+    render(&entries[..low], format, left(entries.len() - low), cap)
 }
 
 /// Characters of the longest description.
@@ -181,7 +245,7 @@ fn shorten(text: &str, cap: Option<usize>) -> String {
     }
 }
 
-fn render(entries: &[Entry], format: PromptFormat, omitted: usize, cap: Option<usize>) -> String {
+fn render(entries: &[Entry], format: PromptFormat, omitted: Omitted, cap: Option<usize>) -> String {
     match format {
         PromptFormat::Markdown => render_markdown(entries, omitted, cap),
         PromptFormat::Xml => render_xml(entries, omitted, cap),
@@ -189,14 +253,20 @@ fn render(entries: &[Entry], format: PromptFormat, omitted: usize, cap: Option<u
     }
 }
 
-fn more_note(omitted: usize) -> String {
-    format!(
-        "{omitted} more skill{} not listed here; call load_skill with {{\"list_skills\": true}} to see every skill.",
-        if omitted == 1 { " is" } else { "s are" }
-    )
+fn more_note(omitted: Omitted) -> String {
+    let count = omitted.count;
+    let are = if count == 1 { " is" } else { "s are" };
+    match omitted.hint {
+        OmittedSkillsHint::ListSkills => format!(
+            "{count} more skill{are} not listed here; call load_skill with {{\"list_skills\": true}} to see every skill."
+        ),
+        OmittedSkillsHint::FindSkills => format!(
+            "{count} more skill{are} not listed here; when none above fits the task, call find_skills with a few words that describe it, then load_skill with the name it returns."
+        ),
+    }
 }
 
-fn render_markdown(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
+fn render_markdown(entries: &[Entry], omitted: Omitted, cap: Option<usize>) -> String {
     let mut text = String::from(
         "## Available Skills\n\nYou have access to skills that help you perform specific tasks. Each skill has instructions and scripts you can run.\n\nTo use a skill:\n1. Call load_skill to read its instructions\n2. Follow the instructions, calling use_skill to run scripts as directed\n",
     );
@@ -210,7 +280,7 @@ fn render_markdown(entries: &[Entry], omitted: usize, cap: Option<usize>) -> Str
             text.push_str(&format!("Arguments: {hint}\n"));
         }
     }
-    if omitted > 0 {
+    if omitted.count > 0 {
         text.push_str(&format!("\n{}\n", more_note(omitted)));
     }
     text
@@ -257,7 +327,7 @@ fn html_escape(text: &str) -> String {
     out
 }
 
-fn render_xml(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
+fn render_xml(entries: &[Entry], omitted: Omitted, cap: Option<usize>) -> String {
     let estimate: usize = entries
         .iter()
         .map(|entry| {
@@ -278,14 +348,14 @@ fn render_xml(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
         push_location_escaped(&mut out, &entry.location.to_string_lossy());
         out.push_str("\n</location>\n</skill>");
     }
-    if omitted > 0 {
+    if omitted.count > 0 {
         out.push_str(&format!("\n<!-- {} -->", more_note(omitted)));
     }
     out.push_str("\n</available_skills>");
     out
 }
 
-fn render_json(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String {
+fn render_json(entries: &[Entry], omitted: Omitted, cap: Option<usize>) -> String {
     let skills: Vec<serde_json::Value> = entries
         .iter()
         .map(|entry| {
@@ -301,8 +371,8 @@ fn render_json(entries: &[Entry], omitted: usize, cap: Option<usize>) -> String 
         })
         .collect();
     let mut document = json!({ "skills": skills });
-    if omitted > 0 {
-        document["omitted"] = json!(omitted);
+    if omitted.count > 0 {
+        document["omitted"] = json!(omitted.count);
         document["note"] = json!(more_note(omitted));
     }
     serde_json::to_string_pretty(&document).unwrap_or_default()
@@ -331,21 +401,25 @@ mod tests {
                 argument_hint: (index % 3 == 0).then(|| "<x>".to_owned()),
             })
             .collect();
+        let left = |count| Omitted {
+            count,
+            hint: OmittedSkillsHint::ListSkills,
+        };
         let linear = |format: PromptFormat, limit: usize| {
-            let full = render(&entries, format, 0, None);
+            let full = render(&entries, format, left(0), None);
             if full.chars().count() <= limit {
                 return full;
             }
             let longest = longest_description(&entries);
             for cap in (SHORTEST_DESCRIPTION.min(longest)..=longest).rev() {
-                let text = render(&entries, format, 0, Some(cap));
+                let text = render(&entries, format, left(0), Some(cap));
                 if text.chars().count() <= limit {
                     return text;
                 }
             }
             for shown in (0..entries.len()).rev() {
                 let cap = Some(SHORTEST_DESCRIPTION);
-                let text = render(&entries[..shown], format, entries.len() - shown, cap);
+                let text = render(&entries[..shown], format, left(entries.len() - shown), cap);
                 if text.chars().count() <= limit {
                     return text;
                 }
@@ -357,10 +431,10 @@ mod tests {
             PromptFormat::Xml,
             PromptFormat::Json,
         ] {
-            let full = render(&entries, format, 0, None).chars().count();
+            let full = render(&entries, format, left(0), None).chars().count();
             for limit in (0..=full + 1).step_by(7) {
                 assert_eq!(
-                    render_within(&entries, format, limit),
+                    render_within(&entries, format, limit, OmittedSkillsHint::ListSkills),
                     linear(format, limit),
                     "{format:?} {limit}"
                 );

@@ -14,7 +14,9 @@ use skillbox_exec::{Executor, RunOptions};
 use skillbox_services::{ReadBudget, Unbudgeted};
 
 use crate::builtin_tools;
-use crate::prompt::{PromptBudget, PromptFormat, render_prompt};
+use crate::prompt::{
+    OmittedSkillsHint, PromptBudget, PromptFormat, budget_leaves_skills_out, render_prompt_hinting,
+};
 use crate::substitution::substitute;
 use crate::tool_spec::ToolSpec;
 
@@ -72,6 +74,33 @@ pub struct ProviderOptions {
     pub session_tools_root: std::path::PathBuf,
     /// Run `` !`command` `` patterns in skill bodies when they are loaded; off by default.
     pub preprocess_commands: bool,
+    /// When the skills profile offers `find_skills`.
+    pub find_skills: FindSkillsOffer,
+}
+
+/// When the skills profile offers `find_skills` (it answers calls of it in every case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FindSkillsOffer {
+    /// When the prompt budget leaves skills out, and then the prompt says to use it.
+    #[default]
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl FindSkillsOffer {
+    /// Parse `auto`, `always` or `never`.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "auto" => Some(FindSkillsOffer::Auto),
+            "always" => Some(FindSkillsOffer::Always),
+            "never" => Some(FindSkillsOffer::Never),
+            _ => None,
+        }
+    }
 }
 
 impl Default for ProviderOptions {
@@ -83,6 +112,7 @@ impl Default for ProviderOptions {
             persistent_tools_root: None,
             session_tools_root: std::env::temp_dir().join("skillbox").join("defined-tools"),
             preprocess_commands: false,
+            find_skills: FindSkillsOffer::Auto,
         }
     }
 }
@@ -179,6 +209,8 @@ pub struct SkillsProvider {
     /// conversation, so the model may load them and run their scripts
     /// ([`SkillsProvider::with_unlocked`]).
     unlocked: Arc<std::collections::BTreeSet<String>>,
+    /// Whether the prompt budget leaves skills out, worked out on first use for this catalog.
+    budget_leaves_skills_out: Arc<std::sync::OnceLock<bool>>,
 }
 
 impl std::fmt::Debug for SkillsProvider {
@@ -225,6 +257,7 @@ impl SkillsProvider {
             warnings,
             services: None,
             unlocked: Arc::default(),
+            budget_leaves_skills_out: Arc::default(),
         }
     }
 
@@ -375,17 +408,36 @@ impl SkillsProvider {
             })
     }
 
-    /// The system-prompt section.
+    /// The system-prompt section. When the budget leaves skills out, it says how to reach
+    /// them: with `find_skills` when that is offered, else by listing them.
     #[must_use]
     pub fn system_prompt(&self, format: PromptFormat) -> String {
-        render_prompt(&self.model_skills(), format, self.options.prompt_budget)
+        self.system_prompt_for(&self.model_skills(), format)
     }
 
     /// The system-prompt section listing only `skills` (a sub-agent's share of the catalog),
     /// within the same size budget.
     #[must_use]
     pub fn system_prompt_for(&self, skills: &[Arc<Skill>], format: PromptFormat) -> String {
-        render_prompt(skills, format, self.options.prompt_budget)
+        let hint = if self.offers_find_skills() {
+            OmittedSkillsHint::FindSkills
+        } else {
+            OmittedSkillsHint::ListSkills
+        };
+        render_prompt_hinting(skills, format, self.options.prompt_budget, hint)
+    }
+
+    /// Whether the skills profile offers `find_skills`: always, never, or (by default) when the
+    /// prompt budget leaves some skill a model may see out of the prompt.
+    #[must_use]
+    pub fn offers_find_skills(&self) -> bool {
+        match self.options.find_skills {
+            FindSkillsOffer::Always => true,
+            FindSkillsOffer::Never => false,
+            FindSkillsOffer::Auto => *self.budget_leaves_skills_out.get_or_init(|| {
+                budget_leaves_skills_out(&self.model_skills(), self.options.prompt_budget)
+            }),
+        }
     }
 
     /// Whether the profile offers a tool of this name ([`SkillsProvider::tools`] holds it),
@@ -396,6 +448,7 @@ impl SkillsProvider {
             ToolProfile::Protocol => builtin_tools::PROTOCOL_TOOL_NAMES.contains(&name),
             ToolProfile::Skills => {
                 matches!(name, "load_skill" | "use_skill" | "read_skill_file")
+                    || (name == "find_skills" && self.offers_find_skills())
                     || (self.options.define_tools && matches!(name, "define_tool" | "remove_tool"))
                     || self.tools.owner(name).is_some()
                     || self
@@ -413,9 +466,8 @@ impl SkillsProvider {
         match name {
             "use_skill" | "execute_skill" | "run_code" => true,
             "load_skill" => self.options.preprocess_commands,
-            "read_skill_file" | "define_tool" | "remove_tool" | "create_blob" | "read_blob" => {
-                false
-            }
+            "read_skill_file" | "find_skills" | "define_tool" | "remove_tool" | "create_blob"
+            | "read_blob" => false,
             _ => !builtin_tools::PROTOCOL_TOOL_NAMES.contains(&name),
         }
     }
@@ -433,6 +485,9 @@ impl SkillsProvider {
                     builtin_tools::use_skill(),
                     builtin_tools::read_skill_file(),
                 ];
+                if self.offers_find_skills() {
+                    specs.push(builtin_tools::find_skills());
+                }
                 let defined = self
                     .defined
                     .read()
@@ -495,6 +550,7 @@ impl SkillsProvider {
             "read_skill_file" => self.read_skill_file(arguments),
             "list_skills" => self.list_skills(arguments),
             "describe_skill" => self.describe_skill(arguments),
+            "find_skills" => self.find_skills(arguments),
             "load_skills_protocol_guide" => ToolOutcome::ok(json!({ "content": PROTOCOL_GUIDE })),
             _ => return None,
         })
@@ -528,6 +584,7 @@ impl SkillsProvider {
         match name {
             "load_skill" => self.load_skill(&arguments).await,
             "use_skill" => self.use_skill(&arguments).await,
+            "find_skills" => self.find_skills(&arguments),
             "define_tool" if self.options.define_tools => self.define_tool(&arguments),
             "remove_tool" if self.options.define_tools => self.remove_tool(&arguments),
             _ => match self
@@ -554,6 +611,9 @@ impl SkillsProvider {
                         .iter()
                         .map(|n| (*n).to_owned())
                         .collect();
+                    if self.offers_find_skills() {
+                        known.push("find_skills".to_owned());
+                    }
                     known.extend(self.tools.owned().map(|(_, tool)| tool.name.clone()));
                     if let Ok(defined) = self.defined.read() {
                         known.extend(
@@ -1188,6 +1248,68 @@ impl SkillsProvider {
             page.push(entry);
         }
         ToolOutcome::ok(json!({ "skills": page, "next_cursor": next_cursor }))
+    }
+
+    /// `find_skills {query, limit?}`: the skills a model may see that best match the query.
+    fn find_skills(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {
+        use skillbox_core::search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
+        let query = match arguments.get("query") {
+            Some(Value::String(query)) => query,
+            None | Some(Value::Null) => {
+                return ToolOutcome::error(
+                    "parameter `query` is required: a few words that describe the task",
+                );
+            }
+            Some(_) => return ToolOutcome::error("parameter `query` must be a string"),
+        };
+        let limit = match arguments.get("limit") {
+            None | Some(Value::Null) => DEFAULT_SEARCH_LIMIT,
+            Some(value) => match value.as_u64().and_then(|limit| usize::try_from(limit).ok()) {
+                Some(limit) if (1..=MAX_SEARCH_LIMIT).contains(&limit) => limit,
+                _ => {
+                    return ToolOutcome::error(format!(
+                        "parameter `limit` must be an integer from 1 to {MAX_SEARCH_LIMIT}"
+                    ));
+                }
+            },
+        };
+        let results = match self
+            .catalog
+            .search_index()
+            .search(query, limit, |skill| skill.visible_to_model())
+        {
+            Ok(results) => results,
+            Err(error) => return ToolOutcome::error(format!("parameter `query`: {error}")),
+        };
+        let skills: Vec<Value> = results
+            .hits
+            .iter()
+            .map(|hit| {
+                json!({
+                    "name": hit.skill.name(),
+                    "description": hit.skill.description,
+                    "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
+                })
+            })
+            .collect();
+        let hint = if skills.is_empty() {
+            "No skill matches these words. Try other words for the task (what it is about, the kind of file or service), or call load_skill with {\"list_skills\": true} to list every skill."
+        } else {
+            "Call load_skill with the name of the skill that fits the task to read its instructions before using it."
+        };
+        let mut answer = json!({
+            "skills": skills,
+            "matched": results.matched,
+            "hint": hint,
+        });
+        if results.ignored_terms > 0 {
+            answer["ignored_words"] = json!(results.ignored_terms);
+            answer["note"] = json!(format!(
+                "only the first {} distinct words of the query were searched",
+                skillbox_core::search::MAX_QUERY_TERMS
+            ));
+        }
+        ToolOutcome::ok(answer)
     }
 
     fn describe_skill(&self, arguments: &serde_json::Map<String, Value>) -> ToolOutcome {

@@ -57,6 +57,7 @@ fn is_read_only(name: &str) -> bool {
         name,
         "load_skill"
             | "read_skill_file"
+            | "find_skills"
             | "load_skills_protocol_guide"
             | "list_skills"
             | "describe_skill"

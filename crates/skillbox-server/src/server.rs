@@ -518,9 +518,11 @@ pub(crate) async fn dispatch(
     let small = |params| protocol::decode_params(method, params, MAX_PARAMS_BYTES);
     let run = |params| protocol::decode_params(method, params, MAX_RUN_PARAMS_BYTES);
     match method {
-        "load_skills_protocol_guide" | "list_skills" | "describe_skill" | "read_skill_file" => {
-            catalog_method(state, method, small(params)?).await
-        }
+        "load_skills_protocol_guide"
+        | "list_skills"
+        | "describe_skill"
+        | "read_skill_file"
+        | "find_skills" => catalog_method(state, method, small(params)?).await,
         "create_blob" => {
             // Straight to the services the provider answers with: its content (up to 64 MiB)
             // is read from the body, never built into a JSON value.
@@ -539,7 +541,7 @@ pub(crate) async fn dispatch(
         other => Err(RpcError::new(
             protocol::METHOD_NOT_FOUND,
             format!(
-                "unknown method `{other}`; the methods are {}",
+                "unknown method `{other}`; the methods are {}, and this server's extension find_skills",
                 skillbox_llm::builtin_tools::PROTOCOL_TOOL_NAMES.join(", ")
             ),
         )),
@@ -574,8 +576,14 @@ async fn catalog_method(
     if method == "describe_skill" {
         string_param(&params, "name")?;
     }
+    if method == "find_skills" {
+        string_param(&params, "query")?;
+    }
     let arguments = Value::Object(params);
-    let outcome = if SkillsProvider::reads_skill_files(method, &arguments) {
+    // A search whose index is not built yet builds it (tens of milliseconds per thousand
+    // skills): off the async threads too.
+    let builds_index = method == "find_skills" && !state.provider().catalog().has_search_index();
+    let outcome = if SkillsProvider::reads_skill_files(method, &arguments) || builds_index {
         read_off_the_async_threads(state, method, arguments).await?
     } else {
         // From the catalog in memory: answered in place, as a trip through the blocking pool
@@ -597,10 +605,17 @@ async fn read_off_the_async_threads(
     let over_budget = || {
         RpcError::new(
             protocol::TIMED_OUT,
-            format!(
-                "`{method}` did not finish within {} ms: a file of the skill could not be read (a FIFO or device, or a stalled file system); the server goes on answering other requests, but this call will fail the same way until the skill folder is fixed",
-                budget.as_millis()
-            ),
+            if method == "find_skills" {
+                format!(
+                    "`find_skills` did not finish within {} ms while the search index was built; try again shortly",
+                    budget.as_millis()
+                )
+            } else {
+                format!(
+                    "`{method}` did not finish within {} ms: a file of the skill could not be read (a FIFO or device, or a stalled file system); the server goes on answering other requests, but this call will fail the same way until the skill folder is fixed",
+                    budget.as_millis()
+                )
+            },
         )
     };
     let deadline = tokio::time::Instant::now() + budget;

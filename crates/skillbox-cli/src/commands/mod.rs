@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod execute;
+pub mod find;
 pub mod list;
 pub mod mcp;
 pub mod show;

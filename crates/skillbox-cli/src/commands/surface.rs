@@ -5,11 +5,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use skillbox_llm::{
-    PromptBudget, PromptFormat, ProviderOptions, SkillsProvider, ToolFormat, ToolProfile,
-    render_tools,
+    FindSkillsOffer, PromptBudget, PromptFormat, ProviderOptions, SkillsProvider, ToolFormat,
+    ToolProfile, render_tools,
 };
 
-use crate::arguments::{GlobalOptions, PromptArguments, ServeArguments, ToolsArguments};
+use crate::arguments::{
+    FindSkillsArgument, GlobalOptions, PromptArguments, ServeArguments, ToolsArguments,
+};
 use crate::output::{print_json, print_text};
 
 /// The provider over the global roots with the executor the options describe.
@@ -23,8 +25,28 @@ pub(crate) fn provider_options(
 ) -> ProviderOptions {
     ProviderOptions {
         preprocess_commands: global.execution.preprocess_commands,
+        find_skills: match global.find_skills {
+            FindSkillsArgument::Auto => FindSkillsOffer::Auto,
+            FindSkillsArgument::Always => FindSkillsOffer::Always,
+            FindSkillsArgument::Never => FindSkillsOffer::Never,
+        },
         ..options
     }
+}
+
+/// The options of a provider that talks to models: the skills section of their prompt within
+/// `--max-prompt-chars`.
+fn model_provider_options(global: &GlobalOptions) -> ProviderOptions {
+    provider_options(
+        global,
+        ProviderOptions {
+            prompt_budget: PromptBudget {
+                max_chars: (global.max_prompt_chars > 0).then_some(global.max_prompt_chars),
+                max_tokens: None,
+            },
+            ..ProviderOptions::default()
+        },
+    )
 }
 
 /// The provider over the global roots answering the run and blob tools too, with the services
@@ -65,11 +87,7 @@ fn provider_over(
         catalog.roots(),
         data.map(skillbox_services::DataDir::runtime),
     )?);
-    let provider = SkillsProvider::new(
-        catalog,
-        executor,
-        provider_options(global, ProviderOptions::default()),
-    );
+    let provider = SkillsProvider::new(catalog, executor, model_provider_options(global));
     Ok(match data {
         Some(data) => provider.with_services(Arc::new(skillbox_services::Services::new(
             data,
@@ -144,7 +162,7 @@ pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Resu
         .ok_or_else(|| anyhow::anyhow!("unknown tool format `{}`", arguments.format))?;
     let profile = ToolProfile::parse(&arguments.profile)
         .ok_or_else(|| anyhow::anyhow!("unknown profile `{}`", arguments.profile))?;
-    let provider = rendering_provider(global, ProviderOptions::default())?;
+    let provider = rendering_provider(global, model_provider_options(global))?;
     for warning in provider.warnings() {
         eprintln!("warning: {}", skillbox_core::printable::printable(warning));
     }

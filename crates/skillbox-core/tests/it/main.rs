@@ -12,6 +12,7 @@ mod archives;
 mod folder_swaps;
 mod hostile_catalogs;
 mod reload;
+mod search;
 mod skill_folders;
 mod special_files;
 

@@ -1,7 +1,8 @@
 //! Snapshots of every prompt format and every tool format, and the prompt budget.
 
 use skillbox_llm::{
-    PromptBudget, PromptFormat, ProviderOptions, ToolFormat, ToolProfile, render_tools,
+    FindSkillsOffer, PromptBudget, PromptFormat, ProviderOptions, ToolFormat, ToolProfile,
+    render_tools,
 };
 
 use super::support::{examples_provider, portable};
@@ -79,12 +80,14 @@ fn budgets_are_honoured_exactly_shortening_then_omitting() {
             );
         }
     }
-    // A budget that cannot hold every skill says so and names the way to list them all.
+    // A budget that cannot hold every skill says so and names the way to list them all
+    // (with find_skills off; `find_skills.rs` covers the search it offers by default).
     let provider = examples_provider(ProviderOptions {
         prompt_budget: PromptBudget {
             max_chars: Some(520),
             max_tokens: None,
         },
+        find_skills: FindSkillsOffer::Never,
         ..ProviderOptions::default()
     });
     let prompt = provider.system_prompt(PromptFormat::Markdown);

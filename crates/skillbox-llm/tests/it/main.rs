@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod dispatch;
+mod find_skills;
 mod formats;
 mod hostile;
 mod live;
