@@ -194,6 +194,17 @@ pub struct ServeArguments {
     /// Where blobs are kept (default: the user's data folder, `skillbox/`).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Keep blobs here instead of under --data-dir: `file:///folder`, or a bucket shared by
+    /// several replicas, `s3://bucket/prefix`, configured by the AWS environment
+    /// (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); `gs://` and
+    /// `az://` are accepted too, untested. Never put credentials in the URL.
+    #[arg(
+        long,
+        env = "SKILLBOX_BLOB_STORE",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub blob_store: Option<String>,
     /// Require `Authorization: Bearer TOKEN` on every request.
     #[arg(
         long,

@@ -1,11 +1,29 @@
 //! The blob store: large content kept out of the conversation, referenced as `blob:<id>`.
 //!
-//! It is built on the `object_store` crate, so the local folder used today can become S3 later.
-//! Each blob is two objects: its bytes, then a small metadata object that acts as the commit
-//! record. Both are written atomically (staged, fsynced, renamed), so a crash never leaves a
-//! blob visible with partial content: bytes without metadata are invisible and are removed by
-//! the expiry sweep. Reads fetch only the bytes they return, so the tail of a 1 GiB blob costs
-//! one ranged read.
+//! It is built on the `object_store` crate: a local folder (the default, under the data folder)
+//! or a bucket of an object store shared by several replicas (`--blob-store s3://bucket/prefix`,
+//! see [`crate::blob_location`]). The same guarantees hold on both:
+//!
+//! - **An acknowledged blob is whole, for every reader.** Each blob is two objects: its bytes
+//!   (`data/<id>`), then a small metadata object (`meta/<id>.json`), the commit record. The
+//!   record is written only once the bytes are complete, and a create answers only after the
+//!   record is written, so any replica that finds the record finds all the bytes.
+//! - **A partial upload is never visible.** Locally each object is staged, fsynced and renamed;
+//!   on an object store the bytes go up in one PUT or in a multipart upload, which the store
+//!   shows only once it is completed. A writer killed midway leaves either nothing visible or
+//!   bytes without a record, which no id resolves to.
+//! - **Reads fetch only what they return**: a sample is one ranged read (`get_range`), so the
+//!   tail of a 1 GiB blob costs one request for its last bytes.
+//! - **Expiry may run on every replica at once.** [`BlobStore::sweep`] removes records older
+//!   than the time to keep blobs, then their bytes; an object another replica removed first
+//!   (not found) is fine, and any other failure leaves the object for a later sweep. Bytes
+//!   without a record are removed only when older than the orphan grace period (an hour),
+//!   and a create gives up rather than write its record after a quarter of that period, so a
+//!   sweep never removes the bytes of an upload that is still going to commit, whichever
+//!   replica runs it. Locally the sweep also removes the staged files of uploads a killed
+//!   server left; on an object store the parts of such uploads are invisible and are
+//!   removed by the bucket's lifecycle rule (`AbortIncompleteMultipartUpload`, see
+//!   docs/deploy.md).
 //!
 //! A local store is private to the runtime's user: its folders are created 0700 and every file
 //! is made 0600 as soon as it is written (inside folders no one else can enter). Runs, which
@@ -16,7 +34,7 @@ use std::ops::Range;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use bytes::Bytes;
@@ -24,6 +42,8 @@ use object_store::path::Path as StorePath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+use crate::blob_location::RemoteLocation;
 
 /// Default number of bytes `read_blob` returns.
 pub const DEFAULT_READ_BYTES: u64 = 2_000;
@@ -41,6 +61,11 @@ const UPLOAD_CHUNK: usize = 8 * 1024 * 1024;
 const READ_CHUNK: usize = 1024 * 1024;
 /// Default time a blob is kept.
 pub const DEFAULT_BLOB_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+/// How long bytes without a commit record are kept before a sweep removes them: they may
+/// belong to an upload in progress, on this replica or another.
+pub const DEFAULT_ORPHAN_GRACE: Duration = Duration::from_secs(60 * 60);
+/// How long a reachability check of an object store may take at start-up.
+const ACCESS_CHECK_TIMEOUT: Duration = Duration::from_secs(20);
 /// Mode of the store's folders: the runtime's user only.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
 /// Mode of the store's files: the runtime's user only.
@@ -123,8 +148,13 @@ impl ReadMode {
 pub struct BlobStore {
     store: Arc<dyn ObjectStore>,
     ttl: Duration,
+    /// How old bytes without a record must be before a sweep removes them; a create refuses to
+    /// commit after a quarter of it (see the module's documentation).
+    orphan_grace: Duration,
     /// The folder of a local store.
     local_root: Option<PathBuf>,
+    /// The bucket of a remote store, for messages.
+    remote: Option<RemoteLocation>,
 }
 
 fn now_ms() -> u128 {
@@ -171,18 +201,115 @@ impl BlobStore {
         Ok(BlobStore {
             store: Arc::new(store),
             ttl,
+            orphan_grace: DEFAULT_ORPHAN_GRACE,
             local_root: Some(directory.to_path_buf()),
+            remote: None,
         })
     }
 
-    /// A store over any object store (S3 and others later).
+    /// A store in a bucket of an object store, configured from the environment (see
+    /// [`crate::blob_location`]). Nothing is sent yet: [`BlobStore::check_access`] says whether
+    /// the bucket can be reached.
+    ///
+    /// # Errors
+    /// A configuration the object store refuses, named with what to set.
+    pub fn remote(location: &RemoteLocation, ttl: Duration) -> Result<Self, BlobError> {
+        // Variables that are not Unicode are skipped (`std::env::vars` would panic on them).
+        let environment: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+            .collect();
+        Self::remote_in(location, ttl, &environment)
+    }
+
+    /// [`BlobStore::remote`] configured from `environment` (`(name, value)` pairs, such as
+    /// `AWS_ENDPOINT_URL`) instead of the process's environment.
+    ///
+    /// # Errors
+    /// As [`BlobStore::remote`].
+    pub fn remote_in(
+        location: &RemoteLocation,
+        ttl: Duration,
+        environment: &[(String, String)],
+    ) -> Result<Self, BlobError> {
+        let (store, prefix) = location.open(environment)?;
+        let store: Arc<dyn ObjectStore> = if prefix.is_empty() {
+            store
+        } else {
+            Arc::new(object_store::prefix::PrefixStore::new(
+                store,
+                StorePath::from(prefix),
+            ))
+        };
+        Ok(BlobStore {
+            store,
+            ttl,
+            orphan_grace: DEFAULT_ORPHAN_GRACE,
+            local_root: None,
+            remote: Some(location.clone()),
+        })
+    }
+
+    /// A store over any object store.
     #[must_use]
     pub fn new(store: Arc<dyn ObjectStore>, ttl: Duration) -> Self {
         BlobStore {
             store,
             ttl,
+            orphan_grace: DEFAULT_ORPHAN_GRACE,
             local_root: None,
+            remote: None,
         }
+    }
+
+    /// The same store with another orphan grace period (by default
+    /// [`DEFAULT_ORPHAN_GRACE`]): bytes without a record are removed once older than `grace`,
+    /// and a create taking longer than a quarter of it fails instead of committing. Tests
+    /// shorten it; replicas sharing a bucket must use the same.
+    #[must_use]
+    pub fn with_orphan_grace(self, grace: Duration) -> Self {
+        BlobStore {
+            orphan_grace: grace,
+            ..self
+        }
+    }
+
+    /// Where the blobs are, as it may be shown: the folder, or the bucket's URL (which never
+    /// holds credentials).
+    #[must_use]
+    pub fn shown_location(&self) -> String {
+        match (&self.remote, &self.local_root) {
+            (Some(remote), _) => remote.to_string(),
+            (None, Some(root)) => root.display().to_string(),
+            (None, None) => "an object store".to_owned(),
+        }
+    }
+
+    /// Check that the store answers: list the first records. For start-up, so that a
+    /// misconfigured bucket is reported at once rather than at the first blob.
+    ///
+    /// # Errors
+    /// [`BlobError::Storage`] naming the location and what to set, when the store fails or
+    /// does not answer within 20 seconds.
+    pub async fn check_access(&self) -> Result<(), BlobError> {
+        use futures_util::StreamExt;
+        let hint = self
+            .remote
+            .as_ref()
+            .map_or("check the folder", RemoteLocation::settings_hint);
+        let probe = async {
+            let prefix = StorePath::from("meta");
+            let mut listing = self.store.list(Some(&prefix));
+            listing.next().await.transpose().map(|_| ())
+        };
+        let failure = match tokio::time::timeout(ACCESS_CHECK_TIMEOUT, probe).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(error)) => error.to_string(),
+            Err(_) => format!("no answer within {ACCESS_CHECK_TIMEOUT:?}"),
+        };
+        Err(storage(format!(
+            "cannot use the blob store `{}` (--blob-store): {failure}; {hint}",
+            self.shown_location()
+        )))
     }
 
     /// Store content. `encoding` is `None`/`"utf-8"` for text, `"base64"` for binary.
@@ -225,6 +352,7 @@ impl BlobStore {
     /// # Errors
     /// Storage failure.
     pub async fn create_bytes(&self, bytes: Bytes, kind: &str) -> Result<BlobMeta, BlobError> {
+        let started = Instant::now();
         let id = uuid::Uuid::new_v4().simple().to_string();
         let size_bytes = bytes.len() as u64;
         self.store
@@ -235,7 +363,7 @@ impl BlobStore {
             .await
             .map_err(storage)?;
         self.make_file_private(&format!("data/{id}")).await?;
-        self.commit(id, kind, size_bytes).await
+        self.commit(id, kind, size_bytes, started).await
     }
 
     /// Store what a reader yields as a new blob, in chunks: memory stays a few MiB however
@@ -250,6 +378,7 @@ impl BlobStore {
         max_bytes: u64,
     ) -> Result<BlobMeta, BlobError> {
         use tokio::io::AsyncReadExt;
+        let started = Instant::now();
         let id = uuid::Uuid::new_v4().simple().to_string();
         let upload = self
             .store
@@ -282,11 +411,25 @@ impl BlobStore {
         }
         writer.finish().await.map_err(storage)?;
         self.make_file_private(&format!("data/{id}")).await?;
-        self.commit(id, kind, size_bytes).await
+        self.commit(id, kind, size_bytes, started).await
     }
 
-    /// Write the metadata object, the commit record: only then is the blob visible.
-    async fn commit(&self, id: String, kind: &str, size_bytes: u64) -> Result<BlobMeta, BlobError> {
+    /// Write the metadata object, the commit record: only then is the blob visible. An upload
+    /// that began more than a quarter of the orphan grace period ago is not committed: a sweep
+    /// (on any replica) may already count its bytes as orphaned.
+    async fn commit(
+        &self,
+        id: String,
+        kind: &str,
+        size_bytes: u64,
+        started: Instant,
+    ) -> Result<BlobMeta, BlobError> {
+        let deadline = self.orphan_grace / 4;
+        if started.elapsed() > deadline {
+            return Err(storage(format!(
+                "storing {size_bytes} bytes took longer than {deadline:?}; the blob was not kept (the expiry sweep may already remove its bytes), so try again"
+            )));
+        }
         let meta = BlobMeta {
             blob_id: format!("blob:{id}"),
             kind: kind.to_owned(),
@@ -453,79 +596,178 @@ impl BlobStore {
                     })
             })
             .await
+            .unwrap_or_else(|error| Err(std::io::Error::other(error)))
         } else {
+            // Streamed to the file chunk by chunk: an input blob may be hundreds of MiB.
             let fetched = self.store.get(&StorePath::from(format!("data/{id}"))).await;
-            let bytes = match fetched {
-                Ok(result) => Some(result.bytes().await.map_err(storage)?),
-                Err(object_store::Error::NotFound { .. }) => None,
+            match fetched {
+                Ok(result) => download(result, target).await,
+                Err(object_store::Error::NotFound { .. }) => Ok(false),
                 Err(error) => return Err(storage(error)),
-            };
-            tokio::task::spawn_blocking(move || match bytes {
-                Some(bytes) => std::io::Write::write_all(&mut create_run_input(&target)?, &bytes)
-                    .map(|()| true),
-                None => Ok(false),
-            })
-            .await
+            }
         };
-        let copied = copied
-            .map_err(storage)?
-            .map_err(|error| storage(format!("`{}`: {error}", destination.display())))?;
+        let copied =
+            copied.map_err(|error| storage(format!("`{}`: {error}", destination.display())))?;
         if !copied {
             return Err(BlobError::NotFound(blob_id.clone()));
         }
         Ok(destination)
     }
 
-    /// Remove blobs older than the time to keep them, and orphaned bytes without metadata.
+    /// Remove blobs older than the time to keep them, and orphaned bytes without metadata
+    /// older than the orphan grace period; locally also the staged files of uploads a killed
+    /// server left. Several replicas may sweep the same bucket at once: what another removed
+    /// first is skipped, and an object whose state is uncertain (a failed request) is left for
+    /// a later sweep. Returns how many blobs and orphans this sweep removed.
     ///
     /// # Errors
     /// Storage failure while listing.
     pub async fn sweep(&self) -> Result<usize, BlobError> {
-        use futures_like::collect_metas;
+        use futures_util::StreamExt;
         let now = now_ms();
-        let ttl_ms = self.ttl.as_millis();
+        let age = |object: &object_store::ObjectMeta| {
+            Duration::from_millis(
+                u64::try_from(now.saturating_sub(
+                    u128::try_from(object.last_modified.timestamp_millis()).unwrap_or(0),
+                ))
+                .unwrap_or(u64::MAX),
+            )
+        };
         let mut removed = 0;
-        for meta in collect_metas(&*self.store, "meta").await? {
-            if now
-                .saturating_sub(u128::try_from(meta.last_modified.timestamp_millis()).unwrap_or(0))
-                <= ttl_ms
-            {
-                continue;
-            }
-            let Some(name) = meta
+        let meta_prefix = StorePath::from("meta");
+        let mut records = self.store.list(Some(&meta_prefix));
+        while let Some(record) = records.next().await {
+            let record = record.map_err(storage)?;
+            let Some(id) = record
                 .location
                 .filename()
                 .and_then(|name| name.strip_suffix(".json"))
-                .map(str::to_owned)
+                .and_then(|name| key(&format!("blob:{name}")))
             else {
                 continue;
             };
-            let _ = self.store.delete(&meta.location).await;
-            let _ = self
-                .store
-                .delete(&StorePath::from(format!("data/{name}")))
-                .await;
-            removed += 1;
+            if age(&record) <= self.ttl {
+                continue;
+            }
+            // The record first: from then on no reader finds the blob, and the bytes follow.
+            // Bytes left by a sweep stopped in between are orphans, removed later.
+            if self.remove(&record.location).await {
+                removed += 1;
+                self.remove(&StorePath::from(format!("data/{id}"))).await;
+            }
         }
-        for data in collect_metas(&*self.store, "data").await? {
-            let age = now
-                .saturating_sub(u128::try_from(data.last_modified.timestamp_millis()).unwrap_or(0));
-            let Some(name) = data.location.filename().map(str::to_owned) else {
+        let data_prefix = StorePath::from("data");
+        let mut contents = self.store.list(Some(&data_prefix));
+        while let Some(data) = contents.next().await {
+            let data = data.map_err(storage)?;
+            let Some(id) = data
+                .location
+                .filename()
+                .and_then(|name| key(&format!("blob:{name}")))
+            else {
                 continue;
             };
-            let committed = self
-                .store
-                .head(&StorePath::from(format!("meta/{name}.json")))
-                .await
-                .is_ok();
-            // Bytes written just now may belong to a create in progress; give them a minute.
-            if !committed && age > 60_000 {
-                let _ = self.store.delete(&data.location).await;
-                removed += 1;
+            if age(&data) <= self.orphan_grace {
+                continue;
             }
+            match self
+                .store
+                .head(&StorePath::from(format!("meta/{id}.json")))
+                .await
+            {
+                Ok(_) => {}
+                Err(object_store::Error::NotFound { .. }) => {
+                    if self.remove(&data.location).await {
+                        removed += 1;
+                    }
+                }
+                // Unsure whether it is committed: never remove a blob's bytes on a guess.
+                Err(error) => {
+                    tracing::warn!(%error, blob = %id, "cannot tell whether bytes in the blob store are committed; left for a later sweep")
+                }
+            }
+        }
+        if let Some(root) = &self.local_root {
+            let data = root.join("data");
+            let grace = self.orphan_grace;
+            removed += tokio::task::spawn_blocking(move || remove_stale_staged_files(&data, grace))
+                .await
+                .map_err(storage)?;
         }
         Ok(removed)
     }
+
+    /// Delete an object for the sweep: `true` when this call removed it, `false` when it was
+    /// already gone (another replica's sweep) or the delete failed (logged; a later sweep
+    /// tries again).
+    async fn remove(&self, location: &StorePath) -> bool {
+        match self.store.delete(location).await {
+            Ok(()) => true,
+            Err(object_store::Error::NotFound { .. }) => false,
+            Err(error) => {
+                tracing::warn!(%error, object = %location, "cannot remove an expired object from the blob store; left for a later sweep");
+                false
+            }
+        }
+    }
+}
+
+/// Write what an object store returns for a blob into a new run input file at `target`, chunk
+/// by chunk. `Ok(true)` once written, `Ok(false)` when the blob vanished meanwhile.
+async fn download(result: object_store::GetResult, target: PathBuf) -> std::io::Result<bool> {
+    use futures_util::StreamExt;
+    use tokio::io::AsyncWriteExt;
+    let file = tokio::task::spawn_blocking(move || create_run_input(&target))
+        .await
+        .map_err(std::io::Error::other)??;
+    let mut file = tokio::fs::File::from_std(file);
+    let mut chunks = result.into_stream();
+    while let Some(chunk) = chunks.next().await {
+        match chunk {
+            Ok(bytes) => file.write_all(&bytes).await?,
+            Err(object_store::Error::NotFound { .. }) => return Ok(false),
+            Err(error) => return Err(std::io::Error::other(error)),
+        }
+    }
+    file.flush().await?;
+    Ok(true)
+}
+
+/// Remove the staged files (`<id>#<digits>`) that uploads of a killed server left in a local
+/// store's `data/` folder, once older than `grace`: the local object store stages each upload
+/// beside its destination and leaves those files out of listings, so nothing else would ever
+/// remove them. Returns how many were removed.
+fn remove_stale_staged_files(data: &Path, grace: Duration) -> usize {
+    let Ok(entries) = fs_err::read_dir(data) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let staged = name
+            .to_str()
+            .and_then(|name| name.split_once('#'))
+            .is_some_and(|(id, suffix)| {
+                key(&format!("blob:{id}")).is_some()
+                    && !suffix.is_empty()
+                    && suffix.bytes().all(|byte| byte.is_ascii_digit())
+            });
+        let old = entry
+            .metadata()
+            .and_then(|metadata| metadata.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|elapsed| elapsed > grace);
+        if staged && old {
+            match fs_err::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot remove a staged upload a killed server left")
+                }
+            }
+        }
+    }
+    removed
 }
 
 /// Check a `kind` given by a client: a MIME type, at most [`MAX_KIND_BYTES`] of printable
@@ -589,25 +831,6 @@ fn make_private(folder: &Path) -> std::io::Result<()> {
 
 fn looks_binary(bytes: &[u8]) -> bool {
     bytes.contains(&0)
-}
-
-mod futures_like {
-    //! Listing collected into a vector without pulling in a stream-combinator crate.
-    use object_store::{ObjectMeta, ObjectStore};
-
-    use super::{BlobError, storage};
-
-    pub(super) async fn collect_metas(
-        store: &dyn ObjectStore,
-        prefix: &str,
-    ) -> Result<Vec<ObjectMeta>, BlobError> {
-        let prefix = object_store::path::Path::from(prefix);
-        let listed = store
-            .list_with_delimiter(Some(&prefix))
-            .await
-            .map_err(storage)?;
-        Ok(listed.objects)
-    }
 }
 
 #[cfg(test)]
@@ -737,5 +960,41 @@ mod tests {
             store.copy_for_run(&meta, &copies).await,
             Err(BlobError::NotFound(_))
         ));
+    }
+
+    #[tokio::test]
+    async fn the_sweep_removes_staged_uploads_a_killed_server_left() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = BlobStore::local(folder.path(), DEFAULT_BLOB_TTL).unwrap();
+        let kept = store.create("kept", "text/plain", None).await.unwrap();
+        let data = folder.path().join("data");
+        let (old, fresh, other) = (
+            data.join(format!("{}#3", "ab".repeat(16))),
+            data.join(format!("{}#4", "cd".repeat(16))),
+            data.join("notes#5"),
+        );
+        for path in [&old, &fresh, &other] {
+            fs_err::write(path, "part of an upload").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - 2 * DEFAULT_ORPHAN_GRACE;
+        for path in [&old, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+        assert_eq!(store.sweep().await.unwrap(), 1);
+        assert!(!old.exists(), "a killed upload's staged file was kept");
+        assert!(fresh.exists(), "an upload in progress was removed");
+        assert!(
+            other.exists(),
+            "a file that is not a staged upload was removed"
+        );
+        let full = read(&store, &kept.blob_id, ReadMode::Full, None)
+            .await
+            .unwrap();
+        assert_eq!(full["preview"], "kept");
     }
 }

@@ -9,6 +9,10 @@
 //!   builtin/              0755  the built-in skills: public text that runs may mount
 //! ```
 //!
+//! With `--blob-store s3://…` (or another object store) the blobs live in the bucket and
+//! `blobs/` is not made; with `--blob-store file:///folder` they live in that folder, checked
+//! and kept private as `blobs/` is. The rest of the folder stays on this machine either way.
+//!
 //! Runs execute as other users, so they can never read the store itself; each run gets its
 //! own copies of the blobs it asked for, under names nobody else can guess.
 //!
@@ -22,6 +26,7 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::blob_location::BlobLocation;
 use crate::blobs::{BlobError, BlobStore};
 
 /// Mode of the data folder and of `run-inputs/`: others may pass through but not list.
@@ -48,11 +53,30 @@ impl DataDir {
     /// # Errors
     /// When a folder cannot be created or its permissions set.
     pub fn open(root: &Path, blob_ttl: Duration) -> Result<Self, BlobError> {
+        Self::open_with(root, blob_ttl, None)
+    }
+
+    /// [`DataDir::open`] with the blob store at `blobs` (`--blob-store`) instead of `blobs/`
+    /// when one is given. A remote store is configured but not contacted yet
+    /// ([`BlobStore::check_access`]).
+    ///
+    /// # Errors
+    /// As [`DataDir::open`], and a remote store's configuration the object store refuses.
+    pub fn open_with(
+        root: &Path,
+        blob_ttl: Duration,
+        blobs: Option<&BlobLocation>,
+    ) -> Result<Self, BlobError> {
         let root = own_folder(root, PASS_THROUGH_DIR_MODE)?;
-        let blobs = BlobStore::local(
-            &own_folder(&root.join("blobs"), crate::blobs::PRIVATE_DIR_MODE)?,
-            blob_ttl,
-        )?;
+        let private = crate::blobs::PRIVATE_DIR_MODE;
+        let blobs = match blobs {
+            None => BlobStore::local(&own_folder(&root.join("blobs"), private)?, blob_ttl)?,
+            Some(BlobLocation::Local(folder)) => BlobStore::local(
+                &own_folder_of(folder, private, BLOB_STORE_FOLDER)?,
+                blob_ttl,
+            )?,
+            Some(BlobLocation::Remote(remote)) => BlobStore::remote(remote, blob_ttl)?,
+        };
         let run_inputs = own_folder(&root.join("run-inputs"), PASS_THROUGH_DIR_MODE)?;
         remove_stale_run_inputs(&run_inputs);
         Ok(DataDir {
@@ -103,20 +127,42 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> BlobError + '_ {
 /// folder on the way belong to the runtime's user (or root) and that nobody else can rename
 /// what is in them. Returns the path with links resolved.
 fn own_folder(path: &Path, mode: u32) -> Result<PathBuf, BlobError> {
+    own_folder_of(path, mode, DATA_FOLDER)
+}
+
+/// What a checked folder is, in messages: its name and the flag that gives it.
+struct FolderRole {
+    name: &'static str,
+    flag: &'static str,
+}
+
+const DATA_FOLDER: FolderRole = FolderRole {
+    name: "the data folder",
+    flag: "--data-dir",
+};
+
+const BLOB_STORE_FOLDER: FolderRole = FolderRole {
+    name: "the blob store's folder",
+    flag: "--blob-store file:///…",
+};
+
+/// [`own_folder`] for a folder in the role `role`, named so in messages.
+fn own_folder_of(path: &Path, mode: u32, role: FolderRole) -> Result<PathBuf, BlobError> {
     use skillbox_exec::private_directory::{PrivateDirectoryError, ensure_private_directory};
-    let hint = "pass a --data-dir of your own";
+    let FolderRole { name, flag } = role;
+    let hint = format!("pass a {flag} of your own");
     ensure_private_directory(path, mode).map_err(|error| {
         BlobError::Storage(match error {
             PrivateDirectoryError::ForeignOwner { path, owner, ours } => format!(
-                "`{}` (the data folder or a folder on its path) belongs to uid {owner}, not to you (uid {ours}) or root: that user could read or replace the blobs kept there; {hint}",
+                "`{}` ({name} or a folder on its path) belongs to uid {owner}, not to you (uid {ours}) or root: that user could read or replace the blobs kept there; {hint}",
                 path.display()
             ),
             PrivateDirectoryError::OpenToOthers { path, mode } => format!(
-                "`{}` (the data folder or a folder on its path) can be written by other users (mode {mode:o}) and has no sticky bit: they could replace the folders skillbox keeps there; make it yours alone (chmod go-w) or {hint}",
+                "`{}` ({name} or a folder on its path) can be written by other users (mode {mode:o}) and has no sticky bit: they could replace the folders skillbox keeps there; make it yours alone (chmod go-w) or {hint}",
                 path.display()
             ),
             PrivateDirectoryError::NotAFolder { path } => format!(
-                "`{}` in the data folder is not a folder (it may be a link): remove it or {hint}",
+                "`{}` in {name} is not a folder (it may be a link): remove it or {hint}",
                 path.display()
             ),
             other => format!("cannot prepare the data folder: {other}"),

@@ -7,6 +7,7 @@
 //! values, and failures as a [`ServiceError`] each door maps to its own terms. Which skills a
 //! run may use is the caller's to say ([`RunContext`]): the services never decide visibility.
 
+pub mod blob_location;
 pub mod blobs;
 pub mod budget;
 pub mod credentials;
@@ -23,6 +24,7 @@ use serde_json::{Map, Value, json};
 use skillbox_core::Skill;
 use skillbox_exec::Executor;
 
+pub use blob_location::BlobLocation;
 pub use blobs::{BlobError, BlobMeta, BlobStore, ReadMode};
 pub use budget::BudgetShare;
 pub use data_dir::DataDir;

@@ -6,6 +6,7 @@
 pub mod browser;
 pub mod local_model;
 pub mod model_server;
+pub mod s3_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -114,8 +114,7 @@ fn start_guarded(
         .expect("bash runs")
 }
 
-/// Start `program` (as [`start_guarded`]) listening on a free port of 127.0.0.1, and wait until
-/// `GET health_path` answers 200, or fail with its log: its `/v1` base URL and its process.
+/// [`serve_on_free_port`] for a server of the OpenAI API: its `/v1` base URL and its process.
 fn serve(
     program: &std::path::Path,
     arguments: &[&std::ffi::OsStr],
@@ -123,6 +122,19 @@ fn serve(
     what: &str,
     health_path: &str,
 ) -> (String, Child) {
+    let (port, child) = serve_on_free_port(program, arguments, environment, what, health_path);
+    (format!("http://127.0.0.1:{port}/v1"), child)
+}
+
+/// Start `program` (as [`start_guarded`]) with `--host 127.0.0.1 --port PORT` on a free port,
+/// and wait until `GET health_path` answers 200, or fail with its log: the port and the process.
+pub(crate) fn serve_on_free_port(
+    program: &std::path::Path,
+    arguments: &[&std::ffi::OsStr],
+    environment: &[(&str, &str)],
+    what: &str,
+    health_path: &str,
+) -> (u16, Child) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
@@ -148,7 +160,7 @@ fn serve(
         "{what} did not answer {health_path} within {STARTUP_TIMEOUT:?}; its log: {}",
         fs_err::read_to_string(&log).unwrap_or_default()
     );
-    (format!("http://127.0.0.1:{port}/v1"), child)
+    (port, child)
 }
 
 fn start_proxy(model_base_url: &str) -> Option<Proxy> {

@@ -102,14 +102,25 @@ fn provider_over(
 pub fn open_data_dir(
     given: Option<&std::path::Path>,
 ) -> anyhow::Result<(std::path::PathBuf, skillbox_services::DataDir)> {
+    open_data_dir_with(given, None)
+}
+
+/// [`open_data_dir`] with the blob store at `blobs` (`serve --blob-store`) when one is given.
+fn open_data_dir_with(
+    given: Option<&std::path::Path>,
+    blobs: Option<&skillbox_services::BlobLocation>,
+) -> anyhow::Result<(std::path::PathBuf, skillbox_services::DataDir)> {
     let data_dir = match given {
         Some(directory) => directory.to_path_buf(),
         None => dirs::data_dir()
             .ok_or_else(|| anyhow::anyhow!("no user data folder is known here; pass --data-dir"))?
             .join("skillbox"),
     };
-    let data =
-        skillbox_services::DataDir::open(&data_dir, skillbox_services::blobs::DEFAULT_BLOB_TTL)?;
+    let data = skillbox_services::DataDir::open_with(
+        &data_dir,
+        skillbox_services::blobs::DEFAULT_BLOB_TTL,
+        blobs,
+    )?;
     Ok((data_dir, data))
 }
 
@@ -183,7 +194,15 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         );
     }
     skillbox_server::check_listen(arguments.listen, arguments.token.as_deref())?;
-    let (data_dir, data) = open_data_dir(arguments.data_dir.as_deref())?;
+    // Parsed here rather than by clap, whose errors repeat the value (a URL someone may have
+    // put credentials in).
+    let blob_location = arguments
+        .blob_store
+        .as_deref()
+        .map(skillbox_services::BlobLocation::parse)
+        .transpose()?;
+    let (data_dir, data) =
+        open_data_dir_with(arguments.data_dir.as_deref(), blob_location.as_ref())?;
     // The built-in skills (the protocol guide) come from a root of their own; the catalog
     // refuses their reserved names from any other root, so no root can shadow them. Its path
     // and the runtime folder's are built from the folder `DataDir` checked, links resolved:
@@ -222,6 +241,11 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     }
     raise_open_files_limit();
     let runtime = super::execute::runtime()?;
+    if let Some(skillbox_services::BlobLocation::Remote(_)) = blob_location {
+        // A bucket that cannot be reached is reported now, not at the first blob.
+        runtime.block_on(data.blobs().check_access())?;
+    }
+    let blobs_shown = data.blobs().shown_location();
     let mcp_profile = ToolProfile::parse(&arguments.mcp_profile).unwrap_or(ToolProfile::Skills);
     let chat = super::agent::web_chat_setup(&arguments.chat, &arguments.also_model, &data_dir)?;
     runtime.block_on(async {
@@ -245,8 +269,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
             .map_err(|error| anyhow::anyhow!("cannot read the bound address: {error}"))?;
         // The one line a person (or a test using port 0) needs: where to send requests.
         eprintln!(
-            "skillbox: serving the Skills Protocol at http://{address}/rpc and MCP at http://{address}/mcp (blobs in {}); the web app is at http://{address}/",
-            data_dir.display()
+            "skillbox: serving the Skills Protocol at http://{address}/rpc and MCP at http://{address}/mcp (blobs in {blobs_shown}); the web app is at http://{address}/"
         );
         skillbox_server::serve_listener(listener, state).await;
         anyhow::Ok(())
