@@ -12,7 +12,7 @@ pub mod session;
 pub mod substitution;
 pub mod tool_spec;
 
-pub use live::{CatalogChange, LiveProvider, RootWatcher, watch_roots};
+pub use live::{CatalogChange, LiveProvider, ReloadCounts, RootWatcher, watch_roots};
 pub use prompt::{PromptBudget, PromptFormat, render_prompt};
 pub use provider::{
     ProtocolCallError, ProviderError, ProviderOptions, SkillLookupMiss, SkillsProvider,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use skillbox_core::{CatalogOptions, SkillRoot};
-use skillbox_llm::{LiveProvider, ProviderOptions, SkillsProvider, watch_roots};
+use skillbox_llm::{LiveProvider, ProviderOptions, ReloadCounts, SkillsProvider, watch_roots};
 
 use crate::support::{catalog, executor, temp_root};
 
@@ -43,6 +43,38 @@ fn a_reload_swaps_the_whole_provider_and_held_snapshots_stay() {
     assert!(live.current().find_model_skill("second", None).is_ok());
     assert!(held.find_model_skill("second", None).is_err());
     assert!(Arc::ptr_eq(live.current().executor(), held.executor()));
+}
+
+#[test]
+fn reloads_are_counted_by_how_they_ended() {
+    let root = temp_root();
+    write_skill(root.path(), "first", "The first.");
+    let live = LiveProvider::new(SkillsProvider::new(
+        catalog(&[root.path()]),
+        executor(),
+        ProviderOptions::default(),
+    ));
+    let options = CatalogOptions {
+        roots: vec![SkillRoot::explicit(root.path())],
+        ..CatalogOptions::default()
+    };
+    // Putting a provider in effect is not a reload.
+    live.replace(SkillsProvider::clone(&live.current()), Vec::new());
+    assert_eq!(live.reloads(), ReloadCounts::default());
+    live.reload(&options, Vec::new()).unwrap();
+    live.reload(&options, Vec::new()).unwrap();
+    let gone = CatalogOptions {
+        roots: vec![SkillRoot::explicit(root.path().join("gone"))],
+        ..CatalogOptions::default()
+    };
+    assert!(live.reload(&gone, Vec::new()).is_err());
+    assert_eq!(
+        live.reloads(),
+        ReloadCounts {
+            succeeded: 2,
+            failed: 1
+        }
+    );
 }
 
 #[test]
