@@ -30,8 +30,8 @@ use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::answers::{Answer, BudgetShare, Holding, budget_spent};
 use crate::metrics::{Metrics, count_mcp_calls, count_requests};
 use crate::protocol::{
-    self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, RpcBody, RpcError, RpcRequest,
-    failure, parse_request, success,
+    self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, Rejected, RpcBody, RpcError,
+    RpcRequest, failure, parse_request, success,
 };
 use crate::stalled_writes::StallTimeout;
 
@@ -447,12 +447,13 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
 /// requests once its answers hold [`MAX_BATCH_ANSWER_BYTES`]. The answer keeps the budget its
 /// blob reads took until it has been handed to the connection.
 async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    let started = Instant::now();
     let mut share = BudgetShare::new(&state.large_bodies, LARGE_BODIES_BUDGET_BYTES);
     let answer = match protocol::parse_body(&body) {
         Err(error) => {
             state
                 .metrics
-                .record_rpc_call(None, Some(error.code), Instant::now());
+                .record_rpc_call(None, Some(error.code), started);
             Some(to_json(&failure(Value::Null, error)))
         }
         Ok(RpcBody::Batch(entries)) => {
@@ -496,6 +497,14 @@ fn write_json(json: &mut Vec<u8>, value: &Value) {
     let _ = serde_json::to_writer(json, value);
 }
 
+/// The answer to a request that could not be read, counted as a call of no method.
+fn unreadable(state: &AppState, rejected: Rejected, started: Instant) -> Option<Value> {
+    state
+        .metrics
+        .record_rpc_call(None, Some(rejected.error.code), started);
+    Some(failure(rejected.id, rejected.error))
+}
+
 /// The answer to a batch entry that is not run because the batch's answers are already large.
 fn not_run(state: &AppState, entry: &[u8], answered_bytes: usize) -> Option<Value> {
     let started = Instant::now();
@@ -507,12 +516,7 @@ fn not_run(state: &AppState, entry: &[u8], answered_bytes: usize) -> Option<Valu
                 .record_rpc_call(method, Some(protocol::SERVER_BUSY), started);
             request.id?
         }
-        Err(rejected) => {
-            state
-                .metrics
-                .record_rpc_call(None, Some(rejected.error.code), started);
-            return Some(failure(rejected.id, rejected.error));
-        }
+        Err(rejected) => return unreadable(state, *rejected, started),
     };
     Some(failure(
         id,
@@ -530,12 +534,7 @@ async fn answer(state: &AppState, entry: &[u8], share: &mut BudgetShare) -> Opti
     let started = Instant::now();
     let request = match parse_request(entry) {
         Ok(request) => request,
-        Err(rejected) => {
-            state
-                .metrics
-                .record_rpc_call(None, Some(rejected.error.code), started);
-            return Some(failure(rejected.id, rejected.error));
-        }
+        Err(rejected) => return unreadable(state, *rejected, started),
     };
     let RpcRequest { id, method, params } = request;
     let outcome = dispatch(state, &method, params, share).await;
