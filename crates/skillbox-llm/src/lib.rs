@@ -12,7 +12,7 @@ pub mod session;
 pub mod substitution;
 pub mod tool_spec;
 
-pub use live::{CatalogChange, LiveProvider, RootWatcher, watch_roots};
+pub use live::{CatalogChange, LiveProvider, ReloadCounts, RootWatcher, watch_roots};
 pub use prompt::{
     OmittedSkillsHint, PromptBudget, PromptFormat, render_prompt, render_prompt_hinting,
 };

@@ -46,7 +46,19 @@ pub struct CatalogChange {
 pub struct LiveProvider {
     current: ArcSwap<SkillsProvider>,
     generation: AtomicU64,
+    /// Reloads ([`LiveProvider::reload`]) that took effect, and those that failed.
+    reloads_succeeded: AtomicU64,
+    reloads_failed: AtomicU64,
     changes: broadcast::Sender<CatalogChange>,
+}
+
+/// How many catalog reloads were tried, by how they ended ([`LiveProvider::reloads`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReloadCounts {
+    /// Reloads that took effect.
+    pub succeeded: u64,
+    /// Reloads that failed (the catalog in effect stayed).
+    pub failed: u64,
 }
 
 impl LiveProvider {
@@ -67,6 +79,8 @@ impl LiveProvider {
         Arc::new(LiveProvider {
             current: ArcSwap::from_pointee(provider),
             generation: AtomicU64::new(0),
+            reloads_succeeded: AtomicU64::new(0),
+            reloads_failed: AtomicU64::new(0),
             changes: broadcast::channel(CHANGE_BACKLOG).0,
         })
     }
@@ -81,6 +95,16 @@ impl LiveProvider {
     #[must_use]
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::SeqCst)
+    }
+
+    /// How many reloads were tried and how they ended (a reload is a new look at the roots;
+    /// [`LiveProvider::replace`] alone is not counted).
+    #[must_use]
+    pub fn reloads(&self) -> ReloadCounts {
+        ReloadCounts {
+            succeeded: self.reloads_succeeded.load(Ordering::Relaxed),
+            failed: self.reloads_failed.load(Ordering::Relaxed),
+        }
     }
 
     /// Follow the reloads from now on.
@@ -101,7 +125,14 @@ impl LiveProvider {
         changed_paths: Vec<PathBuf>,
     ) -> Result<CatalogChange, ProviderError> {
         let previous = self.current();
-        let catalog = SkillCatalog::reload(options, previous.catalog())?;
+        let catalog = match SkillCatalog::reload(options, previous.catalog()) {
+            Ok(catalog) => catalog,
+            Err(error) => {
+                self.reloads_failed.fetch_add(1, Ordering::Relaxed);
+                return Err(error.into());
+            }
+        };
+        self.reloads_succeeded.fetch_add(1, Ordering::Relaxed);
         // Built here, off the request path, before the new catalog takes effect.
         catalog.search_index();
         Ok(self.replace(previous.with_catalog(Arc::new(catalog)), changed_paths))

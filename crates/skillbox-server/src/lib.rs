@@ -5,6 +5,7 @@
 
 pub mod access;
 mod answers;
+mod metrics;
 pub mod protocol;
 pub mod server;
 mod stalled_writes;

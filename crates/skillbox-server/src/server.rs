@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -28,9 +28,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::answers::{Answer, BudgetShare, Holding, budget_spent};
+use crate::metrics::{Metrics, count_mcp_calls, count_requests};
 use crate::protocol::{
-    self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, RpcBody, RpcError, RpcRequest,
-    failure, parse_request, success,
+    self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, Rejected, RpcBody, RpcError,
+    RpcRequest, failure, parse_request, success,
 };
 use crate::stalled_writes::StallTimeout;
 
@@ -86,6 +87,9 @@ pub struct AppState {
     catalog_budget: Duration,
     header_read_timeout: Duration,
     send_stall_timeout: Duration,
+    /// What `GET /metrics` shows: requests counted by the doors, gauges read from the live
+    /// provider and the services.
+    metrics: Arc<Metrics>,
     /// MCP over streamable HTTP at `/mcp`, when on ([`AppState::with_mcp`]).
     mcp: Option<McpDoor>,
     /// The web app at `/`, when on ([`AppState::with_web`]).
@@ -116,8 +120,10 @@ impl AppState {
         let token = token.filter(|token| !token.is_empty());
         let access = Arc::new(AccessPolicy::new(Vec::new(), token.is_some()));
         let services = Arc::new(Services::new(data, RunLimits::default()));
+        let live = LiveProvider::new(provider.with_services(Arc::clone(&services)));
         AppState {
-            live: LiveProvider::new(provider.with_services(Arc::clone(&services))),
+            metrics: Arc::new(Metrics::new(Arc::clone(&live), Arc::clone(&services))),
+            live,
             services,
             token,
             access,
@@ -212,6 +218,10 @@ impl AppState {
             .current()
             .with_services(Arc::clone(&self.services));
         self.live.replace(provider, Vec::new());
+        self.metrics = Arc::new(Metrics::new(
+            Arc::clone(&self.live),
+            Arc::clone(&self.services),
+        ));
         self
     }
 
@@ -263,9 +273,11 @@ pub fn router(state: AppState) -> Router {
         ))
     };
     let token: Option<Arc<str>> = state.token().map(Arc::from);
+    let metrics = Arc::clone(&state.metrics);
     let mut routes = Router::new()
         .route("/rpc", json_body(post(rpc)))
-        .route("/healthz", get(healthz));
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(scrape_metrics));
     if let Some(door) = &state.mcp {
         routes = routes.merge(
             Router::new()
@@ -273,6 +285,10 @@ pub fn router(state: AppState) -> Router {
                 .route_layer(middleware::from_fn_with_state(
                     Arc::clone(&state.large_bodies),
                     hold_answer_budget,
+                ))
+                .route_layer(middleware::from_fn_with_state(
+                    Arc::clone(&metrics),
+                    count_mcp_calls,
                 )),
         );
     }
@@ -295,6 +311,7 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
+        .layer(middleware::from_fn_with_state(metrics, count_requests))
         .layer(tower_http::trace::TraceLayer::new_for_http())
 }
 
@@ -416,6 +433,11 @@ async fn require_token(
     }
 }
 
+/// `GET /metrics`, behind the same checks and token as `/rpc`.
+async fn scrape_metrics(State(state): State<Arc<AppState>>) -> Response {
+    crate::metrics::scrape(&state.metrics)
+}
+
 async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
     let skills = state.provider().catalog().latest_visible_to_model().count();
     Json(json!({ "status": "ok", "skills": skills }))
@@ -425,9 +447,15 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
 /// requests once its answers hold [`MAX_BATCH_ANSWER_BYTES`]. The answer keeps the budget its
 /// blob reads took until it has been handed to the connection.
 async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    let started = Instant::now();
     let mut share = BudgetShare::new(&state.large_bodies, LARGE_BODIES_BUDGET_BYTES);
     let answer = match protocol::parse_body(&body) {
-        Err(error) => Some(to_json(&failure(Value::Null, error))),
+        Err(error) => {
+            state
+                .metrics
+                .record_rpc_call(None, Some(error.code), started);
+            Some(to_json(&failure(Value::Null, error)))
+        }
         Ok(RpcBody::Batch(entries)) => {
             let mut answers = Vec::new();
             for entry in entries {
@@ -435,7 +463,7 @@ async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
                 let response = if answers.len() < MAX_BATCH_ANSWER_BYTES {
                     answer(&state, entry, &mut share).await
                 } else {
-                    not_run(entry, answers.len())
+                    not_run(&state, entry, answers.len())
                 };
                 if let Some(response) = response {
                     answers.push(if answers.is_empty() { b'[' } else { b',' });
@@ -469,11 +497,26 @@ fn write_json(json: &mut Vec<u8>, value: &Value) {
     let _ = serde_json::to_writer(json, value);
 }
 
+/// The answer to a request that could not be read, counted as a call of no method.
+fn unreadable(state: &AppState, rejected: Rejected, started: Instant) -> Option<Value> {
+    state
+        .metrics
+        .record_rpc_call(None, Some(rejected.error.code), started);
+    Some(failure(rejected.id, rejected.error))
+}
+
 /// The answer to a batch entry that is not run because the batch's answers are already large.
-fn not_run(entry: &[u8], answered_bytes: usize) -> Option<Value> {
+fn not_run(state: &AppState, entry: &[u8], answered_bytes: usize) -> Option<Value> {
+    let started = Instant::now();
     let id = match parse_request(entry) {
-        Ok(request) => request.id?,
-        Err(rejected) => return Some(failure(rejected.id, rejected.error)),
+        Ok(request) => {
+            let method = Some(&*request.method);
+            state
+                .metrics
+                .record_rpc_call(method, Some(protocol::SERVER_BUSY), started);
+            request.id?
+        }
+        Err(rejected) => return unreadable(state, *rejected, started),
     };
     Some(failure(
         id,
@@ -488,12 +531,15 @@ fn not_run(entry: &[u8], answered_bytes: usize) -> Option<Value> {
 
 /// Answer one request; `None` for notifications (which get no reply, even on error).
 async fn answer(state: &AppState, entry: &[u8], share: &mut BudgetShare) -> Option<Value> {
+    let started = Instant::now();
     let request = match parse_request(entry) {
         Ok(request) => request,
-        Err(rejected) => return Some(failure(rejected.id, rejected.error)),
+        Err(rejected) => return unreadable(state, *rejected, started),
     };
     let RpcRequest { id, method, params } = request;
     let outcome = dispatch(state, &method, params, share).await;
+    let code = outcome.as_ref().err().map(|error| error.code);
+    state.metrics.record_rpc_call(Some(&method), code, started);
     let id = id?;
     Some(match outcome {
         Ok(result) => success(id, result),

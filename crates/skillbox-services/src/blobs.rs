@@ -445,6 +445,7 @@ impl BlobStore {
             .await
             .map_err(storage)?;
         self.make_file_private(&format!("meta/{id}.json")).await?;
+        crate::metrics::blob_bytes_written(size_bytes);
         Ok(meta)
     }
 
@@ -517,6 +518,7 @@ impl BlobStore {
                 Err(error) => return Err(storage(error)),
             }
         };
+        crate::metrics::blob_bytes_read(bytes.len() as u64);
         let truncated = (range.end - range.start) < size;
         let mut result = json!({
             "blob_id": meta.blob_id,
@@ -555,7 +557,11 @@ impl BlobStore {
         use futures_util::{StreamExt, TryStreamExt};
         let id = key(&meta.blob_id).ok_or_else(|| BlobError::NotFound(meta.blob_id.clone()))?;
         match self.store.get(&StorePath::from(format!("data/{id}"))).await {
-            Ok(result) => Ok(result.into_stream().map_err(storage).boxed()),
+            Ok(result) => Ok(result
+                .into_stream()
+                .inspect_ok(|chunk| crate::metrics::blob_bytes_read(chunk.len() as u64))
+                .map_err(storage)
+                .boxed()),
             Err(object_store::Error::NotFound { .. }) => {
                 Err(BlobError::NotFound(meta.blob_id.clone()))
             }
@@ -611,6 +617,7 @@ impl BlobStore {
         if !copied {
             return Err(BlobError::NotFound(blob_id.clone()));
         }
+        crate::metrics::blob_bytes_read(meta.size_bytes);
         Ok(destination)
     }
 

@@ -13,6 +13,7 @@ pub mod budget;
 pub mod credentials;
 pub mod data_dir;
 pub mod error;
+pub mod metrics;
 pub mod params;
 pub mod runs;
 

@@ -94,6 +94,23 @@ impl RunGate {
         self.limits
     }
 
+    /// Runs executing now.
+    #[must_use]
+    pub fn running(&self) -> usize {
+        self.limits
+            .max_concurrent
+            .saturating_sub(self.running.available_permits())
+    }
+
+    /// Runs waiting for a turn now (a caller being refused is not one, even for the moment it
+    /// is counted while it learns the queue is full).
+    #[must_use]
+    pub fn queued(&self) -> usize {
+        self.waiting
+            .load(Ordering::SeqCst)
+            .min(self.limits.max_queued)
+    }
+
     /// Wait for a turn, or fail at once with the busy error when the queue is full.
     pub async fn enter(&self) -> Result<OwnedSemaphorePermit, ServiceError> {
         if let Ok(permit) = Arc::clone(&self.running).try_acquire_owned() {
@@ -102,6 +119,7 @@ impl RunGate {
         let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
         let _leave = WaitingGuard(&self.waiting);
         if queued >= self.limits.max_queued {
+            crate::metrics::run_rejected();
             return Err(ServiceError::busy(format!(
                 "the server is busy: {} runs are executing and {} are waiting; retry in a moment",
                 self.limits.max_concurrent, self.limits.max_queued
@@ -136,6 +154,7 @@ impl Services {
     ) -> Result<Value, ServiceError> {
         let run = execute_skill(&Run::new(self, context), params).await?;
         let skill = params.get("name").and_then(Value::as_str);
+        crate::metrics::run_finished(&run);
         self.remember_run("execute_skill", skill, &run);
         Ok(run)
     }
@@ -152,6 +171,7 @@ impl Services {
         params: &Map<String, Value>,
     ) -> Result<Value, ServiceError> {
         let run = run_code(&Run::new(self, context), params).await?;
+        crate::metrics::run_finished(&run);
         self.remember_run("run_code", None, &run);
         Ok(run)
     }
@@ -776,6 +796,31 @@ fn timeout_param(value: Option<&Value>, name: &str) -> Result<Duration, ServiceE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_gate_counts_runs_executing_and_waiting() {
+        let gate = Arc::new(RunGate::new(RunLimits {
+            max_concurrent: 1,
+            max_queued: 1,
+            max_input_bytes: 0,
+        }));
+        assert_eq!((gate.running(), gate.queued()), (0, 0));
+        let turn = gate.enter().await.unwrap();
+        assert_eq!((gate.running(), gate.queued()), (1, 0));
+        let waiter = tokio::spawn({
+            let gate = Arc::clone(&gate);
+            async move { gate.enter().await.map(drop) }
+        });
+        while gate.queued() == 0 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!((gate.running(), gate.queued()), (1, 1));
+        assert!(gate.enter().await.is_err(), "the queue is full");
+        assert_eq!((gate.running(), gate.queued()), (1, 1));
+        drop(turn);
+        waiter.await.unwrap().unwrap();
+        assert_eq!((gate.running(), gate.queued()), (0, 0));
+    }
 
     #[test]
     fn long_logs_keep_their_beginning_and_end() {

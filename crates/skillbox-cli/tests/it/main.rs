@@ -10,6 +10,7 @@ mod hostile_catalog;
 mod list_and_show;
 mod local_model;
 mod mcp;
+mod metrics;
 mod replicas;
 mod serve;
 mod serve_hostile;

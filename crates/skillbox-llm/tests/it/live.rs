@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use skillbox_core::{CatalogOptions, SkillRoot};
-use skillbox_llm::{LiveProvider, ProviderOptions, SkillsProvider, watch_roots};
+use skillbox_llm::{LiveProvider, ProviderOptions, ReloadCounts, SkillsProvider, watch_roots};
 
 use crate::support::{catalog, executor, temp_root};
 
@@ -19,22 +19,32 @@ fn write_skill(root: &std::path::Path, name: &str, description: &str) {
     .unwrap();
 }
 
+/// A live provider over the skills in `root`.
+fn live_over(root: &std::path::Path) -> Arc<LiveProvider> {
+    LiveProvider::new(SkillsProvider::new(
+        catalog(&[root]),
+        executor(),
+        ProviderOptions::default(),
+    ))
+}
+
+/// Catalog options with `root` as the only root.
+fn options_of(root: &std::path::Path) -> CatalogOptions {
+    CatalogOptions {
+        roots: vec![SkillRoot::explicit(root)],
+        ..CatalogOptions::default()
+    }
+}
+
 #[test]
 fn a_reload_swaps_the_whole_provider_and_held_snapshots_stay() {
     let root = temp_root();
     write_skill(root.path(), "first", "The first.");
-    let live = LiveProvider::new(SkillsProvider::new(
-        catalog(&[root.path()]),
-        executor(),
-        ProviderOptions::default(),
-    ));
+    let live = live_over(root.path());
     let held = live.current();
     let mut changes = live.subscribe();
     write_skill(root.path(), "second", "The second.");
-    let options = CatalogOptions {
-        roots: vec![SkillRoot::explicit(root.path())],
-        ..CatalogOptions::default()
-    };
+    let options = options_of(root.path());
     let change = live
         .reload(&options, vec![root.path().join("second/SKILL.md")])
         .unwrap();
@@ -46,19 +56,34 @@ fn a_reload_swaps_the_whole_provider_and_held_snapshots_stay() {
 }
 
 #[test]
+fn reloads_are_counted_by_how_they_ended() {
+    let root = temp_root();
+    write_skill(root.path(), "first", "The first.");
+    let live = live_over(root.path());
+    let options = options_of(root.path());
+    // Putting a provider in effect is not a reload.
+    live.replace(SkillsProvider::clone(&live.current()), Vec::new());
+    assert_eq!(live.reloads(), ReloadCounts::default());
+    live.reload(&options, Vec::new()).unwrap();
+    live.reload(&options, Vec::new()).unwrap();
+    let gone = options_of(&root.path().join("gone"));
+    assert!(live.reload(&gone, Vec::new()).is_err());
+    assert_eq!(
+        live.reloads(),
+        ReloadCounts {
+            succeeded: 2,
+            failed: 1
+        }
+    );
+}
+
+#[test]
 fn the_watcher_reloads_after_a_write_settles() {
     let root = temp_root();
     write_skill(root.path(), "first", "The first.");
     let runtime = skillbox_testkit::runtime();
-    let live = LiveProvider::new(SkillsProvider::new(
-        catalog(&[root.path()]),
-        executor(),
-        ProviderOptions::default(),
-    ));
-    let options = CatalogOptions {
-        roots: vec![SkillRoot::explicit(root.path())],
-        ..CatalogOptions::default()
-    };
+    let live = live_over(root.path());
+    let options = options_of(root.path());
     let _guard = runtime.enter();
     let _watcher = watch_roots(Arc::clone(&live), options).unwrap();
     let mut changes = live.subscribe();
@@ -88,15 +113,8 @@ fn writes_without_pause_cost_a_reload_per_gap_at_most() {
     let root = temp_root();
     write_skill(root.path(), "busy", "Version 0.");
     let runtime = skillbox_testkit::runtime();
-    let live = LiveProvider::new(SkillsProvider::new(
-        catalog(&[root.path()]),
-        executor(),
-        ProviderOptions::default(),
-    ));
-    let options = CatalogOptions {
-        roots: vec![SkillRoot::explicit(root.path())],
-        ..CatalogOptions::default()
-    };
+    let live = live_over(root.path());
+    let options = options_of(root.path());
     let _guard = runtime.enter();
     let _watcher = watch_roots(Arc::clone(&live), options).unwrap();
     // A write every 60 ms for 1.5 s: each settles (40 ms) before the next.
@@ -129,11 +147,7 @@ fn list_cursors_stay_valid_across_a_reload() {
     for name in ["alpha", "gamma", "delta"] {
         write_skill(root.path(), name, "A skill.");
     }
-    let live = LiveProvider::new(SkillsProvider::new(
-        catalog(&[root.path()]),
-        executor(),
-        ProviderOptions::default(),
-    ));
+    let live = live_over(root.path());
     let page = |arguments: serde_json::Value| {
         let outcome = live.current().catalog_call("list_skills", &arguments);
         assert!(!outcome.is_error, "{outcome:?}");
@@ -152,10 +166,7 @@ fn list_cursors_stay_valid_across_a_reload() {
     // A reload adds `beta` (after the cursor) and removes `alpha` (before it).
     std::fs::remove_dir_all(root.path().join("alpha")).unwrap();
     write_skill(root.path(), "beta", "A skill.");
-    let options = CatalogOptions {
-        roots: vec![SkillRoot::explicit(root.path())],
-        ..CatalogOptions::default()
-    };
+    let options = options_of(root.path());
     live.reload(&options, Vec::new()).unwrap();
     let second = page(serde_json::json!({"limit": 2, "cursor": first["next_cursor"]}));
     assert_eq!(names(&second), ["beta", "delta"]);

@@ -1,0 +1,150 @@
+//! What the services count for an operator: blob bytes written and read, runs the queue
+//! refused, and how long runs took by outcome. The counts are process-wide (one process serves
+//! one data folder), so the store and the queue record them with one call and no field of
+//! their own; a server registers them for `GET /metrics` with [`register`]. The gauges that
+//! describe a queue now (runs executing, runs waiting) are read from the [`crate::RunGate`]
+//! itself when scraped.
+
+use std::sync::LazyLock;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+use serde_json::Value;
+
+/// Upper bounds of the run duration buckets, in seconds: from a warm tool call (milliseconds)
+/// to the longest run a caller may ask for ([`crate::runs::MAX_RUN_TIMEOUT`], 240 s).
+pub const RUN_DURATION_BUCKETS_SECONDS: [f64; 14] = [
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 240.0,
+];
+
+/// How a run ended, as the label of its duration.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RunOutcome {
+    /// `completed`, `failed` or `timed_out`: three values whatever the runs do.
+    outcome: &'static str,
+}
+
+struct ServiceMetrics {
+    blob_written_bytes: Counter,
+    blob_read_bytes: Counter,
+    runs_rejected: Counter,
+    run_duration: Family<RunOutcome, Histogram, fn() -> Histogram>,
+}
+
+static METRICS: LazyLock<ServiceMetrics> = LazyLock::new(|| ServiceMetrics {
+    blob_written_bytes: Counter::default(),
+    blob_read_bytes: Counter::default(),
+    runs_rejected: Counter::default(),
+    run_duration: Family::new_with_constructor(|| Histogram::new(RUN_DURATION_BUCKETS_SECONDS)),
+});
+
+/// Count bytes stored as blobs (committed, so visible).
+pub(crate) fn blob_bytes_written(bytes: u64) {
+    METRICS.blob_written_bytes.inc_by(bytes);
+}
+
+/// Count bytes read from the blob store (answers, downloads, copies for runs).
+pub(crate) fn blob_bytes_read(bytes: u64) {
+    METRICS.blob_read_bytes.inc_by(bytes);
+}
+
+/// Count a run the full queue refused.
+pub(crate) fn run_rejected() {
+    METRICS.runs_rejected.inc();
+}
+
+/// Record a Run object's duration under its outcome.
+pub(crate) fn run_finished(run: &Value) {
+    let outcome = match run.get("status").and_then(Value::as_str) {
+        Some("completed") => "completed",
+        _ if run.pointer("/error/type").and_then(Value::as_str) == Some("Timeout") => "timed_out",
+        _ => "failed",
+    };
+    let milliseconds = run.get("duration_ms").and_then(Value::as_u64).unwrap_or(0);
+    #[allow(clippy::cast_precision_loss)] // durations are far below 2^52 ms
+    let seconds = milliseconds as f64 / 1000.0;
+    METRICS
+        .run_duration
+        .get_or_create(&RunOutcome { outcome })
+        .observe(seconds);
+}
+
+/// Register the services' counts in `registry` (names with the `skillbox_` prefix). They are
+/// the process's: every registry given them shows the same numbers.
+pub fn register(registry: &mut Registry) {
+    let metrics = &*METRICS;
+    registry.register_with_unit(
+        "skillbox_blob_written",
+        "Bytes stored as blobs (counted once the blob is committed)",
+        Unit::Bytes,
+        metrics.blob_written_bytes.clone(),
+    );
+    registry.register_with_unit(
+        "skillbox_blob_read",
+        "Bytes read from the blob store: read_blob answers, downloads and copies for runs",
+        Unit::Bytes,
+        metrics.blob_read_bytes.clone(),
+    );
+    registry.register(
+        "skillbox_runs_rejected",
+        "Runs refused at once because the run queue was full (the caller got busy, retry)",
+        metrics.runs_rejected.clone(),
+    );
+    registry.register_with_unit(
+        "skillbox_run_duration",
+        "How long runs took (their own duration_ms, queue wait excluded), by outcome: completed, failed, timed_out",
+        Unit::Seconds,
+        metrics.run_duration.clone(),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn encoded() -> String {
+        let mut registry = Registry::default();
+        register(&mut registry);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap_or_default();
+        text
+    }
+
+    fn sample(text: &str, name: &str) -> f64 {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    #[test]
+    fn runs_are_timed_under_their_outcome() {
+        let before = encoded();
+        run_finished(&json!({"status": "completed", "duration_ms": 20}));
+        run_finished(
+            &json!({"status": "failed", "duration_ms": 1500, "error": {"type": "Timeout"}}),
+        );
+        run_finished(
+            &json!({"status": "failed", "duration_ms": 3, "error": {"type": "ValueError"}}),
+        );
+        let after = encoded();
+        for outcome in ["completed", "timed_out", "failed"] {
+            let name = format!("skillbox_run_duration_seconds_count{{outcome=\"{outcome}\"}}");
+            assert!(
+                sample(&after, &name) >= sample(&before, &name) + 1.0,
+                "{outcome}:\n{after}"
+            );
+        }
+        // Other tests of this binary may run at the same time: only this one times runs of 20 ms.
+        assert!(
+            after.contains(
+                "skillbox_run_duration_seconds_bucket{le=\"0.025\",outcome=\"completed\"} "
+            ),
+            "{after}"
+        );
+    }
+}
