@@ -1144,3 +1144,61 @@ fn credentials_in_a_base_url_are_never_shown_or_saved() {
     assert!(stderr.contains("cannot reach"), "{stderr}");
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
+
+#[test]
+fn a_model_whose_prompt_leaves_skills_out_finds_them_with_find_skills() {
+    let tree = agent_tree();
+    let distractors: Vec<(String, String)> = (0..12)
+        .map(|n| {
+            (
+                format!("report-{n}/SKILL.md"),
+                format!("---\nname: report-{n}\ndescription: Write weekly status report number {n} for the team.\n---\nBody.\n"),
+            )
+        })
+        .collect();
+    let distractors: Vec<(&str, &str)> = distractors
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    write_tree(tree.path(), &distractors);
+    make_world_readable(tree.path());
+    let server = ScriptedModelServer::start(vec![
+        calls("find_skills", r#"{"query":"what is the weather"}"#),
+        calls("load_skill", r#"{"skill":"weather"}"#),
+        says("It is sunny."),
+    ]);
+    let asked = ask_json(
+        &server,
+        tree.path(),
+        &["--max-prompt-chars", "700", "Is it sunny in Lyon?"],
+    );
+    assert_exit(&asked.output, 0);
+    assert_eq!(asked.tools_called(), vec!["find_skills", "load_skill"]);
+    let results = asked.results();
+    assert!(!results[0].1, "{results:?}");
+    let found: Value = serde_json::from_str(&results[0].0).unwrap();
+    assert_eq!(found["skills"][0]["name"], "weather", "{found}");
+    assert!(!results[0].0.contains("deploy"), "{results:?}");
+    let first = request_body(&server, 0);
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("call find_skills"), "{system}");
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"find_skills"), "{tools:?}");
+
+    // With every skill in the prompt, the tool is not offered unless asked for.
+    let server = ScriptedModelServer::start(vec![says("Hello.")]);
+    let asked = ask_json(&server, tree.path(), &["Hello"]);
+    assert_exit(&asked.output, 0);
+    let tools = request_body(&server, 0)["tools"].to_string();
+    assert!(!tools.contains("find_skills"), "{tools}");
+    let server = ScriptedModelServer::start(vec![says("Hello.")]);
+    let asked = ask_json(&server, tree.path(), &["--find-skills", "always", "Hello"]);
+    assert_exit(&asked.output, 0);
+    let tools = request_body(&server, 0)["tools"].to_string();
+    assert!(tools.contains("find_skills"), "{tools}");
+}

@@ -6,6 +6,7 @@ mod archives;
 mod attacks_catalog;
 mod discovery;
 mod execute;
+mod find;
 mod hostile_catalog;
 mod list_and_show;
 mod local_model;

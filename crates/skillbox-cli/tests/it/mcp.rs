@@ -105,7 +105,7 @@ fn exchange_with(extra: &[&str], lines: &[&str]) -> Vec<Value> {
 }
 
 /// [`exchange_with`] serving the skills under `root`.
-fn exchange_in(root: &Path, extra: &[&str], lines: &[&str]) -> Vec<Value> {
+pub fn exchange_in(root: &Path, extra: &[&str], lines: &[&str]) -> Vec<Value> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_skillbox"))
         .args(["mcp", "--no-watch", root.to_str().unwrap()])
         .args(extra)
@@ -135,8 +135,8 @@ fn exchange_in(root: &Path, extra: &[&str], lines: &[&str]) -> Vec<Value> {
     answers
 }
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 #[test]
 fn bad_input_gets_clear_errors_and_the_session_goes_on() {
