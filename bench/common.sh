@@ -44,3 +44,20 @@ number() { # number NAME VALUE MIN MAX
         die "$1 must be a whole number from $3 to $4, not '$2'"
     printf '%s' "$((10#$2))"
 }
+
+# Print the load generator to use: the path given (a script's LOADGEN_BIN) when not empty, else
+# a release build of bench/loadgen (its target in $out/loadgen-target). Needs $repo and $out.
+loadgen_binary() {
+    local bin="${1:-}"
+    if [[ -n "$bin" ]]; then
+        log "using LOADGEN_BIN=$bin (no build)"
+    else
+        log "building: bench/loadgen (cargo build --release --locked, target in $out/loadgen-target)"
+        CARGO_TARGET_DIR="$repo/$out/loadgen-target" \
+            cargo build --release --locked --manifest-path bench/loadgen/Cargo.toml >&2 ||
+            die "building bench/loadgen failed"
+        bin="$repo/$out/loadgen-target/release/skillbox-loadgen"
+    fi
+    [[ -x "$bin" ]] || die "load generator not found or not executable: $bin"
+    printf '%s\n' "$bin"
+}

@@ -37,16 +37,7 @@ scrapes=$(number METRICS_BENCH_SCRAPES "${METRICS_BENCH_SCRAPES:-200}" 1 100000)
 base="${METRICS_BASE_BIN:-}"
 [[ -x "$base" ]] || die "set METRICS_BASE_BIN to a release skillbox built without /metrics"
 bin="$(skillbox_binary "${SKILLBOX_BIN:-}")"
-if [[ -n "${LOADGEN_BIN:-}" ]]; then
-    loadgen="$LOADGEN_BIN"
-else
-    log "building: bench/loadgen (target in $out/loadgen-target)"
-    CARGO_TARGET_DIR="$repo/$out/loadgen-target" \
-        cargo build --release --locked --manifest-path bench/loadgen/Cargo.toml >&2 ||
-        die "building bench/loadgen failed"
-    loadgen="$repo/$out/loadgen-target/release/skillbox-loadgen"
-fi
-[[ -x "$loadgen" ]] || die "load generator not found: $loadgen"
+loadgen="$(loadgen_binary "${LOADGEN_BIN:-}")"
 
 server_pid=""
 cleanup() {

@@ -29,17 +29,7 @@ duration=$(number REPLICAS_BENCH_DURATION "${REPLICAS_BENCH_DURATION:-10}" 1 300
 connections=$(number REPLICAS_BENCH_CONNECTIONS "${REPLICAS_BENCH_CONNECTIONS:-64}" 2 1024)
 
 bin="$(skillbox_binary "${SKILLBOX_BIN:-}")"
-if [[ -n "${LOADGEN_BIN:-}" ]]; then
-    loadgen="$LOADGEN_BIN"
-    log "using LOADGEN_BIN=$loadgen (no build)"
-else
-    log "building: bench/loadgen (cargo build --release --locked, target in $out/loadgen-target)"
-    CARGO_TARGET_DIR="$repo/$out/loadgen-target" \
-        cargo build --release --locked --manifest-path bench/loadgen/Cargo.toml >&2 ||
-        die "building bench/loadgen failed"
-    loadgen="$repo/$out/loadgen-target/release/skillbox-loadgen"
-fi
-[[ -x "$loadgen" ]] || die "load generator not found or not executable: $loadgen"
+loadgen="$(loadgen_binary "${LOADGEN_BIN:-}")"
 python="$(test_venv_python)"
 moto_server="$(dirname "$python")/moto_server"
 [[ -x "$moto_server" ]] || die "moto_server is missing from the test venv (scripts/test-requirements.txt)"

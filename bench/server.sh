@@ -63,17 +63,7 @@ clock_ticks=$(getconf CLK_TCK)
 
 # --- build ------------------------------------------------------------------------------
 bin="$(skillbox_binary "${SKILLBOX_BIN:-}")"
-if [[ -n "${LOADGEN_BIN:-}" ]]; then
-    loadgen="$LOADGEN_BIN"
-    log "using LOADGEN_BIN=$loadgen (no build)"
-else
-    log "building: bench/loadgen (cargo build --release --locked, target in $out/loadgen-target)"
-    CARGO_TARGET_DIR="$repo/$out/loadgen-target" \
-        cargo build --release --locked --manifest-path bench/loadgen/Cargo.toml >&2 ||
-        die "building bench/loadgen failed"
-    loadgen="$repo/$out/loadgen-target/release/skillbox-loadgen"
-fi
-[[ -x "$loadgen" ]] || die "load generator not found or not executable: $loadgen"
+loadgen="$(loadgen_binary "${LOADGEN_BIN:-}")"
 
 # --- state and cleanup ---------------------------------------------------------------------
 data="$out/server-data"

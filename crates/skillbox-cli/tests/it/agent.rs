@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 use skillbox_testkit::model_server::{Reply, ScriptedModelServer};
 use skillbox_testkit::wait_until;
 
-use super::support::{AgentEvents, agent_command, assert_exit, make_world_readable, write_tree};
+use super::support::{
+    AgentEvents, agent_command, assert_exit, make_world_readable, write_reports, write_tree,
+};
 
 /// Skills for the loop: a script skill, a fork skill, a skill only people invoke, a
 /// tools.json skill.
@@ -86,6 +88,16 @@ fn ask_json(server: &ScriptedModelServer, root: &std::path::Path, extra: &[&str]
     AgentEvents::of(output)
 }
 
+/// The names of the tools a Chat Completions request offered.
+fn offered_tools(request: &Value) -> Vec<&str> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect()
+}
+
 fn request_body(server: &ScriptedModelServer, index: usize) -> Value {
     serde_json::from_str(&server.requests()[index].body).unwrap()
 }
@@ -121,12 +133,7 @@ fn the_model_loads_a_skill_runs_its_script_and_answers() {
         !system.contains("deploy"),
         "hidden skills stay hidden: {system}"
     );
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = offered_tools(&first);
     assert!(
         tools.contains(&"load_skill") && tools.contains(&"get_weather"),
         "{tools:?}"
@@ -1148,19 +1155,7 @@ fn credentials_in_a_base_url_are_never_shown_or_saved() {
 #[test]
 fn a_model_whose_prompt_leaves_skills_out_finds_them_with_find_skills() {
     let tree = agent_tree();
-    let distractors: Vec<(String, String)> = (0..12)
-        .map(|n| {
-            (
-                format!("report-{n}/SKILL.md"),
-                format!("---\nname: report-{n}\ndescription: Write weekly status report number {n} for the team.\n---\nBody.\n"),
-            )
-        })
-        .collect();
-    let distractors: Vec<(&str, &str)> = distractors
-        .iter()
-        .map(|(path, text)| (path.as_str(), text.as_str()))
-        .collect();
-    write_tree(tree.path(), &distractors);
+    write_reports(tree.path(), 12);
     make_world_readable(tree.path());
     let server = ScriptedModelServer::start(vec![
         calls("find_skills", r#"{"query":"what is the weather"}"#),
@@ -1182,12 +1177,7 @@ fn a_model_whose_prompt_leaves_skills_out_finds_them_with_find_skills() {
     let first = request_body(&server, 0);
     let system = first["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("call find_skills"), "{system}");
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = offered_tools(&first);
     assert!(tools.contains(&"find_skills"), "{tools:?}");
 
     // With every skill in the prompt, the tool is not offered unless asked for.

@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 
 use super::mcp::{INITIALIZE, INITIALIZED, exchange_in};
 use super::serve::{rpc, start_server_with};
-use super::support::{assert_exit, json_stdout, make_world_readable, skillbox, write_tree};
+use super::support::{
+    assert_exit, json_stdout, make_world_readable, skillbox, write_reports, write_tree,
+};
 
 /// A GIF maker, a skill hidden from models, one whose description holds a terminal escape,
 /// and a dozen distractors.
@@ -32,19 +34,7 @@ fn search_tree() -> tempfile::TempDir {
             ),
         ],
     );
-    let distractors: Vec<(String, String)> = (0..12)
-        .map(|n| {
-            (
-                format!("report-{n}/SKILL.md"),
-                format!("---\nname: report-{n}\ndescription: Write weekly status report number {n} for the team.\n---\nBody.\n"),
-            )
-        })
-        .collect();
-    let distractors: Vec<(&str, &str)> = distractors
-        .iter()
-        .map(|(path, text)| (path.as_str(), text.as_str()))
-        .collect();
-    write_tree(root.path(), &distractors);
+    write_reports(root.path(), 12);
     make_world_readable(root.path());
     root
 }

@@ -166,3 +166,23 @@ pub fn assert_exit(output: &std::process::Output, code: i32) {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// Write `count` look-alike skills `report-N` under `root` (weekly status reports): enough of
+/// them that a small prompt budget leaves some out.
+pub fn write_reports(root: &Path, count: usize) {
+    let files: Vec<(String, String)> = (0..count)
+        .map(|n| {
+            (
+                format!("report-{n}/SKILL.md"),
+                format!(
+                    "---\nname: report-{n}\ndescription: Write weekly status report number {n} for the team.\n---\nBody.\n"
+                ),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    write_tree(root, &borrowed);
+}
