@@ -20,7 +20,7 @@ use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_man
 pub const SKILL_MD_NAMES: &[&str] = &["SKILL.md", "skill.md"];
 /// Most bytes of a body's start kept with each skill for the search index
 /// ([`crate::Skill::body_lead`]): a heading and the first paragraph or two.
-pub const BODY_LEAD_BYTES: usize = 600;
+pub const BODY_LEAD_BYTES: usize = 300;
 
 /// What to load and how.
 #[derive(Debug, Clone)]
