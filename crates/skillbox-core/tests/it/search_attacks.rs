@@ -68,3 +68,51 @@ fn a_word_with_the_same_hash_as_the_query_does_not_match() {
     );
     assert_eq!(results.matched, 1);
 }
+
+/// Scores of a search for `query` over every skill, by name.
+fn scores(catalog: &skillbox_core::SkillCatalog, query: &str) -> HashMap<String, f32> {
+    catalog
+        .search_index()
+        .search(query, MAX_SEARCH_LIMIT, |_| true)
+        .unwrap()
+        .hits
+        .iter()
+        .map(|hit| (hit.skill.name().to_owned(), hit.score))
+        .collect()
+}
+
+/// Saying a word again and again in a field buys no rank: a skill that stuffs `pdf` into its
+/// name, description, tool names and body does not outrank one that says it once in each.
+/// (BM25 alone lets repetition raise a term's weight up to 2.2 times its weight for a single
+/// mention in a field of average length.)
+#[test]
+fn repeating_a_word_does_not_outrank_saying_it_once() {
+    let temp = tempfile::tempdir().unwrap();
+    let honest = "---\nname: pdf-convert\ndescription: Converts PDF files to text.\n---\n# PDF\n\nRun the converter on a PDF file.\n";
+    let stuffed_words = "PDF ".repeat(40);
+    let stuffed = format!(
+        "---\nname: pdf-pdf-pdf-pdf-pdf-pdf-pdf-pdf\ndescription: Converts PDF files to text. {stuffed_words}\nargument-hint: \"{stuffed_words}\"\n---\n# PDF\n\n{stuffed_words}\n"
+    );
+    write(&temp.path().join("pdf-convert/SKILL.md"), honest);
+    write(
+        &temp.path().join("pdf-pdf-pdf-pdf-pdf-pdf-pdf-pdf/SKILL.md"),
+        &stuffed,
+    );
+    for filler in ["csv-report", "image-resize", "mail-merge", "slide-deck"] {
+        write(
+            &temp.path().join(format!("{filler}/SKILL.md")),
+            &skill_md(
+                filler,
+                &format!("Works on {filler} tasks, a few words long."),
+            ),
+        );
+    }
+    let catalog = load(&[temp.path()]);
+    let found = scores(&catalog, "pdf");
+    let honest_score = found["pdf-convert"];
+    let stuffed_score = found["pdf-pdf-pdf-pdf-pdf-pdf-pdf-pdf"];
+    assert!(
+        stuffed_score <= honest_score,
+        "the stuffed skill scored {stuffed_score}, the honest one {honest_score}"
+    );
+}
