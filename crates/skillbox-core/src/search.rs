@@ -17,10 +17,9 @@
 //! `convert`). The index is built once per catalog snapshot, in memory, from text the loader
 //! already read: a hot reload makes a new catalog and so a new index.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use bm25::{DefaultTokenizer, Language, TokenEmbedder, Tokenizer};
+use bm25::{DefaultTokenizer, Language, Tokenizer};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -99,22 +98,47 @@ pub struct SearchResults<'a> {
 }
 
 /// One posting: a skill holding a term, and the term's weight there (the field weight times
-/// BM25's inverse document frequency times its saturated term frequency).
+/// BM25's inverse document frequency times its term frequency, saturated and normalised by the
+/// field's length; a term counts once per field, see [`SkillIndex::build`]).
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     skill: u32,
     weight: f32,
 }
 
-/// Every field's terms, each with the skills that hold it. Lookups go by the term's 32-bit
-/// hash, as the crate's embeddings name terms.
+/// Every field's terms, each with the skills that hold it, by the term's number in the
+/// index's [`Vocabulary`].
 #[derive(Default)]
-struct Postings(FxHashMap<u32, Vec<Posting>>);
+struct Postings(Vec<Vec<Posting>>);
+
+/// Distinct terms, each numbered in the order first seen. Terms are compared as text, never by
+/// a hash: the crate's embeddings name terms by a 32-bit hash that a catalog author can make
+/// collide with any word (so that a skill would match a query for `pdf` without holding it),
+/// and that large catalogs collide by chance.
+#[derive(Default)]
+struct Vocabulary {
+    numbers: FxHashMap<Box<str>, u32>,
+    terms: Vec<Box<str>>,
+}
+
+impl Vocabulary {
+    /// The number of `term`, given one if it is new.
+    fn number(&mut self, term: String) -> u32 {
+        if let Some(number) = self.numbers.get(term.as_str()) {
+            return *number;
+        }
+        let number = u32::try_from(self.terms.len()).unwrap_or(u32::MAX);
+        let term = term.into_boxed_str();
+        self.numbers.insert(term.clone(), number);
+        self.terms.push(term);
+        number
+    }
+}
 
 /// The search index of one catalog snapshot.
 ///
-/// The `bm25` crate finds the words ([`DefaultTokenizer`]: folding, stop words, stemming) and
-/// names each term by its 32-bit hash; each posting carries BM25's weight of the term in that
+/// The `bm25` crate finds the words ([`DefaultTokenizer`]: folding, stop words, stemming),
+/// which are numbered in a [`Vocabulary`]; each posting carries BM25's weight of the term in that
 /// field, computed as the crate's `Embedder` computes it (a test checks they agree) times the
 /// crate scorer's inverse document frequency. The crate's own embedder and scorer are not run:
 /// the embedder tokenizes each text again and the scorer scans the whole embedding of every
@@ -123,6 +147,8 @@ struct Postings(FxHashMap<u32, Vec<Posting>>);
 /// fraction of that (`BENCHMARKS.md`).
 pub struct SkillIndex {
     skills: Vec<Arc<Skill>>,
+    /// The number of each term, the position of its postings.
+    numbers: FxHashMap<Box<str>, u32>,
     postings: Postings,
     tokenizer: DefaultTokenizer,
 }
@@ -136,11 +162,18 @@ impl std::fmt::Debug for SkillIndex {
     }
 }
 
-/// The terms found for each raw word seen (lower-cased), so that each distinct word of a
-/// catalog goes through folding, stop words, stemming and hashing once.
+/// The terms found for each raw word seen (lower-cased), by their numbers in a [`Vocabulary`],
+/// so that each distinct word of a catalog goes through folding, stop words and stemming once.
 type TermMemo = FxHashMap<String, Vec<u32>>;
 
-/// Skills tokenized per parallel job (each job starts an empty [`TermMemo`]).
+/// The terms of a run of skills, numbered in a vocabulary of their own.
+struct TokenizedSkills {
+    vocabulary: Vocabulary,
+    fields: Vec<[Vec<u32>; FIELDS]>,
+}
+
+/// Skills tokenized per parallel job (each job starts an empty [`TermMemo`] and
+/// [`Vocabulary`]).
 const SKILLS_PER_TOKENIZING_JOB: usize = 1024;
 
 /// BM25's term-frequency saturation, `bm25::Embedder`'s default.
@@ -151,19 +184,53 @@ const B: f32 = 0.75;
 impl SkillIndex {
     /// Index `skills` (each name once: pass the copies in effect). The texts come from memory,
     /// so no file is read; words are found on every core.
+    ///
+    /// A term counts once in a field however often it is written there (the field's length
+    /// still counts every word): with BM25's own term frequency, a skill that wrote `pdf` forty
+    /// times in each field scored 1.8 times one that said it once in each, so a catalog could
+    /// buy rank by stuffing words; name and description are a few words, where repeating one
+    /// says nothing more.
     #[must_use]
     pub fn build<'a>(skills: impl IntoIterator<Item = &'a Arc<Skill>>) -> Self {
         let skills: Vec<Arc<Skill>> = skills.into_iter().cloned().collect();
         let tokenizer = word_finder();
-        let terms: Vec<[Vec<u32>; FIELDS]> = skills
-            .par_iter()
-            // Long stretches per job, so that each memo sees most of the vocabulary.
-            .with_min_len(SKILLS_PER_TOKENIZING_JOB)
-            .map_init(TermMemo::default, |memo, skill| {
-                field_texts(skill).map(|text| terms_of(&tokenizer, &text, memo))
+        // Long stretches per job, so that each memo sees most of the vocabulary.
+        let jobs: Vec<TokenizedSkills> = skills
+            .par_chunks(SKILLS_PER_TOKENIZING_JOB)
+            .map(|chunk| {
+                let mut memo = TermMemo::default();
+                let mut vocabulary = Vocabulary::default();
+                let fields = chunk
+                    .iter()
+                    .map(|skill| {
+                        field_texts(skill)
+                            .map(|text| terms_of(&tokenizer, &text, &mut memo, &mut vocabulary))
+                    })
+                    .collect();
+                TokenizedSkills { vocabulary, fields }
             })
             .collect();
-        let mut postings = Postings::default();
+        // Each job's numbers, renumbered in one vocabulary.
+        let mut vocabulary = Vocabulary::default();
+        let mut terms: Vec<[Vec<u32>; FIELDS]> = Vec::with_capacity(skills.len());
+        for job in jobs {
+            let renumbered: Vec<u32> = job
+                .vocabulary
+                .terms
+                .into_iter()
+                .map(|term| vocabulary.number(term.into_string()))
+                .collect();
+            for mut fields in job.fields {
+                for term in fields.iter_mut().flatten() {
+                    *term = renumbered
+                        .get(usize::try_from(*term).unwrap_or(usize::MAX))
+                        .copied()
+                        .unwrap_or(u32::MAX);
+                }
+                terms.push(fields);
+            }
+        }
+        let mut postings = Postings(vec![Vec::new(); vocabulary.terms.len()]);
         let skills_total = terms.len() as f32;
         for (field, field_weight) in FIELD_WEIGHTS.iter().enumerate() {
             let total: usize = terms.iter().map(|fields| fields[field].len()).sum();
@@ -176,10 +243,13 @@ impl SkillIndex {
                 sorted.clear();
                 sorted.extend_from_slice(&fields[field]);
                 sorted.sort_unstable();
-                for run in sorted.chunk_by(|left, right| left == right) {
-                    field_postings.entry(run[0]).or_default().push(Posting {
+                // Each term once, however often the field says it: repeating a word buys no
+                // rank, and the words repeated still count in the field's length.
+                sorted.dedup();
+                for term in &sorted {
+                    field_postings.entry(*term).or_default().push(Posting {
                         skill,
-                        weight: saturated_frequency(run.len() as f32, length, average_length),
+                        weight: saturated_frequency(1.0, length, average_length),
                     });
                 }
             }
@@ -188,11 +258,17 @@ impl SkillIndex {
                 for posting in &mut list {
                     posting.weight *= rarity * field_weight;
                 }
-                postings.0.entry(term).or_default().extend(list);
+                if let Some(held) = usize::try_from(term)
+                    .ok()
+                    .and_then(|term| postings.0.get_mut(term))
+                {
+                    held.extend(list);
+                }
             }
         }
         SkillIndex {
             skills,
+            numbers: vocabulary.numbers,
             postings,
             tokenizer,
         }
@@ -230,20 +306,24 @@ impl SkillIndex {
         if query.trim().is_empty() {
             return Err(SearchError::EmptyQuery);
         }
-        let mut seen = HashSet::new();
-        let mut terms: Vec<u32> = terms_of(&self.tokenizer, query, &mut TermMemo::default())
-            .into_iter()
-            .filter(|term| seen.insert(*term))
-            .collect();
-        if terms.is_empty() {
+        // The query's distinct terms, in the order first written.
+        let mut words = Vocabulary::default();
+        terms_of(&self.tokenizer, query, &mut TermMemo::default(), &mut words);
+        let mut words = words.terms;
+        if words.is_empty() {
             return Err(SearchError::NoSearchTerms);
         }
-        let ignored_terms = terms.len().saturating_sub(MAX_QUERY_TERMS);
-        terms.truncate(MAX_QUERY_TERMS);
+        let ignored_terms = words.len().saturating_sub(MAX_QUERY_TERMS);
+        words.truncate(MAX_QUERY_TERMS);
         let mut scores = vec![0f32; self.skills.len()];
         let mut touched = Vec::new();
-        for term in &terms {
-            for posting in self.postings.0.get(term).into_iter().flatten() {
+        for word in &words {
+            let held = self
+                .numbers
+                .get(word)
+                .and_then(|number| usize::try_from(*number).ok())
+                .and_then(|number| self.postings.0.get(number));
+            for posting in held.into_iter().flatten() {
                 let Some(score) = usize::try_from(posting.skill)
                     .ok()
                     .and_then(|position| scores.get_mut(position))
@@ -297,11 +377,16 @@ fn word_finder() -> DefaultTokenizer {
         .build()
 }
 
-/// The terms of `text`: split at every character that is neither a letter nor a digit (so a
-/// name's `-`, `.`, `_` parts, `snake_case` and `file.txt` are found part by part, and control
-/// characters are only separators), lower-cased, then once per distinct word (`memo`) through
-/// the crate's tokenizer and hashed as the crate's embeddings name terms.
-fn terms_of(tokenizer: &DefaultTokenizer, text: &str, memo: &mut TermMemo) -> Vec<u32> {
+/// The terms of `text`, by their numbers in `vocabulary`: split at every character that is
+/// neither a letter nor a digit (so a name's `-`, `.`, `_` parts, `snake_case` and `file.txt`
+/// are found part by part, and control characters are only separators), lower-cased, then
+/// once per distinct word (`memo`) through the crate's tokenizer.
+fn terms_of(
+    tokenizer: &DefaultTokenizer,
+    text: &str,
+    memo: &mut TermMemo,
+    vocabulary: &mut Vocabulary,
+) -> Vec<u32> {
     let mut terms = Vec::new();
     let mut lower = String::new();
     for raw in text.split(|c: char| !c.is_alphanumeric()) {
@@ -315,8 +400,8 @@ fn terms_of(tokenizer: &DefaultTokenizer, text: &str, memo: &mut TermMemo) -> Ve
             None => {
                 let found: Vec<u32> = tokenizer
                     .tokenize(&lower)
-                    .iter()
-                    .map(|word| <u32 as TokenEmbedder>::embed(word))
+                    .into_iter()
+                    .map(|word| vocabulary.number(word))
                     .collect();
                 terms.extend_from_slice(&found);
                 memo.insert(lower.clone(), found);

@@ -13,6 +13,7 @@ mod local_model;
 mod mcp;
 mod metrics;
 mod replicas;
+mod search_attacks;
 mod serve;
 mod serve_hostile;
 mod serve_runs;

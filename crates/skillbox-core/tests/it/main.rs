@@ -13,6 +13,7 @@ mod folder_swaps;
 mod hostile_catalogs;
 mod reload;
 mod search;
+mod search_attacks;
 mod skill_folders;
 mod special_files;
 
