@@ -43,6 +43,11 @@ pub const DETAILS_WEIGHT: f32 = 1.0;
 /// Weight of a match in the start of the body.
 pub const BODY_WEIGHT: f32 = 0.5;
 
+/// Most bytes of one field indexed: a spec description is at most 1,024 characters and a
+/// name 64, but lenient loading and `argument-hint` (inside 64 KiB of frontmatter) or a long
+/// list of tools have no such bound, and a hostile catalog would grow the index with them.
+pub const MAX_FIELD_BYTES: usize = 2 * 1024;
+
 /// Fields per skill.
 const FIELDS: usize = 4;
 const FIELD_WEIGHTS: [f32; FIELDS] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, DETAILS_WEIGHT, BODY_WEIGHT];
@@ -449,6 +454,21 @@ fn field_texts(skill: &Skill) -> [String; FIELDS] {
         details,
         skill.body_lead().to_owned(),
     ]
+    .map(|mut text| {
+        text.truncate(char_boundary_at_most(&text, MAX_FIELD_BYTES));
+        text
+    })
+}
+
+/// The largest character boundary of `text` at or before `bytes`.
+fn char_boundary_at_most(text: &str, bytes: usize) -> usize {
+    if bytes >= text.len() {
+        return text.len();
+    }
+    (0..=bytes)
+        .rev()
+        .find(|&index| text.is_char_boundary(index))
+        .unwrap_or(0)
 }
 
 /// A skill's position as the scorer's document id (a catalog never holds 4 billion skills).

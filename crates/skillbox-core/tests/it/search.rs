@@ -213,3 +213,19 @@ fn an_empty_catalog_finds_nothing() {
     assert!(results.hits.is_empty());
     assert!(catalog.search_index().is_empty());
 }
+
+#[test]
+fn only_the_first_part_of_a_long_field_is_indexed() {
+    let temp = tempfile::tempdir().unwrap();
+    let filler: String = (0..6_000).map(|n| format!("filler{n} ")).collect();
+    write(
+        &temp.path().join("long-hint/SKILL.md"),
+        &format!(
+            "---\nname: long-hint\ndescription: A skill.\nargument-hint: \"firstword {filler} lastword\"\n---\nBody.\n"
+        ),
+    );
+    let catalog = load(&[temp.path()]);
+    assert_eq!(names(&catalog, "firstword"), ["long-hint"]);
+    assert!(names(&catalog, "lastword").is_empty());
+    assert!(names(&catalog, "filler5999").is_empty());
+}
