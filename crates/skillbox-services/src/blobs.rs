@@ -182,6 +182,7 @@ impl BlobStore {
     /// # Errors
     /// When the folder cannot be created or used.
     pub fn local(directory: &Path, ttl: Duration) -> Result<Self, BlobError> {
+        refuse_foreign_entries(directory)?;
         for folder in [
             directory.to_path_buf(),
             directory.join("data"),
@@ -813,6 +814,31 @@ fn create_run_input(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
+/// The entries a local store's folder holds: its bytes and its commit records.
+const LOCAL_STORE_ENTRIES: &[&str] = &["data", "meta"];
+
+/// Refuse a folder holding anything the store did not make: the store makes every file under
+/// its folder private, so a folder given by mistake (`--blob-store file:///etc`) would have
+/// had every file in it made unreadable to everyone else.
+fn refuse_foreign_entries(directory: &Path) -> Result<(), BlobError> {
+    let entries = match fs_err::read_dir(directory) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(storage(error)),
+    };
+    for entry in entries {
+        let name = entry.map_err(storage)?.file_name();
+        if !LOCAL_STORE_ENTRIES.iter().any(|ours| name == *ours) {
+            return Err(BlobError::Storage(format!(
+                "`{}` holds `{}`, which the blob store did not make; the store makes everything in its folder private, so it needs a new or empty folder, or one it made: pass a --blob-store file:///… of its own",
+                directory.display(),
+                name.to_string_lossy()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Make a folder tree the runtime's user's alone: folders 0700, files 0600 (links are left
 /// alone; the store never makes any).
 fn make_private(folder: &Path) -> std::io::Result<()> {
@@ -843,6 +869,27 @@ fn looks_binary(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_holding_what_the_store_did_not_make_is_refused_and_left_alone() {
+        let folder = tempfile::tempdir().unwrap();
+        let notes = folder.path().join("notes.txt");
+        fs_err::write(&notes, "keep me").unwrap();
+        fs_err::set_permissions(&notes, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let error = BlobStore::local(folder.path(), DEFAULT_BLOB_TTL)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("holds `notes.txt`"), "{error}");
+        assert!(error.contains("--blob-store"), "{error}");
+        let mode = fs_err::metadata(&notes).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o644, "the file was touched");
+        assert!(!folder.path().join("data").exists());
+        // A new folder, and one the store made, are fine.
+        let fresh = folder.path().join("fresh");
+        BlobStore::local(&fresh, DEFAULT_BLOB_TTL).unwrap();
+        BlobStore::local(&fresh, DEFAULT_BLOB_TTL).unwrap();
+    }
 
     /// A read as `read_blob` makes it: the metadata, then only the bytes returned.
     async fn read(

@@ -67,6 +67,7 @@ impl DataDir {
         blob_ttl: Duration,
         blobs: Option<&BlobLocation>,
     ) -> Result<Self, BlobError> {
+        refuse_a_foreign_folder(root)?;
         let root = own_folder(root, PASS_THROUGH_DIR_MODE)?;
         let private = crate::blobs::PRIVATE_DIR_MODE;
         let blobs = match blobs {
@@ -128,6 +129,32 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> BlobError + '_ {
 /// what is in them. Returns the path with links resolved.
 fn own_folder(path: &Path, mode: u32) -> Result<PathBuf, BlobError> {
     own_folder_of(path, mode, DATA_FOLDER)
+}
+
+/// Entries of a data folder, one of which every data folder skillbox used holds.
+const DATA_FOLDER_ENTRIES: &[&str] = &["blobs", "run-inputs", "builtin", "runtime", "transcripts"];
+
+/// Refuse a folder that holds files but none of a data folder's entries: a folder given by
+/// mistake (`--data-dir /etc`), whose mode opening it would change.
+fn refuse_a_foreign_folder(root: &Path) -> Result<(), BlobError> {
+    let Ok(entries) = fs_err::read_dir(root) else {
+        // Missing (it is created) or unreadable (the ownership check says why).
+        return Ok(());
+    };
+    let names: Vec<std::ffi::OsString> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name())
+        .collect();
+    let ours = names
+        .iter()
+        .any(|name| DATA_FOLDER_ENTRIES.iter().any(|entry| name == *entry));
+    if names.is_empty() || ours {
+        return Ok(());
+    }
+    Err(BlobError::Storage(format!(
+        "`{}` (the data folder) holds files but no skillbox data: opening it would change its permissions; pass a --data-dir of its own (a new or empty folder)",
+        root.display()
+    )))
 }
 
 /// What a checked folder is, in messages: its name and the flag that gives it.
@@ -205,6 +232,29 @@ fn remove_stale_run_inputs(run_inputs: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_of_other_files_is_refused_as_a_data_folder_and_left_alone() {
+        let folder = tempfile::tempdir().unwrap();
+        let notes = folder.path().join("notes.txt");
+        fs_err::write(&notes, "keep me").unwrap();
+        fs_err::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let error = DataDir::open(folder.path(), Duration::from_secs(60))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("holds files but no skillbox data"),
+            "{error}"
+        );
+        let mode = fs_err::metadata(folder.path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        assert_eq!(mode, 0o755, "the folder was touched");
+        assert!(!folder.path().join("blobs").exists());
+    }
 
     #[test]
     fn a_data_folder_others_could_change_is_refused() {
