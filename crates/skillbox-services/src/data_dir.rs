@@ -134,21 +134,24 @@ fn own_folder(path: &Path, mode: u32) -> Result<PathBuf, BlobError> {
 /// Entries of a data folder, one of which every data folder skillbox used holds.
 const DATA_FOLDER_ENTRIES: &[&str] = &["blobs", "run-inputs", "builtin", "runtime", "transcripts"];
 
-/// Refuse a folder that holds files but none of a data folder's entries: a folder given by
+/// Refuse a folder that holds files (not only folders) but none of a data folder's entries: a folder given by
 /// mistake (`--data-dir /etc`), whose mode opening it would change.
 fn refuse_a_foreign_folder(root: &Path) -> Result<(), BlobError> {
     let Ok(entries) = fs_err::read_dir(root) else {
         // Missing (it is created) or unreadable (the ownership check says why).
         return Ok(());
     };
-    let names: Vec<std::ffi::OsString> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.file_name())
-        .collect();
-    let ours = names
+    let entries: Vec<fs_err::DirEntry> = entries.filter_map(Result::ok).collect();
+    let ours = entries.iter().any(|entry| {
+        DATA_FOLDER_ENTRIES
+            .iter()
+            .any(|name| entry.file_name() == *name)
+    });
+    // Folders alone (a caller's own `runs/`, say) are not someone's files.
+    let holds_files = entries
         .iter()
-        .any(|name| DATA_FOLDER_ENTRIES.iter().any(|entry| name == *entry));
-    if names.is_empty() || ours {
+        .any(|entry| entry.file_type().is_ok_and(|kind| !kind.is_dir()));
+    if ours || !holds_files {
         return Ok(());
     }
     Err(BlobError::Storage(format!(
