@@ -820,7 +820,7 @@ const LOCAL_STORE_ENTRIES: &[&str] = &["data", "meta"];
 /// Refuse a folder holding anything the store did not make: the store makes every file under
 /// its folder private, so a folder given by mistake (`--blob-store file:///etc`) would have
 /// had every file in it made unreadable to everyone else.
-fn refuse_foreign_entries(directory: &Path) -> Result<(), BlobError> {
+pub(crate) fn refuse_foreign_entries(directory: &Path) -> Result<(), BlobError> {
     let entries = match fs_err::read_dir(directory) {
         Ok(entries) => entries,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),

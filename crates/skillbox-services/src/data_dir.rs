@@ -72,10 +72,14 @@ impl DataDir {
         let private = crate::blobs::PRIVATE_DIR_MODE;
         let blobs = match blobs {
             None => BlobStore::local(&own_folder(&root.join("blobs"), private)?, blob_ttl)?,
-            Some(BlobLocation::Local(folder)) => BlobStore::local(
-                &own_folder_of(folder, private, BLOB_STORE_FOLDER)?,
-                blob_ttl,
-            )?,
+            Some(BlobLocation::Local(folder)) => {
+                // Before the folder is prepared: preparing it sets its mode.
+                crate::blobs::refuse_foreign_entries(folder)?;
+                BlobStore::local(
+                    &own_folder_of(folder, private, BLOB_STORE_FOLDER)?,
+                    blob_ttl,
+                )?
+            }
             Some(BlobLocation::Remote(remote)) => BlobStore::remote(remote, blob_ttl)?,
         };
         let run_inputs = own_folder(&root.join("run-inputs"), PASS_THROUGH_DIR_MODE)?;
@@ -235,6 +239,22 @@ fn remove_stale_run_inputs(run_inputs: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_blob_store_folder_of_other_files_is_refused_before_its_mode_changes() {
+        let data = tempfile::tempdir().unwrap();
+        let store = tempfile::tempdir().unwrap();
+        fs_err::write(store.path().join("notes.txt"), "keep me").unwrap();
+        fs_err::set_permissions(store.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let location = BlobLocation::Local(store.path().to_path_buf());
+        let error = DataDir::open_with(data.path(), Duration::from_secs(60), Some(&location))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("holds `notes.txt`"), "{error}");
+        let mode = fs_err::metadata(store.path()).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o755, "the folder's mode was changed");
+    }
 
     #[test]
     fn a_folder_of_other_files_is_refused_as_a_data_folder_and_left_alone() {
