@@ -42,23 +42,12 @@ pub struct GlobalOptions {
     pub max_prompt_chars: usize,
     /// When models are offered `find_skills`: `auto` (when the prompt leaves skills out),
     /// `always` or `never`.
-    #[arg(long, value_enum, default_value = "auto", global = true)]
-    pub find_skills: FindSkillsArgument,
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"], global = true)]
+    pub find_skills: String,
 }
 
 /// Default of `--max-prompt-chars`: about 4,000 tokens, 2% of a 200,000-token context.
 pub const DEFAULT_MAX_PROMPT_CHARS: usize = 16_000;
-
-/// `--find-skills` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FindSkillsArgument {
-    /// When the prompt budget leaves skills out.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
-}
 
 /// How commands that run skill code run it.
 #[derive(Debug, Args)]

@@ -29,6 +29,7 @@ pub mod search;
 mod simple_yaml;
 pub mod skill;
 pub mod source;
+pub mod text;
 pub mod tool_names;
 pub mod tools_manifest;
 pub mod trust;

@@ -11,7 +11,8 @@
 //! | details | `argument-hint`, the namespace, the names of the skill's tools | [`DETAILS_WEIGHT`] |
 //! | body | the body's first [`crate::loader::BODY_LEAD_BYTES`] bytes | [`BODY_WEIGHT`] |
 //!
-//! Words are found by the crate's tokenizer: Unicode word boundaries, text folded to ASCII
+//! Text is split at every character that is neither a letter nor a digit, then each word goes
+//! through the crate's tokenizer: text folded to ASCII
 //! (so `résumé` finds `resume`, and Cyrillic or CJK text is searchable in transliteration),
 //! lower case, English stop words dropped, Snowball (Porter 2) stemming (`converting` finds
 //! `convert`). The index is built once per catalog snapshot, in memory, from text the loader
@@ -89,6 +90,14 @@ pub struct SearchHit<'a> {
     pub skill: &'a Arc<Skill>,
     /// Its weighted BM25 score: higher is better; only comparable within one search.
     pub score: f32,
+}
+
+impl SearchHit<'_> {
+    /// The score to three decimals, as answers show it.
+    #[must_use]
+    pub fn shown_score(&self) -> f64 {
+        (f64::from(self.score) * 1000.0).round() / 1000.0
+    }
 }
 
 /// What a search found.
@@ -240,7 +249,7 @@ impl SkillIndex {
         for (field, field_weight) in FIELD_WEIGHTS.iter().enumerate() {
             let total: usize = terms.iter().map(|fields| fields[field].len()).sum();
             let average_length = (total as f32 / skills_total.max(1.0)).max(1.0);
-            let mut field_postings: FxHashMap<u32, Vec<Posting>> = FxHashMap::default();
+            let mut field_postings: Vec<Vec<Posting>> = vec![Vec::new(); vocabulary.terms.len()];
             let mut sorted = Vec::new();
             for (position, fields) in terms.iter().enumerate() {
                 let skill = document_id(position);
@@ -251,24 +260,22 @@ impl SkillIndex {
                 // Each term once, however often the field says it: repeating a word buys no
                 // rank, and the words repeated still count in the field's length.
                 sorted.dedup();
+                let weight = saturated_frequency(1.0, length, average_length);
                 for term in &sorted {
-                    field_postings.entry(*term).or_default().push(Posting {
-                        skill,
-                        weight: saturated_frequency(1.0, length, average_length),
-                    });
+                    if let Some(list) = usize::try_from(*term)
+                        .ok()
+                        .and_then(|term| field_postings.get_mut(term))
+                    {
+                        list.push(Posting { skill, weight });
+                    }
                 }
             }
-            for (term, mut list) in field_postings {
+            for (held, mut list) in postings.0.iter_mut().zip(field_postings) {
                 let rarity = inverse_document_frequency(skills_total, list.len() as f32);
                 for posting in &mut list {
                     posting.weight *= rarity * field_weight;
                 }
-                if let Some(held) = usize::try_from(term)
-                    .ok()
-                    .and_then(|term| postings.0.get_mut(term))
-                {
-                    held.extend(list);
-                }
+                held.append(&mut list);
             }
         }
         SkillIndex {
@@ -455,20 +462,9 @@ fn field_texts(skill: &Skill) -> [String; FIELDS] {
         skill.body_lead().to_owned(),
     ]
     .map(|mut text| {
-        text.truncate(char_boundary_at_most(&text, MAX_FIELD_BYTES));
+        crate::text::cut_at(&mut text, MAX_FIELD_BYTES);
         text
     })
-}
-
-/// The largest character boundary of `text` at or before `bytes`.
-fn char_boundary_at_most(text: &str, bytes: usize) -> usize {
-    if bytes >= text.len() {
-        return text.len();
-    }
-    (0..=bytes)
-        .rev()
-        .find(|&index| text.is_char_boundary(index))
-        .unwrap_or(0)
 }
 
 /// A skill's position as the scorer's document id (a catalog never holds 4 billion skills).

@@ -126,14 +126,19 @@ pub fn render_prompt_hinting(
     budget: PromptBudget,
     hint: OmittedSkillsHint,
 ) -> String {
-    let entries: Vec<Entry> = skills
-        .iter()
-        .map(|skill| Entry::from_skill(skill))
-        .collect();
+    let entries = entries_of(skills);
     match budget.char_limit() {
         None => render(&entries, format, Omitted { count: 0, hint }, None),
         Some(limit) => render_within(&entries, format, limit, hint),
     }
+}
+
+/// What each skill contributes to the prompt.
+fn entries_of(skills: &[Arc<Skill>]) -> Vec<Entry> {
+    skills
+        .iter()
+        .map(|skill| Entry::from_skill(skill))
+        .collect()
 }
 
 /// Whether the budget leaves any of `skills` out of the prompt in some format: when every
@@ -143,10 +148,7 @@ pub fn budget_leaves_skills_out(skills: &[Arc<Skill>], budget: PromptBudget) -> 
     let Some(limit) = budget.char_limit() else {
         return false;
     };
-    let entries: Vec<Entry> = skills
-        .iter()
-        .map(|skill| Entry::from_skill(skill))
-        .collect();
+    let entries = entries_of(skills);
     let none = Omitted {
         count: 0,
         hint: OmittedSkillsHint::ListSkills,

@@ -1288,7 +1288,7 @@ impl SkillsProvider {
                 json!({
                     "name": hit.skill.name(),
                     "description": hit.skill.description,
-                    "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
+                    "score": hit.shown_score(),
                 })
             })
             .collect();

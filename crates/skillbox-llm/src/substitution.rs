@@ -91,18 +91,7 @@ pub fn finish(text: &mut String, raw: Option<&str>, used: bool, max_bytes: usize
     cut_at(text, max_bytes)
 }
 
-/// Cut `text` to at most `max_bytes` at a character boundary; whether anything was cut.
-pub fn cut_at(text: &mut String, max_bytes: usize) -> bool {
-    if text.len() <= max_bytes {
-        return false;
-    }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    true
-}
+pub use skillbox_core::text::cut_at;
 
 /// Append `ARGUMENTS: <raw>` when arguments were given and no placeholder used them.
 fn append_unused_arguments(output: &mut String, raw: Option<&str>, used: bool) {

@@ -68,7 +68,7 @@ pub fn run(global: &GlobalOptions, arguments: &FindArguments) -> anyhow::Result<
                 .map(|hit| FoundSkill {
                     name: hit.skill.name(),
                     description: &hit.skill.description,
-                    score: (f64::from(hit.score) * 1000.0).round() / 1000.0,
+                    score: hit.shown_score(),
                     visible_to_model: hit.skill.visible_to_model(),
                     path: hit.skill.skill_md_path.display().to_string(),
                 })

@@ -9,9 +9,7 @@ use skillbox_llm::{
     ToolProfile, render_tools,
 };
 
-use crate::arguments::{
-    FindSkillsArgument, GlobalOptions, PromptArguments, ServeArguments, ToolsArguments,
-};
+use crate::arguments::{GlobalOptions, PromptArguments, ServeArguments, ToolsArguments};
 use crate::output::{print_json, print_text};
 
 /// The provider over the global roots with the executor the options describe.
@@ -25,11 +23,8 @@ pub(crate) fn provider_options(
 ) -> ProviderOptions {
     ProviderOptions {
         preprocess_commands: global.execution.preprocess_commands,
-        find_skills: match global.find_skills {
-            FindSkillsArgument::Auto => FindSkillsOffer::Auto,
-            FindSkillsArgument::Always => FindSkillsOffer::Always,
-            FindSkillsArgument::Never => FindSkillsOffer::Never,
-        },
+        // clap accepts only the names `parse` knows.
+        find_skills: FindSkillsOffer::parse(&global.find_skills).unwrap_or_default(),
         ..options
     }
 }
