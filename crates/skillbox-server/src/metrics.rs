@@ -29,7 +29,6 @@ use prometheus_client::registry::{Registry, Unit};
 use serde::Deserialize;
 use skillbox_core::tool_names::RESERVED_TOOL_NAMES;
 use skillbox_llm::LiveProvider;
-use skillbox_services::Services;
 
 use crate::answers::Holding;
 use crate::protocol;
@@ -149,8 +148,9 @@ pub(crate) struct Metrics {
 }
 
 impl Metrics {
-    /// Metrics over this live provider and these services (read when scraped).
-    pub(crate) fn new(live: Arc<LiveProvider>, services: Arc<Services>) -> Self {
+    /// Metrics over this live provider and the services of the provider in effect (read when
+    /// scraped).
+    pub(crate) fn new(live: Arc<LiveProvider>) -> Self {
         let http_requests = Family::<HttpLabels, Counter>::default();
         let http_duration: Histograms<DoorLabels> = Family::new_with_constructor(latency_histogram);
         let calls = Family::<CallLabels, Counter>::default();
@@ -180,7 +180,7 @@ impl Metrics {
             call_duration.clone(),
         );
         skillbox_services::metrics::register(&mut registry);
-        registry.register_collector(Box::new(Gauges { live, services }));
+        registry.register_collector(Box::new(Gauges { live }));
         Metrics {
             registry,
             http_requests,
@@ -279,18 +279,17 @@ fn error_class(code: i64) -> &'static str {
 #[derive(Debug)]
 struct Gauges {
     live: Arc<LiveProvider>,
-    services: Arc<Services>,
 }
 
 impl prometheus_client::collector::Collector for Gauges {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let skills = self
-            .live
-            .current()
-            .catalog()
-            .latest_visible_to_model()
-            .count();
-        let runs = self.services.runs();
+        let provider = self.live.current();
+        let skills = provider.catalog().latest_visible_to_model().count();
+        let Some(services) = provider.services() else {
+            // A server's provider always answers with its services.
+            return Ok(());
+        };
+        let runs = services.runs();
         let limits = runs.limits();
         for (name, help, value) in [
             (

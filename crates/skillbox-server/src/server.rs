@@ -122,7 +122,7 @@ impl AppState {
         let services = Arc::new(Services::new(data, RunLimits::default()));
         let live = LiveProvider::new(provider.with_services(Arc::clone(&services)));
         AppState {
-            metrics: Arc::new(Metrics::new(Arc::clone(&live), Arc::clone(&services))),
+            metrics: Arc::new(Metrics::new(Arc::clone(&live))),
             live,
             services,
             token,
@@ -218,10 +218,6 @@ impl AppState {
             .current()
             .with_services(Arc::clone(&self.services));
         self.live.replace(provider, Vec::new());
-        self.metrics = Arc::new(Metrics::new(
-            Arc::clone(&self.live),
-            Arc::clone(&self.services),
-        ));
         self
     }
 

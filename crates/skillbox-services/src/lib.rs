@@ -120,8 +120,9 @@ impl Services {
     }
 
     /// Remember a Run object for [`Services::recent_runs`], with when it ended, the method
-    /// and what it ran: `{finished_ms, method, skill, run}`.
+    /// and what it ran: `{finished_ms, method, skill, run}`; and time it for the metrics.
     pub(crate) fn remember_run(&self, method: &str, skill: Option<&str>, run: &Value) {
+        crate::metrics::run_finished(run);
         let entry = json!({
             "finished_ms": u64::try_from(skillbox_exec::audit::now_ms()).unwrap_or(u64::MAX),
             "method": method,

@@ -154,7 +154,6 @@ impl Services {
     ) -> Result<Value, ServiceError> {
         let run = execute_skill(&Run::new(self, context), params).await?;
         let skill = params.get("name").and_then(Value::as_str);
-        crate::metrics::run_finished(&run);
         self.remember_run("execute_skill", skill, &run);
         Ok(run)
     }
@@ -171,7 +170,6 @@ impl Services {
         params: &Map<String, Value>,
     ) -> Result<Value, ServiceError> {
         let run = run_code(&Run::new(self, context), params).await?;
-        crate::metrics::run_finished(&run);
         self.remember_run("run_code", None, &run);
         Ok(run)
     }
