@@ -7,7 +7,8 @@
 #     ranked by how many query words their name and description contain);
 #   * as a user runs it: `skillbox find QUERY` as a whole process, next to `skillbox list`
 #     (the catalog load alone) and `grep -rli` over the same SKILL.md files (how people search
-#     a folder of skills today), median of FIND_RUNS runs each.
+#     a folder of skills today), median of FIND_RUNS runs each; and one `find_skills` request
+#     to `skillbox serve` over keep-alive next to a `list_skills` request (FIND_RUNS x 20 each).
 #
 #   bench/find.sh
 #
@@ -80,6 +81,45 @@ with open(results_path, "w") as handle:
     json.dump(results, handle, indent=2)
 PY
 
+log "as a client sees it: $runs x 20 find_skills and list_skills requests to skillbox serve"
+PYTHONPATH=bench python3 - "$runs" "$out/find-results.json" "$bin" "$skills" "$corpus" "$query" "$out" <<'PY'
+import http.client, json, os, shutil, signal, statistics, sys, time, urllib.parse
+from serve_process import start_serve
+runs, results_path, binary, skills, corpus, query, out = sys.argv[1:8]
+data = os.path.join(out, "find-serve-data")
+shutil.rmtree(data, ignore_errors=True)
+process, url = start_serve(binary, [skills, corpus, "--listen", "127.0.0.1:0", "--data-dir", data,
+                                    "--no-watch", "--sandbox", "off"])
+try:
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    def call(method, params):
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        started = time.perf_counter()
+        connection.request("POST", parts.path, body, {"Content-Type": "application/json"})
+        answer = json.loads(connection.getresponse().read())
+        elapsed = (time.perf_counter() - started) * 1000
+        if "result" not in answer:
+            raise SystemExit(f"{method} failed: {answer}")
+        return elapsed
+    first = call("find_skills", {"query": query})  # may wait for the index to be built
+    timed = {"find_skills": [], "list_skills": []}
+    for _ in range(int(runs) * 20):
+        timed["find_skills"].append(call("find_skills", {"query": query, "limit": 5}))
+        timed["list_skills"].append(call("list_skills", {"limit": 5}))
+finally:
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=30)
+    shutil.rmtree(data, ignore_errors=True)
+with open(results_path) as handle:
+    results = json.load(handle)
+results["request_ms"] = {name: statistics.median(times) for name, times in timed.items()}
+results["request_ms"]["first find_skills"] = first
+results["requests"] = len(timed["find_skills"])
+with open(results_path, "w") as handle:
+    json.dump(results, handle, indent=2)
+PY
+
 python3 - "$out/find-results.json" "$count" <<'PY' | tee "$out/find-results.md"
 import json, sys
 results = json.load(open(sys.argv[1]))
@@ -103,6 +143,13 @@ print("|---|---:|---:|")
 base = process["skillbox list"]
 for name, ms in process.items():
     print(f"| `{name}` | {ms:.0f} | {ms / base:.2f} |")
+requests = results["request_ms"]
+print()
+print(f"| one request to `skillbox serve` over keep-alive, median of {results['requests']} | ms | / `list_skills` |")
+print("|---|---:|---:|")
+for name in ["find_skills", "list_skills"]:
+    print(f"| `{name}` (limit 5) | {requests[name]:.2f} | {requests[name] / requests['list_skills']:.2f} |")
+print(f"| the first `find_skills` after start (the index may still be building) | {requests['first find_skills']:.1f} | |")
 if results["misses"]:
     print()
     print("Not in the top 5:")

@@ -560,10 +560,6 @@ impl SkillCatalog {
     }
 }
 
-/// Add a catalog-level diagnostic (shadowing) to a skill being merged. The catalog holds the
-/// only reference to a skill it is merging, so the skill can always be changed; the diagnostic
-/// is also kept among the catalog's own. Should the skill ever be shared here, a debug build
-/// panics and a release build logs the diagnostic it could not attach.
 /// Attach a diagnostic to a skill being merged. A skill kept from the previous snapshot
 /// ([`SkillCatalog::reload`]) is shared with it and keeps the diagnostics it had; the new one
 /// is logged instead (the catalog's own list has it too for shadowing, the only case).

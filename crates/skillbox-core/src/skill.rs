@@ -141,6 +141,9 @@ pub struct Skill {
     pub(crate) body_offset: u64,
     /// The first part of the body, as read with the frontmatter (see [`Skill::body_lead`]).
     body_lead: Box<str>,
+    /// [`Skill::visible_to_model`], worked out once: every model-facing path asks, a search
+    /// once per skill it matches (thousands per query in a large library).
+    visible_to_model: bool,
     pub(crate) max_body_bytes: u64,
     pub(crate) max_resources: usize,
     body: OnceLock<Result<SkillBody, String>>,
@@ -171,6 +174,8 @@ pub(crate) struct SkillParts {
 
 impl Skill {
     pub(crate) fn from_parts(parts: SkillParts) -> Self {
+        let visible_to_model =
+            !parts.properties.disable_model_invocation && is_safe_skill_name(&parts.id.name);
         Skill {
             skill_md_path: parts.directory.join(&parts.skill_md_name),
             id: parts.id,
@@ -188,6 +193,7 @@ impl Skill {
             source: parts.source,
             body_offset: parts.body_offset,
             body_lead: parts.body_lead,
+            visible_to_model,
             max_body_bytes: parts.max_body_bytes,
             max_resources: parts.max_resources,
             body: OnceLock::new(),
@@ -259,7 +265,7 @@ impl Skill {
     /// model-facing path filters by this.
     #[must_use]
     pub fn visible_to_model(&self) -> bool {
-        self.model_invocable() && is_safe_skill_name(self.name())
+        self.visible_to_model
     }
 
     /// Whether a person may invoke it from user-facing listings.
