@@ -61,3 +61,28 @@ loadgen_binary() {
     [[ -x "$bin" ]] || die "load generator not found or not executable: $bin"
     printf '%s\n' "$bin"
 }
+
+# utime + stime of a process in clock ticks, or empty when it is gone.
+cpu_ticks() {
+    awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || true
+}
+
+# Start `BINARY serve examples/skills` on port 0 (sandbox off) with DATA as its data folder and
+# any more ARGUMENTS, stderr to STDERR; sets server_pid and url (its /rpc URL), or dies.
+start_example_server() { # binary data stderr [argument...]
+    local binary="$1" data="$2" stderr="$3"
+    shift 3
+    "$binary" serve examples/skills --listen 127.0.0.1:0 --data-dir "$data" --sandbox off "$@" \
+        2>"$stderr" &
+    server_pid=$!
+    url=""
+    for _ in $(seq 1 300); do
+        url=$(grep -o 'serving the Skills Protocol at http://127\.0\.0\.1:[0-9]*/rpc' "$stderr" |
+            grep -o 'http://.*' | head -n 1 || true)
+        [[ -n "$url" ]] && break
+        kill -0 "$server_pid" 2>/dev/null || { cat "$stderr" >&2; die "the server exited at start"; }
+        sleep 0.1
+    done
+    [[ -n "$url" ]] || { cat "$stderr" >&2; die "the server did not announce its address in 30 s"; }
+}
+

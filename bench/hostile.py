@@ -23,7 +23,7 @@ bench/out/hostile-results.json. Progress goes to stderr. All traffic goes to 127
 """
 import json, os, shutil, subprocess, sys, tempfile, threading, time, urllib.request
 
-from serve_process import start_serve, status_number
+from serve_process import cpu_seconds, start_serve, status_number
 
 
 def log(message):
@@ -56,7 +56,6 @@ if not os.access(binary, os.X_OK):
     log(f"error: skillbox binary not found or not executable: {binary}")
     raise SystemExit(1)
 size = mib * 1024 * 1024
-ticks = os.sysconf("SC_CLK_TCK")
 os.makedirs("bench/out", exist_ok=True)
 
 
@@ -75,12 +74,6 @@ def bodies():
     return [("batch", f"array of `{{}}`, {mib} MiB", bytes(batch)),
             ("params", f"`list_skills` with a {mib} MiB params tree", bytes(params)),
             ("blob", "`create_blob`, 24 MiB of text (legitimate)", blob)]
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def measure(name, label, body):

@@ -48,19 +48,8 @@ trap cleanup EXIT
 
 # start_server BINARY LABEL: skillbox serve on port 0; sets server_pid and url.
 start_server() {
-    local stderr="$work/server-$2.stderr"
     rm -rf "$work/data"
-    "$1" serve examples/skills --listen 127.0.0.1:0 --data-dir "$work/data" --sandbox off \
-        --no-watch 2>"$stderr" &
-    server_pid=$!
-    url=""
-    for _ in $(seq 1 300); do
-        url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/rpc' "$stderr" | head -n 1 || true)
-        [[ -n "$url" ]] && break
-        kill -0 "$server_pid" 2>/dev/null || { cat "$stderr" >&2; die "the server exited at start"; }
-        sleep 0.1
-    done
-    [[ -n "$url" ]] || die "the server did not announce its address in 30 s"
+    start_example_server "$1" "$work/data" "$work/server-$2.stderr" --no-watch
 }
 
 stop_server() {
@@ -68,8 +57,6 @@ stop_server() {
     wait "$server_pid" 2>/dev/null || true
     server_pid=""
 }
-
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 list_body='{"jsonrpc":"2.0","id":1,"method":"list_skills","params":{"detail":"summary"}}'
 

@@ -17,13 +17,12 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
-from serve_process import start_serve
+from serve_process import cpu_seconds, free_port, start_serve
 
 BUCKET = "skillbox-bench"
 METHODS = {
@@ -31,12 +30,6 @@ METHODS = {
                     "params": {"detail": "summary"}},
     "read_blob": None,  # filled in once the blob exists
 }
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def start_moto(moto_server, log_path):
@@ -58,12 +51,6 @@ def start_moto(moto_server, log_path):
     request = urllib.request.Request(f"{endpoint}/{BUCKET}", method="PUT", data=b"")
     urllib.request.urlopen(request, timeout=10).read()
     return process, endpoint
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rpc(url, body):

@@ -4,7 +4,9 @@ address and waiting for the address it announces, and reading numbers from /proc
 Imported by scripts run as `python3 bench/NAME.py` (their folder is on sys.path); stdlib only.
 """
 
+import os
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -42,3 +44,18 @@ def status_number(pid, field):
     except OSError:
         return None
     return None
+
+
+def cpu_seconds(pid):
+    """CPU time (user + system) a process has used, in seconds, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+

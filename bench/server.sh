@@ -81,28 +81,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cpu_ticks() { # utime + stime of a process, or empty when it is gone
-    awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || true
-}
 rss_kib() { # field of /proc/PID/status in KiB (VmRSS, VmHWM)
     awk -v field="$2:" '$1 == field {print $2}' "/proc/$1/status" 2>/dev/null || true
 }
 
 # start_server LABEL: starts skillbox serve on port 0, sets server_pid and url
 start_server() {
-    local stderr="$work/server-$1.stderr"
-    "$bin" serve examples/skills --listen 127.0.0.1:0 --data-dir "$data" --sandbox off \
-        2>"$stderr" &
-    server_pid=$!
-    url=""
-    for _ in $(seq 1 300); do
-        url=$(grep -o 'serving the Skills Protocol at http://127\.0\.0\.1:[0-9]*/rpc' "$stderr" |
-            grep -o 'http://.*' | head -n 1 || true)
-        [[ -n "$url" ]] && break
-        kill -0 "$server_pid" 2>/dev/null || { cat "$stderr" >&2; die "the server exited at start"; }
-        sleep 0.1
-    done
-    [[ -n "$url" ]] || { cat "$stderr" >&2; die "the server did not announce its address in 30 s"; }
+    start_example_server "$bin" "$data" "$work/server-$1.stderr"
     log "server $1 (pid $server_pid) at $url"
 }
 

@@ -17,13 +17,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from serve_process import start_serve  # noqa: E402
+from serve_process import free_port, start_serve  # noqa: E402
 
 REQUESTS = int(os.environ.get("WEB_BENCH_REQUESTS", "100"))
 RENDERS = int(os.environ.get("WEB_BENCH_RENDERS", "7"))
@@ -36,12 +35,6 @@ CHROMIUM_ARGS = [
 
 def log(message):
     print(f"web-bench: {message}", file=sys.stderr, flush=True)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def time_requests(host, port, path, count):
