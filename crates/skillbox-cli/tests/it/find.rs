@@ -1,10 +1,11 @@
 //! Searching the skills through every door: `skillbox find`, `find_skills` on `/rpc` (our
 //! extension method), and the `find_skills` tool over MCP.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::mcp::{INITIALIZE, INITIALIZED, exchange_in};
-use super::serve::{rpc, start_server_with};
+use super::serve::start_server_with;
+use super::serve_runs::Server;
 use super::support::{
     assert_exit, json_stdout, make_world_readable, skillbox, write_reports, write_tree,
 };
@@ -141,15 +142,12 @@ fn skillbox_find_keeps_hidden_skills_out_unless_asked_and_shows_escapes_as_text(
 fn find_skills_on_rpc_is_an_extension_method_with_the_tools_answers() {
     let tree = search_tree();
     let data = tempfile::tempdir().unwrap();
-    let (mut server, url) = start_server_with(
+    let server = Server::new(start_server_with(
         data.path(),
         &[tree.path().to_path_buf()],
         &["--sandbox", "off", "--no-watch"],
-    );
-    let runtime = skillbox_testkit::runtime();
-    let client = reqwest::Client::new();
-    let call = |params: Value| rpc(&client, runtime, &url, "find_skills", params);
-    let found = call(json!({"query": "animated gif", "limit": 5})).unwrap();
+    ));
+    let found = server.result("find_skills", json!({"query": "animated gif", "limit": 5}));
     assert_eq!(found["skills"][0]["name"], "gif-maker", "{found:#}");
     assert!(!found.to_string().contains("release-gif"), "{found:#}");
     for (params, says) in [
@@ -158,12 +156,13 @@ fn find_skills_on_rpc_is_an_extension_method_with_the_tools_answers() {
         (json!({"query": ""}), "the query is empty"),
         (json!({"query": "gif", "limit": 0}), "parameter `limit`"),
     ] {
-        let error = call(params.clone()).unwrap_err();
-        assert!(error.contains(says), "{params}: {error}");
-        assert!(error.contains("-32602"), "{params}: {error}");
+        let error = server.error("find_skills", params.clone());
+        assert!(
+            error["message"].as_str().unwrap_or_default().contains(says),
+            "{params}: {error}"
+        );
+        assert_eq!(error["code"], -32602, "{params}: {error}");
     }
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 #[test]

@@ -2,11 +2,10 @@
 //! (words that share a query word's hash, words stuffed into every field) and skills hidden
 //! from models, through `skillbox find` and `find_skills` on `/rpc` of a real server.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use super::serve::start_server_with;
+use super::serve_runs::Server;
 use super::support::{json_stdout, skill_md, skillbox};
 
 /// Two words whose 32-bit `fxhash` (the term hash of the `bm25` crate) is equal, both kept as
@@ -58,23 +57,6 @@ fn find_does_not_match_a_word_that_only_shares_the_querys_hash() {
     assert_eq!(found["matched"], 1);
 }
 
-/// One JSON-RPC call to a running server: its `result`, or the whole answer as an error.
-fn rpc(url: &str, method: &str, params: Value) -> Result<Value, Value> {
-    skillbox_testkit::runtime().block_on(async {
-        let answer: Value = reqwest::Client::new()
-            .post(url)
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-            .timeout(Duration::from_secs(20))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        answer.get("result").cloned().ok_or(answer)
-    })
-}
-
 /// The `find_skills` extension of `/rpc`: a skill stuffed with the query word in every field
 /// does not outrank one that says it once per field, and skills hidden from models are never
 /// returned nor counted, even when they match best.
@@ -98,18 +80,18 @@ fn rpc_find_skills_resists_stuffing_and_never_shows_hidden_skills() {
         ("mail-merge", skill_md("mail-merge", "Merges mail templates.")),
     ]);
     let data = tempfile::tempdir().unwrap();
-    let (mut server, url) = start_server_with(data.path(), &[root.path().to_path_buf()], &[]);
-    let stuffed = rpc(&url, "find_skills", json!({"query": "pdf", "limit": 50}));
-    let hidden = rpc(&url, "find_skills", json!({"query": "secret deploy"}));
-    let _ = server.kill();
-    let _ = server.wait();
-    let stuffed = stuffed.unwrap();
+    let server = Server::new(start_server_with(
+        data.path(),
+        &[root.path().to_path_buf()],
+        &[],
+    ));
+    let stuffed = server.result("find_skills", json!({"query": "pdf", "limit": 50}));
+    let hidden = server.result("find_skills", json!({"query": "secret deploy"}));
     assert_eq!(
         found_names(&stuffed),
         ["pdf-convert", "pdf-pdf-pdf-pdf-pdf-pdf-pdf-pdf"],
         "{stuffed}"
     );
-    let hidden = hidden.unwrap();
     assert_eq!(found_names(&hidden), Vec::<&str>::new(), "{hidden}");
     assert_eq!(hidden["matched"], 0, "{hidden}");
 }

@@ -119,7 +119,7 @@ impl Server {
     }
 
     /// The JSON-RPC error, failing the test on a result.
-    fn error(&self, method: &str, params: Value) -> Value {
+    pub fn error(&self, method: &str, params: Value) -> Value {
         let response = self.call(method, params);
         assert_eq!(response["id"], json!("t-1"), "{response}");
         response
