@@ -211,7 +211,7 @@ fn s3_urls_holding_more_than_a_place_are_refused_without_repeating_it() {
         "s3://bucket/prefix?X-Amz-Credential=AKIAEXAMPLE",
         "s3://:wJalrSECRET@bucket/prefix",
     ] {
-        let stderr = refused(&serve_with_store(store, &[]), "--blob-store");
+        let stderr = refused(&serve_with_store(store, &[]), "holds credentials");
         assert!(
             !stderr.contains("wJalrSECRET") && !stderr.contains("AKIAEXAMPLE"),
             "{stderr}"
