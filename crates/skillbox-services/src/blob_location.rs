@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use object_store::ObjectStore;
+use object_store::aws::AmazonS3ConfigKey;
 use url::Url;
 
 use crate::blobs::BlobError;
@@ -67,9 +68,13 @@ impl BlobLocation {
                 "{FLAG} is not a URL ({error}); it must look like {EXPECTED}"
             ))
         })?;
-        if !url.username().is_empty() || url.password().is_some() || url.query().is_some() {
+        if !url.username().is_empty()
+            || url.password().is_some()
+            || url.query().is_some()
+            || url.fragment().is_some()
+        {
             return Err(BlobError::Invalid(format!(
-                "{FLAG} `{}` holds credentials or a query; name only the place in the URL and give credentials in the environment (for S3: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
+                "{FLAG} `{}` holds credentials, a query or a fragment; name only the place in the URL and give credentials in the environment (for S3: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
                 shown(&url)
             )));
         }
@@ -142,16 +147,27 @@ impl RemoteLocation {
             RemoteKind::AmazonS3 => {
                 // As `AmazonS3Builder::from_env` reads them, from the environment given.
                 let mut builder = object_store::aws::AmazonS3Builder::new();
+                // The variables that set the endpoints, the last of each winning as in the
+                // builder: the endpoint checked is the one the client will use.
+                let (mut endpoint, mut s3_endpoint) = (None, None);
                 for (name, value) in environment {
                     if let Some(key) = name
                         .strip_prefix("AWS_")
                         .and_then(|_| name.to_ascii_lowercase().parse().ok())
                     {
+                        match key {
+                            AmazonS3ConfigKey::Endpoint => endpoint = Some((name, value)),
+                            AmazonS3ConfigKey::S3Endpoint => s3_endpoint = Some((name, value)),
+                            _ => {}
+                        }
                         builder = builder.with_config(key, value);
                     }
                 }
                 builder = builder.with_bucket_name(&self.bucket);
-                if let Some(allow) = plain_http_allowed(environment)? {
+                let endpoint = s3_endpoint
+                    .or(endpoint)
+                    .filter(|(_, value)| !value.is_empty());
+                if let Some(allow) = plain_http_allowed(endpoint, environment)? {
                     builder = builder.with_allow_http(allow);
                 }
                 Arc::new(builder.build().map_err(refused)?)
@@ -188,18 +204,6 @@ impl RemoteLocation {
     }
 }
 
-/// The S3 endpoint the environment names (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL` or
-/// `AWS_ENDPOINT`), if any.
-fn s3_endpoint(environment: &[(String, String)]) -> Option<(&'static str, &str)> {
-    ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
-        .into_iter()
-        .find_map(|name| {
-            variable(environment, name)
-                .filter(|value| !value.is_empty())
-                .map(|value| (name, value))
-        })
-}
-
 /// The value of the variable `name` in `environment`.
 fn variable<'a>(environment: &'a [(String, String)], name: &str) -> Option<&'a str> {
     environment
@@ -208,14 +212,19 @@ fn variable<'a>(environment: &'a [(String, String)], name: &str) -> Option<&'a s
         .map(|(_, value)| value.as_str())
 }
 
-/// Whether plain HTTP must be allowed: `Some(true)` for an `http://` endpoint on loopback (a
+/// Whether plain HTTP must be allowed to the S3 `endpoint` (the variable that sets it and its
+/// value, as the client reads them): `Some(true)` for an `http://` endpoint on loopback (a
 /// store on this machine: nothing crosses the network), `None` to leave it to `AWS_ALLOW_HTTP`.
 ///
 /// # Errors
-/// An `http://` endpoint on another host without `AWS_ALLOW_HTTP=true`: blobs and signed
+/// An endpoint holding a user name or password (the client's errors repeat it), or an
+/// `http://` endpoint on another host without `AWS_ALLOW_HTTP=true`: blobs and signed
 /// requests would cross the network unencrypted.
-fn plain_http_allowed(environment: &[(String, String)]) -> Result<Option<bool>, BlobError> {
-    let Some((name, endpoint)) = s3_endpoint(environment) else {
+fn plain_http_allowed(
+    endpoint: Option<(&String, &String)>,
+    environment: &[(String, String)],
+) -> Result<Option<bool>, BlobError> {
+    let Some((name, endpoint)) = endpoint else {
         return Ok(None);
     };
     let Ok(url) = Url::parse(endpoint) else {
@@ -223,6 +232,13 @@ fn plain_http_allowed(environment: &[(String, String)]) -> Result<Option<bool>, 
             "{name} is not a URL; set it to the store's address, such as https://s3.example.com or http://127.0.0.1:9000"
         )));
     };
+    // The endpoint is repeated in the client's errors, and so in the log.
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(BlobError::Invalid(format!(
+            "{name} `{}` holds a user name or password; name only the store's address there and give credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+            shown(&url)
+        )));
+    }
     if url.scheme() != "http" {
         return Ok(None);
     }
@@ -245,21 +261,36 @@ fn plain_http_allowed(environment: &[(String, String)]) -> Result<Option<bool>, 
     }
 }
 
-/// `file:///folder`: an absolute folder on this machine.
+/// `file:///folder`: an absolute folder on this machine, named plainly: no `..` and no NUL
+/// byte once percent-decoded (`%2F..%2F` would name another folder than the one it seems to).
 fn local(url: &Url) -> Result<BlobLocation, BlobError> {
-    let folder = url
+    use std::os::unix::ffi::OsStrExt;
+    let Some(folder) = url
         .to_file_path()
         .ok()
-        .filter(|folder| folder.is_absolute() && folder.parent().is_some());
-    folder.map(BlobLocation::Local).ok_or_else(|| {
-        BlobError::Invalid(format!(
+        .filter(|folder| folder.is_absolute() && folder.parent().is_some())
+    else {
+        return Err(BlobError::Invalid(format!(
             "{FLAG} `{}` is not a folder on this machine; it must look like file:///absolute/folder (not the root)",
             shown(url)
-        ))
-    })
+        )));
+    };
+    let plain = folder.components().all(|component| {
+        matches!(
+            component,
+            std::path::Component::RootDir | std::path::Component::Normal(_)
+        )
+    }) && !folder.as_os_str().as_bytes().contains(&0);
+    if !plain {
+        return Err(BlobError::Invalid(format!(
+            "{FLAG} `{}` names its folder through `..` or a NUL byte once percent-decoded; name the folder itself: file:///absolute/folder",
+            shown(url)
+        )));
+    }
+    Ok(BlobLocation::Local(folder))
 }
 
-/// A URL without credentials or query, for messages.
+/// A URL without credentials, query or fragment, for messages.
 fn shown(url: &Url) -> String {
     let mut shown = url.clone();
     let _ = shown.set_username("");

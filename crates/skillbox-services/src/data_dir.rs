@@ -33,6 +33,8 @@ use crate::blobs::{BlobError, BlobStore};
 pub const PASS_THROUGH_DIR_MODE: u32 = 0o711;
 /// Mode of a run's copy of an input blob: its sandbox user must read it.
 pub const RUN_INPUT_FILE_MODE: u32 = 0o644;
+/// Mode of `builtin/`: the built-in skills are public text runs may mount.
+const BUILTIN_DIR_MODE: u32 = 0o755;
 /// Input copies older than this are left over from a server that was killed (runs last at most
 /// a few minutes) and are removed when the next server opens the folder.
 pub const STALE_RUN_INPUTS_AGE: Duration = Duration::from_secs(60 * 60);
@@ -83,6 +85,8 @@ impl DataDir {
             Some(BlobLocation::Remote(remote)) => BlobStore::remote(remote, blob_ttl)?,
         };
         let run_inputs = own_folder(&root.join("run-inputs"), PASS_THROUGH_DIR_MODE)?;
+        // The built-in skills are written there, its mode set: never through a link.
+        own_folder(&root.join("builtin"), BUILTIN_DIR_MODE)?;
         remove_stale_run_inputs(&run_inputs);
         Ok(DataDir {
             root,

@@ -13,6 +13,7 @@ mod local_model;
 mod mcp;
 mod metrics;
 mod replicas;
+mod scale_attacks;
 mod search_attacks;
 mod serve;
 mod serve_hostile;

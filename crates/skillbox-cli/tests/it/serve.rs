@@ -79,7 +79,7 @@ pub fn start_server_command(mut command: Command) -> (Child, String) {
     }
 }
 
-fn rpc(
+pub fn rpc(
     client: &reqwest::Client,
     runtime: &tokio::runtime::Runtime,
     url: &str,
