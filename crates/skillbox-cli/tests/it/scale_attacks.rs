@@ -31,7 +31,7 @@ fn set_mode(path: &Path, mode: u32) {
 
 /// The names in a folder, sorted.
 fn names(folder: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(folder)
+    let mut names: Vec<String> = fs_err::read_dir(folder)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -616,7 +616,7 @@ fn a_failing_bucket_shows_clients_no_details_and_the_log_no_secret() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     let url = loop {
-        let text = std::fs::read_to_string(&log).unwrap();
+        let text = fs_err::read_to_string(&log).unwrap();
         if let Some(rest) = text
             .lines()
             .find_map(|line| line.strip_prefix("skillbox: serving the Skills Protocol at "))
@@ -651,7 +651,7 @@ fn a_failing_bucket_shows_clients_no_details_and_the_log_no_secret() {
     .unwrap_err();
     let _ = child.kill();
     let _ = child.wait();
-    let stderr = std::fs::read_to_string(&log).unwrap();
+    let stderr = fs_err::read_to_string(&log).unwrap();
     assert!(failure.contains("blob storage failed"), "{failure}");
     for secret in ["wJalrSECRETKEY", &port, &bucket, "AKIAEXAMPLE"] {
         assert!(!failure.contains(secret), "{secret} in {failure}");
