@@ -16,7 +16,8 @@
 //!   tail of a 1 GiB blob costs one request for its last bytes.
 //! - **Expiry may run on every replica at once.** [`BlobStore::sweep`] removes records older
 //!   than the time to keep blobs, then their bytes; an object another replica removed first
-//!   (not found) is fine, and any other failure leaves the object for a later sweep. Bytes
+//!   is fine (a local store reports it not found, S3 a successful delete), and any other
+//!   failure leaves the object for a later sweep. Bytes
 //!   without a record are removed only when older than the orphan grace period (an hour),
 //!   and a create gives up rather than write its record after a quarter of that period, so a
 //!   sweep never removes the bytes of an upload that is still going to commit, whichever
@@ -170,7 +171,12 @@ fn storage(error: impl std::fmt::Display) -> BlobError {
 
 /// The object key for an id, or `None` for ids that are not ours (no path tricks possible).
 fn key(blob_id: &str) -> Option<String> {
-    let id = blob_id.strip_prefix("blob:")?;
+    object_key(blob_id.strip_prefix("blob:")?)
+}
+
+/// The object key for the part of an id after `blob:` (as object names hold it): 32 hex
+/// digits, lower-cased; `None` for anything else.
+fn object_key(id: &str) -> Option<String> {
     (id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit())).then(|| id.to_ascii_lowercase())
 }
 
@@ -626,7 +632,8 @@ impl BlobStore {
     /// older than the orphan grace period; locally also the staged files of uploads a killed
     /// server left. Several replicas may sweep the same bucket at once: what another removed
     /// first is skipped, and an object whose state is uncertain (a failed request) is left for
-    /// a later sweep. Returns how many blobs and orphans this sweep removed.
+    /// a later sweep. Returns how many deletes of blobs and orphans succeeded (on S3, where a
+    /// delete of a missing key succeeds, an object another replica removed first counts too).
     ///
     /// # Errors
     /// Storage failure while listing.
@@ -642,6 +649,9 @@ impl BlobStore {
             )
         };
         let mut removed = 0;
+        // Blobs whose record this sweep saw and kept: their bytes are committed, no need to
+        // ask the store again (one request per blob per sweep on every replica).
+        let mut committed = std::collections::HashSet::new();
         let meta_prefix = StorePath::from("meta");
         let mut records = self.store.list(Some(&meta_prefix));
         while let Some(record) = records.next().await {
@@ -650,11 +660,12 @@ impl BlobStore {
                 .location
                 .filename()
                 .and_then(|name| name.strip_suffix(".json"))
-                .and_then(|name| key(&format!("blob:{name}")))
+                .and_then(object_key)
             else {
                 continue;
             };
             if age(&record) <= self.ttl {
+                committed.insert(id);
                 continue;
             }
             // The record first: from then on no reader finds the blob, and the bytes follow.
@@ -668,14 +679,10 @@ impl BlobStore {
         let mut contents = self.store.list(Some(&data_prefix));
         while let Some(data) = contents.next().await {
             let data = data.map_err(storage)?;
-            let Some(id) = data
-                .location
-                .filename()
-                .and_then(|name| key(&format!("blob:{name}")))
-            else {
+            let Some(id) = data.location.filename().and_then(object_key) else {
                 continue;
             };
-            if age(&data) <= self.orphan_grace {
+            if age(&data) <= self.orphan_grace || committed.contains(&id) {
                 continue;
             }
             match self
@@ -705,9 +712,10 @@ impl BlobStore {
         Ok(removed)
     }
 
-    /// Delete an object for the sweep: `true` when this call removed it, `false` when it was
-    /// already gone (another replica's sweep) or the delete failed (logged; a later sweep
-    /// tries again).
+    /// Delete an object for the sweep: `true` when the delete succeeded, `false` when the
+    /// local store found it already gone or the delete failed (logged; a later sweep tries
+    /// again). S3 answers a delete of a missing key with success too, so on a bucket two
+    /// replicas sweeping at once may both count the same object.
     async fn remove(&self, location: &StorePath) -> bool {
         match self.store.delete(location).await {
             Ok(()) => true,
@@ -756,7 +764,7 @@ fn remove_stale_staged_files(data: &Path, grace: Duration) -> usize {
             .to_str()
             .and_then(|name| name.split_once('#'))
             .is_some_and(|(id, suffix)| {
-                key(&format!("blob:{id}")).is_some()
+                object_key(id).is_some()
                     && !suffix.is_empty()
                     && suffix.bytes().all(|byte| byte.is_ascii_digit())
             });
@@ -879,7 +887,7 @@ fn named_by_the_store(folder: &str, name: &str) -> bool {
     } else {
         Some(name)
     };
-    id.and_then(|id| key(&format!("blob:{id}"))).is_some()
+    id.and_then(object_key).is_some()
 }
 
 /// Make a folder tree the runtime's user's alone: folders 0700, files 0600 (links are left
