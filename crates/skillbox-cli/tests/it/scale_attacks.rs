@@ -156,20 +156,16 @@ fn a_store_folder_the_store_made_is_opened_again() {
     let store = parent.path().join("store");
     let data = tempfile::tempdir().unwrap();
     for _ in 0..2 {
-        let (mut child, url) =
-            start_server_with(data.path(), &[], &["--blob-store", &file_url(&store)]);
-        let client = reqwest::Client::new();
-        let created = super::serve::rpc(
-            &client,
-            skillbox_testkit::runtime(),
-            &url,
+        let server = super::serve_runs::Server::new(start_server_with(
+            data.path(),
+            &[],
+            &["--blob-store", &file_url(&store)],
+        ));
+        let created = server.result(
             "create_blob",
             serde_json::json!({"content": "hello", "kind": "text/plain"}),
-        )
-        .unwrap();
+        );
         assert!(created["blob_id"].is_string(), "{created}");
-        child.kill().unwrap();
-        child.wait().unwrap();
     }
     assert_eq!(names(&store), ["data", "meta"]);
     assert_eq!(names(&store.join("data")).len(), 2);
