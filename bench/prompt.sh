@@ -54,8 +54,8 @@ if [[ -n "${SKILLBOX_BIN:-}" && -n "${PROMPT_BENCH_BIN:-}" ]]; then
     example="$PROMPT_BENCH_BIN"
     log "using SKILLBOX_BIN=$bin and PROMPT_BENCH_BIN=$example (no build)"
 else
-    log "building: cargo build --release -p skillbox-llm --examples -p skillbox-cli"
-    cargo build --release -p skillbox-llm --examples -p skillbox-cli >&2 || die "cargo build failed"
+    log "building: cargo build --release -p skillbox-tools --examples -p skillbox-cli"
+    cargo build --release -p skillbox-tools --examples -p skillbox-cli >&2 || die "cargo build failed"
     bin="$repo/target/release/skillbox"
     example="$repo/target/release/examples/prompt_render"
 fi

@@ -44,7 +44,7 @@ use skillbox_agent::{
 };
 use skillbox_core::{CatalogOptions, Skill, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
-use skillbox_llm::{PromptFormat, ProviderOptions, SkillsProvider, ToolProfile};
+use skillbox_tools::{PromptFormat, ProviderOptions, SkillsProvider, ToolProfile};
 
 /// Tool-call rounds per turn (the turn's last model call answers with text).
 const DEFAULT_ROUNDS_PER_TURN: usize = 10;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 use skillbox_core::Skill;
-use skillbox_llm::{
+use skillbox_tools::{
     LiveProvider, PromptFormat, Session, SkillsProvider, ToolOutcome, ToolProfile, ToolSpec,
     builtin_tools,
 };
@@ -1193,7 +1193,7 @@ mod tests {
 
     use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
     use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
-    use skillbox_llm::ProviderOptions;
+    use skillbox_tools::ProviderOptions;
 
     use super::*;
     use crate::model::{ModelError, ModelResponse, StopReason};

@@ -2,7 +2,7 @@
 //! [`ModelClient`], implemented over HTTP for the three formats ([`crate::http`]).
 
 use serde::Serialize;
-use skillbox_llm::ToolSpec;
+use skillbox_tools::ToolSpec;
 
 use crate::conversation::{Message, Replay, ToolCall, Usage};
 use crate::wire::WireFormat;

@@ -15,9 +15,9 @@ use rmcp::model::{
 use serde_json::Value;
 use skillbox_core::skill::is_safe_skill_name;
 use skillbox_core::{CatalogError, Skill};
-use skillbox_llm::provider::declared_argument_names;
-use skillbox_llm::{SkillsProvider, ToolProfile};
 use skillbox_services::ReadBudget;
+use skillbox_tools::provider::declared_argument_names;
+use skillbox_tools::{SkillsProvider, ToolProfile};
 
 use crate::uri::{self, SkillUri};
 
@@ -151,7 +151,7 @@ pub fn prompt_arguments(
 }
 
 /// One argument as a word the skill's argument splitting
-/// ([`skillbox_llm::substitution::split_arguments`], shell-like) reads back whole: in double
+/// ([`skillbox_tools::substitution::split_arguments`], shell-like) reads back whole: in double
 /// quotes, with `\` and `"` escaped, when it is empty or holds a space, a quote or a backslash.
 fn quote_argument(value: &str) -> String {
     if !value.is_empty()
@@ -455,7 +455,7 @@ fn not_found(message: impl std::fmt::Display) -> ErrorData {
 
 #[cfg(test)]
 mod tests {
-    use skillbox_llm::substitution::split_arguments;
+    use skillbox_tools::substitution::split_arguments;
 
     use super::quote_argument;
 

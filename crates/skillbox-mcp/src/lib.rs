@@ -13,8 +13,8 @@ use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 pub use server::{DEFAULT_MAX_SESSIONS, McpOptions, SkillsMcpServer};
-use skillbox_llm::LiveProvider;
 use skillbox_services::{BudgetShare, ReadBudget, ServiceError};
+use skillbox_tools::LiveProvider;
 use tokio_util::sync::CancellationToken;
 
 /// Largest MCP request body over HTTP, in bytes. MCP requests are small (tool arguments, a

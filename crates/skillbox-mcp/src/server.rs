@@ -22,10 +22,10 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
-use skillbox_llm::{
+use skillbox_services::{ReadBudget, RunGate, RunLimits, Unbudgeted};
+use skillbox_tools::{
     CatalogChange, LiveProvider, PromptFormat, SkillsProvider, ToolOutcome, ToolProfile,
 };
-use skillbox_services::{ReadBudget, RunGate, RunLimits, Unbudgeted};
 use tokio::sync::{Semaphore, broadcast};
 
 use crate::AnswerBudget;

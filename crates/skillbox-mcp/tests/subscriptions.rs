@@ -8,9 +8,9 @@ use rmcp::ServerHandler;
 use rmcp::model::SubscriptionFilter;
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
-use skillbox_llm::{LiveProvider, ProviderOptions, SkillsProvider};
 use skillbox_mcp::server::MAX_LISTEN_URI_BYTES;
 use skillbox_mcp::{McpOptions, SkillsMcpServer};
+use skillbox_tools::{LiveProvider, ProviderOptions, SkillsProvider};
 
 #[test]
 fn listen_filters_keep_served_skills_within_a_size() {

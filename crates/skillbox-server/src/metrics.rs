@@ -28,7 +28,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use serde::Deserialize;
 use skillbox_core::tool_names::RESERVED_TOOL_NAMES;
-use skillbox_llm::LiveProvider;
+use skillbox_tools::LiveProvider;
 
 use crate::answers::Holding;
 use crate::protocol;

@@ -7,8 +7,8 @@ use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use skillbox_llm::ProtocolCallError;
 use skillbox_services::ServiceError;
+use skillbox_tools::ProtocolCallError;
 
 /// The body is not JSON.
 pub const PARSE_ERROR: i64 = -32700;

@@ -18,11 +18,11 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use skillbox_llm::{LiveProvider, SkillsProvider, ToolProfile};
 use skillbox_mcp::{AnswerBudget, McpOptions, SkillsMcpServer};
 use skillbox_services::credentials::{bearer_token, token_matches};
 use skillbox_services::params::string_param;
 use skillbox_services::{DataDir, RunLimits, Services};
+use skillbox_tools::{LiveProvider, SkillsProvider, ToolProfile};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -190,7 +190,7 @@ impl AppState {
         self.token.as_deref()
     }
 
-    /// The live provider: what hot reload swaps (`skillbox_llm::watch_roots`).
+    /// The live provider: what hot reload swaps (`skillbox_tools::watch_roots`).
     #[must_use]
     pub fn live(&self) -> &Arc<LiveProvider> {
         &self.live
@@ -584,7 +584,7 @@ pub(crate) async fn dispatch(
             protocol::METHOD_NOT_FOUND,
             format!(
                 "unknown method `{other}`; the methods are {}, and this server's extension find_skills",
-                skillbox_llm::builtin_tools::PROTOCOL_TOOL_NAMES.join(", ")
+                skillbox_tools::builtin_tools::PROTOCOL_TOOL_NAMES.join(", ")
             ),
         )),
     }
@@ -642,7 +642,7 @@ async fn read_off_the_async_threads(
     state: &AppState,
     method: &str,
     arguments: Value,
-) -> Result<skillbox_llm::ToolOutcome, RpcError> {
+) -> Result<skillbox_tools::ToolOutcome, RpcError> {
     let budget = state.catalog_budget;
     let over_budget = || {
         RpcError::new(

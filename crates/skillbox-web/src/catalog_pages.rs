@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
 use serde::Deserialize;
 use skillbox_core::{Diagnostic, Skill, SkillKind};
-use skillbox_llm::SkillsProvider;
+use skillbox_tools::SkillsProvider;
 
 use crate::auth::Visitor;
 use crate::pages::{Layout, render};

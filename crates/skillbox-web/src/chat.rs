@@ -20,7 +20,7 @@ use skillbox_agent::{
     Agent, AgentOptions, Approval, ApprovalDecision, ApprovalMode, ApprovalRequest, Conversation,
     Message, ModelClient, SkillSource, TranscriptStore, WireFormat,
 };
-use skillbox_llm::LiveProvider;
+use skillbox_tools::LiveProvider;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 

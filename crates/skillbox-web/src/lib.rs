@@ -27,8 +27,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use skillbox_llm::{LiveProvider, SkillsProvider};
 use skillbox_services::Services;
+use skillbox_tools::{LiveProvider, SkillsProvider};
 use tokio::sync::Semaphore;
 
 pub use auth::Auth;

@@ -11,7 +11,7 @@ use axum::response::Response;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use skillbox_llm::{SkillsProvider, ToolProfile};
+use skillbox_tools::{SkillsProvider, ToolProfile};
 
 use crate::auth::Visitor;
 use crate::pages::{Layout, render};

@@ -2,7 +2,7 @@
 //! every OpenAI-compatible server (llama.cpp, vLLM, Ollama).
 
 use serde_json::{Map, Value, json};
-use skillbox_llm::{ToolFormat, render_tools};
+use skillbox_tools::{ToolFormat, render_tools};
 
 use super::{count, excerpt, is_done_marker, parse_event_data};
 use crate::conversation::{Message, ToolCall, Usage};

@@ -176,8 +176,8 @@ pub(crate) fn is_done_marker(data: &str) -> bool {
 
 /// The tool the request-body tests offer.
 #[cfg(test)]
-pub(crate) fn weather_tool() -> skillbox_llm::ToolSpec {
-    skillbox_llm::ToolSpec {
+pub(crate) fn weather_tool() -> skillbox_tools::ToolSpec {
+    skillbox_tools::ToolSpec {
         name: "get_weather".into(),
         description: "Current weather".into(),
         parameters: serde_json::json!({"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}),

@@ -5,7 +5,7 @@
 //! call.
 
 use serde_json::{Value, json};
-use skillbox_llm::{ToolFormat, render_tools};
+use skillbox_tools::{ToolFormat, render_tools};
 
 use super::chat::{provider_error, sendable_arguments};
 use super::{WireFormat, count, event_type, excerpt, is_done_marker, parse_event_data};

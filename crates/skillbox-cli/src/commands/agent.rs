@@ -888,7 +888,7 @@ pub fn chat(global: &GlobalOptions, arguments: &ChatArguments) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_invocable_skills(provider: &skillbox_llm::SkillsProvider) -> std::io::Result<()> {
+fn print_invocable_skills(provider: &skillbox_tools::SkillsProvider) -> std::io::Result<()> {
     let mut stderr = std::io::stderr().lock();
     for skill in provider
         .catalog()

@@ -19,7 +19,7 @@ use skillbox_exec::{
     Executor, ExecutorConfig, HelperCommand, RunOptions, SandboxMode, SandboxPolicy,
     WorkerPoolConfig,
 };
-use skillbox_llm::SkillsProvider;
+use skillbox_tools::SkillsProvider;
 
 use crate::arguments::{
     CallArguments, DoctorArguments, ExecutionOptions, GlobalOptions, RunArguments,

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use skillbox_core::{CatalogOptions, ValidationMode};
-use skillbox_llm::{LiveProvider, ToolProfile, watch_roots};
 use skillbox_mcp::McpOptions;
+use skillbox_tools::{LiveProvider, ToolProfile, watch_roots};
 
 use crate::arguments::{GlobalOptions, McpArguments};
 

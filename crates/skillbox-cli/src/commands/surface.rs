@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use skillbox_llm::{
+use skillbox_tools::{
     FindSkillsOffer, PromptBudget, PromptFormat, ProviderOptions, SkillsProvider, ToolFormat,
     ToolProfile, render_tools,
 };
@@ -203,7 +203,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
     // and the runtime folder's are built from the folder `DataDir` checked, links resolved:
     // the path given could lead elsewhere by the time they are used.
     let builtin =
-        skillbox_llm::builtin_skills::write_builtin_skills(&data.builtin()).map_err(|error| {
+        skillbox_tools::builtin_skills::write_builtin_skills(&data.builtin()).map_err(|error| {
             anyhow::anyhow!(
                 "cannot write the built-in skills under `{}`: {error}",
                 data_dir.display()
@@ -253,7 +253,7 @@ pub fn serve(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Resu
         let _watcher = if arguments.no_watch {
             None
         } else {
-            Some(skillbox_llm::watch_roots(
+            Some(skillbox_tools::watch_roots(
                 Arc::clone(state.live()),
                 catalog_options,
             )?)

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
-use skillbox_llm::{ProviderOptions, SkillsProvider};
 use skillbox_server::{AppState, DataDir};
+use skillbox_tools::{ProviderOptions, SkillsProvider};
 
 struct Server {
     url: String,
