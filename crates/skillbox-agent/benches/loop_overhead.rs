@@ -21,7 +21,7 @@
 //! * `unknown tool`: a tool name nothing offers (answered with an error, nothing runs);
 //! * `load_skill, as the CLI`: a transcript is written and each request is encoded as a Chat
 //!   Completions body, as `skillbox ask` does before sending it;
-//! * `tool alone`: the same `load_skill` calls through [`SkillsProvider::handle_tool_call`]
+//! * `tool alone`: the same `load_skill` calls through the door policy (`call_once`)
 //!   directly. A round's overhead is its median minus this median.
 //!
 //! Splits, to see where a round's time goes: the system prompt's skills section
@@ -407,7 +407,11 @@ fn measure_catalog(
 ) -> Vec<Row> {
     let provider = load_provider(root, executor);
     let skills = provider.model_skills().len();
-    let tools = provider.tools(ToolProfile::Skills).len();
+    let tools = skillbox_tools::registry::specs(
+        &provider,
+        skillbox_tools::Offer::Profile(ToolProfile::Skills),
+    )
+    .len();
     let skill = small_skill(&provider);
     let name = skill.name().to_owned();
     eprintln!(
@@ -441,9 +445,10 @@ fn measure_catalog(
                                 let arguments = load_arguments(&name, round);
                                 let started = Instant::now();
                                 let outcome =
-                                    provider.handle_tool_call("load_skill", &arguments).await;
+                                    skillbox_tools::call_once(&provider, "load_skill", &arguments)
+                                        .await;
                                 durations.push(started.elapsed());
-                                if outcome.is_error {
+                                if outcome.is_error() {
                                     return Err(outcome.text());
                                 }
                             }
@@ -490,7 +495,7 @@ fn measure_catalog(
         catalog: catalog.clone(),
         skills,
         tools,
-        case: "load_skill alone (handle_tool_call)",
+        case: "load_skill alone (door policy)",
         samples: alone.len(),
         median_us: alone_median,
         p90_us: alone_p90,
@@ -506,11 +511,17 @@ fn measure_catalog(
         None,
     ));
     let tool_list = time_calls(SPLIT_CALLS, || {
-        std::hint::black_box(provider.tools(ToolProfile::Skills));
+        std::hint::black_box(skillbox_tools::registry::specs(
+            &provider,
+            skillbox_tools::Offer::Profile(ToolProfile::Skills),
+        ));
     });
     rows.push(row("split: tool list", &tool_list, None));
     let system = provider.system_prompt(PromptFormat::Markdown);
-    let specs = provider.tools(ToolProfile::Skills);
+    let specs = skillbox_tools::registry::specs(
+        &provider,
+        skillbox_tools::Offer::Profile(ToolProfile::Skills),
+    );
     let messages = vec![Message::user("Use the skill, then answer.")];
     let request = ModelRequest {
         model: "scripted",

@@ -3,9 +3,14 @@
 //! beside the neutral fields so the next request of the same format can send them back
 //! unchanged (reasoning items, thinking blocks, item ids), as the providers ask.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use skillbox_core::Skill;
+use skillbox_tools::Session;
 
+use crate::transcript::Transcript;
 use crate::wire::WireFormat;
 
 /// One message of a conversation.
@@ -127,5 +132,73 @@ impl Usage {
     #[must_use]
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
+    }
+}
+
+/// A conversation: its messages, the skill state of seed 003, and its transcript.
+#[derive(Debug)]
+pub struct Conversation {
+    pub(crate) id: String,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) session: Session,
+    /// Skills loaded so far (their tools are offered in tools-on-load mode).
+    pub(crate) loaded: BTreeSet<String>,
+    /// Skills the person invoked: the model may use them even when hidden from it.
+    pub(crate) invoked: BTreeSet<String>,
+    pub(crate) transcript: Option<Transcript>,
+    pub(crate) transcript_failed: bool,
+}
+
+impl Conversation {
+    /// An empty conversation with this skill state, saved to `transcript` when given.
+    pub(crate) fn new(id: String, session: Session, transcript: Option<Transcript>) -> Self {
+        Conversation {
+            id,
+            messages: Vec::new(),
+            session,
+            loaded: BTreeSet::new(),
+            invoked: BTreeSet::new(),
+            transcript,
+            transcript_failed: false,
+        }
+    }
+
+    /// The conversation's id (its transcript's, when it has one).
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The messages so far.
+    #[must_use]
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The skill loaded last.
+    #[must_use]
+    pub fn active_skill(&self) -> Option<&str> {
+        self.session.active_skill()
+    }
+
+    /// `skill` was loaded: it is the active skill, and its tools are offered in tools-on-load
+    /// mode.
+    pub(crate) fn activate(&mut self, skill: &Skill) {
+        self.session.activate(skill);
+        self.loaded.insert(skill.name().to_owned());
+    }
+
+    pub(crate) fn push(&mut self, message: Message) {
+        if let Some(transcript) = &mut self.transcript
+            && let Err(error) = transcript.append(&message)
+            && !self.transcript_failed
+        {
+            self.transcript_failed = true;
+            tracing::warn!(
+                "cannot write the transcript {}: {error}; the conversation goes on unsaved",
+                transcript.path().display()
+            );
+        }
+        self.messages.push(message);
     }
 }

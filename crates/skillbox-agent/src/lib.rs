@@ -6,7 +6,6 @@
 //! ([`HttpModelClient`]). Conversations are saved as JSONL transcripts ([`TranscriptStore`]).
 
 pub mod agent;
-pub mod approval;
 pub mod conversation;
 pub mod events;
 pub mod http;
@@ -14,13 +13,13 @@ pub mod model;
 pub mod transcript;
 pub mod wire;
 
-pub use agent::{
-    Agent, AgentOptions, Conversation, DEFAULT_MAX_ROUNDS, SkillSource, Turn, TurnInput,
-};
-pub use approval::{Approval, ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest};
-pub use conversation::{Message, Replay, ToolCall, ToolResult, Usage};
+pub use agent::{Agent, AgentOptions, DEFAULT_MAX_ROUNDS, SkillSource, Turn, TurnInput};
+pub use conversation::{Conversation, Message, Replay, ToolCall, ToolResult, Usage};
 pub use events::{AgentEvent, TurnEnd};
 pub use http::{ApiKey, ClientError, HttpModelClient, RetryPolicy, shown_url, url_host};
 pub use model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, StopReason};
+pub use skillbox_tools::{
+    Approval, ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest,
+};
 pub use transcript::{Transcript, TranscriptError, TranscriptStore, TranscriptSummary};
 pub use wire::WireFormat;

@@ -3,8 +3,9 @@
 //! for every caller (the LLM provider that offers and answers tools, and `skillbox validate`
 //! that warns about clashes):
 //!
-//! 1. The built-in and protocol tool names ([`RESERVED_TOOL_NAMES`]) belong to the runtime. A
-//!    `tools.json` tool with one of them is never offered: the built-in would answer it anyway.
+//! 1. The built-in tools' names belong to the runtime: the tool registry (`skillbox-tools`)
+//!    passes them in as `reserved`. A `tools.json` tool with one of them is never offered: the
+//!    built-in would answer it anyway.
 //! 2. Only the skills a model sees take part ([`Skill::visible_to_model`], copies in effect).
 //! 3. Between skills, the one from the later root owns the name, as for skills themselves;
 //!    within one root, the skill whose folder comes first in path order owns it, as for two
@@ -22,39 +23,6 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::report::ValidationReport;
 use crate::skill::Skill;
 use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition};
-
-/// The built-in tools of the skills profile (seed 002 and seed 000 section 8).
-pub const SKILLS_PROFILE_TOOL_NAMES: &[&str] = &[
-    "load_skill",
-    "use_skill",
-    "read_skill_file",
-    "find_skills",
-    "define_tool",
-    "remove_tool",
-];
-
-/// The Skills Protocol's 8 tools, in the seed's order.
-pub const PROTOCOL_TOOL_NAMES: &[&str] = &[
-    "list_skills",
-    "describe_skill",
-    "read_skill_file",
-    "execute_skill",
-    "run_code",
-    "create_blob",
-    "read_blob",
-    "load_skills_protocol_guide",
-];
-
-/// Every name the runtime answers itself, in either profile (a name may be in both lists).
-pub const RESERVED_TOOL_NAMES: &[&[&str]] = &[SKILLS_PROFILE_TOOL_NAMES, PROTOCOL_TOOL_NAMES];
-
-/// Whether `name` is a built-in or protocol tool name that no `tools.json` tool may claim.
-#[must_use]
-pub fn is_reserved_tool_name(name: &str) -> bool {
-    RESERVED_TOOL_NAMES
-        .iter()
-        .any(|names| names.contains(&name))
-}
 
 /// Why a skill's tool is not offered under its name.
 #[derive(Debug, Clone)]
@@ -134,10 +102,14 @@ pub struct ToolOwnership {
 }
 
 impl ToolOwnership {
-    /// Decide the owners among `skills` by the rules of this module (the caller chooses which
-    /// skills take part; see [`ToolOwnership::for_model`]).
+    /// Decide the owners among `skills` by the rules of this module, `reserved` being the
+    /// built-in tools' names (the caller chooses which skills take part; see
+    /// [`ToolOwnership::for_model`]).
     #[must_use]
-    pub fn resolve<'a>(skills: impl IntoIterator<Item = &'a Arc<Skill>>) -> Self {
+    pub fn resolve<'a>(
+        skills: impl IntoIterator<Item = &'a Arc<Skill>>,
+        reserved: &[&str],
+    ) -> Self {
         let mut skills: Vec<&Arc<Skill>> = skills
             .into_iter()
             .filter(|skill| !skill.tools.is_empty())
@@ -152,7 +124,7 @@ impl ToolOwnership {
         let mut ownership = ToolOwnership::default();
         for skill in skills {
             for tool in &skill.tools {
-                let reason = if is_reserved_tool_name(&tool.name) {
+                let reason = if reserved.contains(&tool.name.as_str()) {
                     RefusalReason::Reserved
                 } else if let Some((owner, _)) = ownership.owners.get(&tool.name) {
                     RefusalReason::Taken {
@@ -177,8 +149,8 @@ impl ToolOwnership {
     /// The owners among the skills a model sees: the copy in effect of each name, when
     /// [`Skill::visible_to_model`].
     #[must_use]
-    pub fn for_model(catalog: &SkillCatalog) -> Self {
-        Self::resolve(catalog.latest_visible_to_model())
+    pub fn for_model(catalog: &SkillCatalog, reserved: &[&str]) -> Self {
+        Self::resolve(catalog.latest_visible_to_model(), reserved)
     }
 
     /// The skill and tool that answer to `name`.
@@ -223,18 +195,5 @@ impl ToolOwnership {
                 None => report.diagnostics.push(diagnostic),
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reserved_names_cover_both_profiles() {
-        for name in ["load_skill", "define_tool", "list_skills", "run_code"] {
-            assert!(is_reserved_tool_name(name), "{name}");
-        }
-        assert!(!is_reserved_tool_name("count_words"));
     }
 }

@@ -17,6 +17,7 @@ use skillbox_core::skill::is_safe_skill_name;
 use skillbox_core::{CatalogError, Skill};
 use skillbox_services::ReadBudget;
 use skillbox_tools::provider::declared_argument_names;
+use skillbox_tools::registry::{self, Offer};
 use skillbox_tools::{SkillsProvider, ToolProfile};
 
 use crate::uri::{self, SkillUri};
@@ -33,36 +34,22 @@ pub const SKILL_MD: &str = "SKILL.md";
 /// The tools of a profile in MCP's shape, with hints for the ones that only read.
 #[must_use]
 pub fn tools(provider: &SkillsProvider, profile: ToolProfile) -> Vec<Tool> {
-    provider
-        .tools(profile)
-        .into_iter()
-        .map(|spec| {
+    registry::offered(provider, Offer::Profile(profile))
+        .iter()
+        .map(|tool| {
+            let spec = tool.spec(provider);
             let schema: JsonObject = match spec.parameters {
                 Value::Object(object) => object,
                 _ => JsonObject::new(),
             };
-            let read_only = is_read_only(&spec.name);
+            let facts = tool.facts().annotations;
             let annotations = ToolAnnotations::new()
-                .read_only(read_only)
-                .destructive(false)
-                .open_world(false);
+                .read_only(facts.read_only)
+                .destructive(facts.destructive)
+                .open_world(facts.open_world);
             Tool::new(spec.name, spec.description, Arc::new(schema)).annotate(annotations)
         })
         .collect()
-}
-
-/// Tools that only read the catalog or a blob.
-fn is_read_only(name: &str) -> bool {
-    matches!(
-        name,
-        "load_skill"
-            | "read_skill_file"
-            | "find_skills"
-            | "load_skills_protocol_guide"
-            | "list_skills"
-            | "describe_skill"
-            | "read_blob"
-    )
 }
 
 /// Skills a person may invoke as prompts: `user-invocable` (the default) and with a name that

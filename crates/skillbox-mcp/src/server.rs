@@ -1,7 +1,8 @@
 //! The MCP server handler: every request takes the provider in effect once
 //! ([`LiveProvider::current`]) and answers from that snapshot, so a reload in the middle of a
-//! request never mixes two catalogs. Tool calls go through the one dispatcher,
-//! `SkillsProvider::handle_tool_call`. Reloads are announced to every connected session
+//! request never mixes two catalogs. Tool calls go through the door policy every door uses
+//! (`DoorPolicy::call`), and so do the run queue and the blocking pool of everything else
+//! that reads files or runs commands here. Reloads are announced to every connected session
 //! (`list_changed`, and `resources/updated` for subscribed files), and to 2026-07-28 clients
 //! through their `subscriptions/listen` streams.
 
@@ -22,11 +23,13 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
-use skillbox_services::{ReadBudget, RunGate, RunLimits, Unbudgeted};
+use skillbox_services::{ReadBudget, Unbudgeted};
+use skillbox_tools::registry::{self, Offer};
 use skillbox_tools::{
-    CatalogChange, LiveProvider, PromptFormat, SkillsProvider, ToolOutcome, ToolProfile,
+    Arguments, CallContext, CallStatus, CatalogChange, Door, DoorPolicy, LiveProvider,
+    PromptFormat, SkillsProvider, ToolProfile,
 };
-use tokio::sync::{Semaphore, broadcast};
+use tokio::sync::broadcast;
 
 use crate::AnswerBudget;
 use crate::catalog_view::{self, FREE_ARGUMENTS};
@@ -41,9 +44,6 @@ pub const PROMPTS_PER_PAGE: usize = 1000;
 /// Sessions open at once by default (each holds its subscriptions and rmcp's queues; idle
 /// HTTP sessions live for minutes).
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
-/// Calls that read skill files or blobs at once, each on a blocking thread: a slow or stalled
-/// file system holds at most this many threads.
-pub const MAX_FILE_READS_IN_FLIGHT: usize = 32;
 /// Resources one session may subscribe to.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 /// Bytes of URIs one listen stream's filter may hold in all.
@@ -59,9 +59,12 @@ pub const NOTIFY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis
 pub struct McpOptions {
     /// Which tools: the skills profile or the 8 Skills Protocol tools.
     pub profile: ToolProfile,
-    /// Tool calls that may run code at once (scripts, handlers, protocol runs), and how many
-    /// may wait; past that a call gets a "busy, retry" error result.
-    pub run_limits: RunLimits,
+    /// The door policy every call goes through: its run queue (calls that may run code wait
+    /// there, or get a "busy, retry" error result) and its blocking pool (file reads). A
+    /// server shares one between all its doors.
+    pub policy: Arc<DoorPolicy>,
+    /// The door's name in logs and metrics (stdio or HTTP).
+    pub door: Door,
     /// MCP sessions (`initialize`d) open at once, and 2026-07-28 `subscriptions/listen`
     /// streams open at once (counted apart); a new one past this is refused. One-shot
     /// stateless requests are not counted.
@@ -72,7 +75,8 @@ impl Default for McpOptions {
     fn default() -> Self {
         McpOptions {
             profile: ToolProfile::Skills,
-            run_limits: RunLimits::default(),
+            policy: Arc::new(DoorPolicy::default()),
+            door: Door::McpStdio,
             max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
@@ -88,10 +92,6 @@ struct Shared {
     /// `subscriptions/listen` streams open.
     open_listens: AtomicUsize,
     instructions: Mutex<Option<(u64, Arc<str>)>>,
-    /// The queue of tool calls that run code.
-    runs: RunGate,
-    /// Places for work on blocking threads.
-    file_reads: Arc<Semaphore>,
 }
 
 /// One connected client (stdio has one; streamable HTTP one per MCP session, or per request
@@ -161,13 +161,11 @@ impl SkillsMcpServer {
     pub fn new(live: Arc<LiveProvider>, options: McpOptions) -> Self {
         let shared = Arc::new(Shared {
             live,
-            runs: RunGate::new(options.run_limits),
             options,
             sessions: Mutex::default(),
             open_sessions: Arc::default(),
             open_listens: AtomicUsize::new(0),
             instructions: Mutex::default(),
-            file_reads: Arc::new(Semaphore::new(MAX_FILE_READS_IN_FLIGHT)),
         });
         tokio::spawn(announce_reloads(
             Arc::downgrade(&shared),
@@ -210,52 +208,19 @@ impl SkillsMcpServer {
         Ok(())
     }
 
-    /// Run blocking work (file reads, digests) on a blocking thread, with at most
-    /// [`MAX_FILE_READS_IN_FLIGHT`] at once, never on the async threads.
+    /// Run blocking work (file reads, digests) on the door policy's blocking pool, never on
+    /// the async threads.
     async fn blocking<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
     ) -> Result<T, ErrorData> {
-        let turn = Arc::clone(&self.shared.file_reads)
-            .acquire_owned()
+        self.shared
+            .options
+            .policy
+            .blocking()
+            .run(work)
             .await
-            .map_err(|_| ErrorData::internal_error("the server is stopping", None))?;
-        tokio::task::spawn_blocking(move || {
-            let _turn = turn;
-            work()
-        })
-        .await
-        .map_err(|error| ErrorData::internal_error(format!("the request stopped: {error}"), None))?
-    }
-
-    /// Answer a tool call through the one dispatcher. Calls that may run code wait for a
-    /// place in the run queue (or get a busy result); the others read files, so they run on a
-    /// blocking thread. Blob reads take from the answer budget when there is one.
-    async fn dispatch_tool_call(
-        &self,
-        provider: Arc<SkillsProvider>,
-        name: String,
-        arguments: Value,
-        mut budget: Box<dyn ReadBudget>,
-    ) -> Result<ToolOutcome, ErrorData> {
-        if provider.runs_code(&name) {
-            let _turn = match self.shared.runs.enter().await {
-                Ok(turn) => turn,
-                Err(busy) => return Ok(ToolOutcome::error(busy.to_string())),
-            };
-            return Ok(provider
-                .handle_tool_call_within(&name, &arguments, budget.as_mut())
-                .await);
-        }
-        let runtime = tokio::runtime::Handle::current();
-        self.blocking(move || {
-            Ok(runtime.block_on(provider.handle_tool_call_within(
-                &name,
-                &arguments,
-                budget.as_mut(),
-            )))
-        })
-        .await
+            .map_err(|error| ErrorData::internal_error(format!("the request {error}"), None))?
     }
 
     fn provider(&self) -> Arc<SkillsProvider> {
@@ -512,9 +477,7 @@ impl ServerHandler for SkillsMcpServer {
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
         let provider = self.provider();
         let profile = self.shared.options.profile;
-        if !provider.offers_tool(profile, name) {
-            return None;
-        }
+        registry::lookup(&provider, Offer::Profile(profile), name)?;
         catalog_view::tools(&provider, profile)
             .into_iter()
             .find(|tool| tool.name == name)
@@ -526,30 +489,27 @@ impl ServerHandler for SkillsMcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let provider = self.provider();
-        let profile = self.shared.options.profile;
-        if !provider.offers_tool(profile, &request.name) {
-            let offered = provider.tools(profile);
-            let names: Vec<&str> = offered.iter().map(|tool| tool.name.as_str()).collect();
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool `{}`; the tools are: {}",
-                    request.name,
-                    names.join(", ")
-                ),
-                None,
-            ));
-        }
+        let options = &self.shared.options;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = self
-            .dispatch_tool_call(
-                provider,
-                request.name.into_owned(),
-                arguments,
-                request_budget(&context),
+        let mut budget = request_budget(&context);
+        let outcome = options
+            .policy
+            .call(
+                &provider,
+                &request.name,
+                Arguments::Value(&arguments),
+                CallContext::new(
+                    options.door,
+                    Offer::Profile(options.profile),
+                    budget.as_mut(),
+                ),
             )
-            .await?;
+            .await;
+        if outcome.status == CallStatus::UnknownTool {
+            return Err(ErrorData::invalid_params(outcome.message(), None));
+        }
         let text = outcome.text();
-        let mut result = if outcome.is_error {
+        let mut result = if outcome.is_error() {
             CallToolResult::error(vec![ContentBlock::text(text)])
         } else {
             CallToolResult::success(vec![ContentBlock::text(text)])
@@ -599,14 +559,15 @@ impl ServerHandler for SkillsMcpServer {
         };
         let arguments = catalog_view::prompt_arguments(&skill, request.arguments.as_ref())?;
         let description = skill.description.clone();
-        let text = if provider.runs_code("load_skill") {
+        let text = if provider.runs_commands_on_load() {
             // A body whose commands run waits for a place in the run queue, as load_skill
             // does, and runs them here: holding a blocking place for them would keep file
             // reads waiting behind the commands.
             let _turn = self
                 .shared
-                .runs
-                .enter()
+                .options
+                .policy
+                .admit()
                 .await
                 .map_err(|busy| ErrorData::internal_error(busy.to_string(), None))?;
             provider
@@ -615,10 +576,9 @@ impl ServerHandler for SkillsMcpServer {
                 .map_err(|message| ErrorData::internal_error(message, None))?
         } else {
             // Reads the body: off the async threads.
-            let runtime = tokio::runtime::Handle::current();
             self.blocking(move || {
-                runtime
-                    .block_on(provider.skill_instructions(&skill, arguments.as_deref()))
+                provider
+                    .instructions_without_commands(&skill, arguments.as_deref())
                     .map_err(|message| ErrorData::internal_error(message, None))
             })
             .await?

@@ -27,8 +27,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use serde::Deserialize;
-use skillbox_core::tool_names::RESERVED_TOOL_NAMES;
-use skillbox_tools::LiveProvider;
+use skillbox_tools::{DoorPolicy, LiveProvider, registry};
 
 use crate::answers::Holding;
 use crate::protocol;
@@ -47,12 +46,6 @@ pub const LATENCY_BUCKETS_SECONDS: [f64; 20] = [
 /// (refused by the door anyway) and bodies of unknown length are passed on unread and counted
 /// as method `unread`.
 const MAX_PEEKED_MCP_BODY_BYTES: usize = skillbox_mcp::MAX_HTTP_REQUEST_BYTES;
-
-/// The methods `/rpc` answers: other names are counted as `other`.
-const RPC_METHODS: &[&str] = skillbox_core::tool_names::PROTOCOL_TOOL_NAMES;
-
-/// The `/rpc` methods this server adds to the protocol.
-const RPC_EXTENSION_METHODS: &[&str] = &["find_skills"];
 
 /// The MCP methods a client sends (requests and notifications); other names are `other`.
 const MCP_METHODS: &[&str] = &[
@@ -148,9 +141,9 @@ pub(crate) struct Metrics {
 }
 
 impl Metrics {
-    /// Metrics over this live provider and the services of the provider in effect (read when
+    /// Metrics over this live provider and the run queue of this door policy (read when
     /// scraped).
-    pub(crate) fn new(live: Arc<LiveProvider>) -> Self {
+    pub(crate) fn new(live: Arc<LiveProvider>, policy: Arc<DoorPolicy>) -> Self {
         let http_requests = Family::<HttpLabels, Counter>::default();
         let http_duration: Histograms<DoorLabels> = Family::new_with_constructor(latency_histogram);
         let calls = Family::<CallLabels, Counter>::default();
@@ -180,7 +173,7 @@ impl Metrics {
             call_duration.clone(),
         );
         skillbox_services::metrics::register(&mut registry);
-        registry.register_collector(Box::new(Gauges { live }));
+        registry.register_collector(Box::new(Gauges { live, policy }));
         Metrics {
             registry,
             http_requests,
@@ -237,9 +230,7 @@ impl Metrics {
     ) {
         let method = match method {
             None => "invalid",
-            Some(method) => known(RPC_METHODS, method)
-                .or_else(|| known(RPC_EXTENSION_METHODS, method))
-                .unwrap_or("other"),
+            Some(method) => registry::known_name(method).unwrap_or("other"),
         };
         let outcome = error.map_or("ok", error_class);
         self.record_call(Door::Rpc, Cow::Borrowed(method), outcome, started.elapsed());
@@ -279,17 +270,14 @@ fn error_class(code: i64) -> &'static str {
 #[derive(Debug)]
 struct Gauges {
     live: Arc<LiveProvider>,
+    policy: Arc<DoorPolicy>,
 }
 
 impl prometheus_client::collector::Collector for Gauges {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let provider = self.live.current();
         let skills = provider.catalog().latest_visible_to_model().count();
-        let Some(services) = provider.services() else {
-            // A server's provider always answers with its services.
-            return Ok(());
-        };
-        let runs = services.runs();
+        let runs = self.policy.runs();
         let limits = runs.limits();
         for (name, help, value) in [
             (
@@ -299,12 +287,12 @@ impl prometheus_client::collector::Collector for Gauges {
             ),
             (
                 "skillbox_runs_running",
-                "Runs (execute_skill, run_code) executing now.",
+                "Tool calls that run code (scripts, handlers, execute_skill, run_code) executing now, from every door.",
                 runs.running(),
             ),
             (
                 "skillbox_runs_queued",
-                "Runs waiting for a turn now.",
+                "Tool calls that run code waiting for a turn now.",
                 runs.queued(),
             ),
             (
@@ -448,11 +436,7 @@ fn mcp_method(body: &Bytes) -> Cow<'static, str> {
             let tool = message
                 .params
                 .and_then(|params| params.name)
-                .and_then(|name| {
-                    RESERVED_TOOL_NAMES
-                        .iter()
-                        .find_map(|names| known(names, &name))
-                })
+                .and_then(|name| registry::known_name(&name))
                 .unwrap_or("other");
             Cow::Owned(format!("tools/call:{tool}"))
         }

@@ -1,14 +1,12 @@
 //! JSON-RPC 2.0 wire types and rules, with no I/O: what a valid request is, how errors look,
 //! which codes mean what.
 
-use std::borrow::Cow;
-
 use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use skillbox_services::ServiceError;
-use skillbox_tools::ProtocolCallError;
+use skillbox_services::params::{ShapeLimits, check_shape};
 
 /// The body is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -62,8 +60,13 @@ impl RpcError {
 
     /// `-32000` the server is busy, with `retry_after_ms` ([`RETRY_AFTER_MS`]) in its data.
     pub fn busy(message: impl Into<String>) -> Self {
+        Self::busy_for(message, RETRY_AFTER_MS)
+    }
+
+    /// `-32000` the server is busy, with this `retry_after_ms` in its data.
+    pub fn busy_for(message: impl Into<String>, retry_after_ms: u64) -> Self {
         RpcError {
-            data: Some(json!({ "retry_after_ms": RETRY_AFTER_MS })),
+            data: Some(json!({ "retry_after_ms": retry_after_ms })),
             ..Self::new(SERVER_BUSY, message)
         }
     }
@@ -78,22 +81,8 @@ impl From<ServiceError> for RpcError {
             ServiceError::Busy {
                 message,
                 retry_after_ms,
-            } => RpcError {
-                data: Some(json!({ "retry_after_ms": retry_after_ms })),
-                ..RpcError::new(SERVER_BUSY, message)
-            },
+            } => RpcError::busy_for(message, retry_after_ms),
             ServiceError::Internal(message) => RpcError::internal(message),
-            other => RpcError::internal(other.to_string()),
-        }
-    }
-}
-
-/// A protocol call's error: a service's as above, an unknown tool -32601.
-impl From<ProtocolCallError> for RpcError {
-    fn from(error: ProtocolCallError) -> Self {
-        match error {
-            ProtocolCallError::Service(error) => error.into(),
-            ProtocolCallError::UnknownTool(_) => RpcError::new(METHOD_NOT_FOUND, error.to_string()),
             other => RpcError::internal(other.to_string()),
         }
     }
@@ -335,229 +324,29 @@ pub fn parse_request(entry: &[u8]) -> Result<RpcRequest<'_>, Box<Rejected>> {
     Ok(RpcRequest { id, method, params })
 }
 
-/// Parse a method's params into an object, refusing cheaply (before building anything) params
-/// larger than `max_bytes`, with more than [`MAX_PARAMS_VALUES`] values or nested deeper than
-/// [`MAX_PARAMS_DEPTH`].
+/// Measure a method's params before anything is decoded from them: params larger than
+/// `max_bytes`, with more than [`MAX_PARAMS_VALUES`] values or nested deeper than
+/// [`MAX_PARAMS_DEPTH`] are refused cheaply. The door policy decodes them afterwards.
 ///
 /// # Errors
 /// `-32602` naming the method and the limit.
-pub fn decode_params(
-    method: &str,
-    params: Option<&RawValue>,
-    max_bytes: usize,
-) -> Result<Map<String, Value>, RpcError> {
-    let Some(params) = params else {
-        return Ok(Map::new());
+pub fn check_params(method: &str, params: &RawValue, max_bytes: usize) -> Result<(), RpcError> {
+    let hint = if max_bytes > MAX_PARAMS_BYTES {
+        "put large inputs in a blob (create_blob) and pass its id in `input_blobs`"
+    } else {
+        "these parameters are short names and numbers"
     };
-    let text = params.get();
-    if text.len() > max_bytes {
-        let hint = if method == "execute_skill" || method == "run_code" {
-            "put large inputs in a blob (create_blob) and pass its id in `input_blobs`"
-        } else {
-            "these parameters are short names and numbers"
-        };
-        return Err(RpcError::invalid_params(format!(
-            "the params of `{method}` are {} bytes; at most {max_bytes} are accepted ({hint})",
-            text.len()
-        )));
-    }
-    let shape = JsonShape::of(text);
-    if shape.depth > MAX_PARAMS_DEPTH {
-        return Err(RpcError::invalid_params(format!(
-            "the params of `{method}` nest {} levels deep; at most {MAX_PARAMS_DEPTH} are accepted",
-            shape.depth
-        )));
-    }
-    if shape.values > MAX_PARAMS_VALUES {
-        return Err(RpcError::invalid_params(format!(
-            "the params of `{method}` hold about {} JSON values; at most {MAX_PARAMS_VALUES} are accepted (put large data in a blob)",
-            shape.values
-        )));
-    }
-    serde_json::from_str(text)
-        .map_err(|error| RpcError::invalid_params(format!("the params of `{method}`: {error}")))
-}
-
-/// How big a JSON text is as a tree, from one pass over its bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct JsonShape {
-    /// Values, counted as one plus every comma and opening bracket: never fewer than the real
-    /// number, at most about twice it.
-    values: usize,
-    /// Deepest nesting of arrays and objects.
-    depth: usize,
-}
-
-impl JsonShape {
-    /// The shape of valid JSON text (a raw value serde has already checked).
-    fn of(text: &str) -> Self {
-        let mut shape = JsonShape {
-            values: 1,
-            depth: 0,
-        };
-        let mut depth = 0usize;
-        let mut bytes = text.bytes();
-        while let Some(byte) = bytes.next() {
-            match byte {
-                b'"' => skip_string(&mut bytes),
-                b'[' | b'{' => {
-                    depth += 1;
-                    shape.depth = shape.depth.max(depth);
-                    shape.values += 1;
-                }
-                b']' | b'}' => depth = depth.saturating_sub(1),
-                b',' => shape.values += 1,
-                _ => {}
-            }
-        }
-        shape
-    }
-}
-
-/// Move past the rest of a JSON string whose opening quote was just read.
-fn skip_string(bytes: &mut impl Iterator<Item = u8>) {
-    while let Some(byte) = bytes.next() {
-        match byte {
-            b'\\' => {
-                bytes.next();
-            }
-            b'"' => return,
-            _ => {}
-        }
-    }
-}
-
-/// `create_blob` parameters. The content may be tens of MiB, so it is read straight from the
-/// body (borrowed when it has no escapes), never through a JSON tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreateBlobParams<'a> {
-    /// The content: text, or base64 when `encoding` says so.
-    pub content: Cow<'a, str>,
-    /// Its MIME type.
-    pub kind: Cow<'a, str>,
-    /// `utf-8` (default) or `base64`.
-    pub encoding: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize, Default)]
-struct RawCreateBlobParams<'a> {
-    #[serde(borrow, default)]
-    content: Option<Member<'a>>,
-    #[serde(borrow, default)]
-    kind: Option<Member<'a>>,
-    #[serde(borrow, default)]
-    encoding: Option<Member<'a>>,
-}
-
-impl<'a> CreateBlobParams<'a> {
-    /// Decode from raw params in one pass; members other than these are skipped without being
-    /// built.
-    ///
-    /// # Errors
-    /// `-32602` naming the missing or ill-typed parameter.
-    pub fn decode(params: Option<&'a RawValue>) -> Result<Self, RpcError> {
-        let raw: RawCreateBlobParams<'a> = match params {
-            None => RawCreateBlobParams::default(),
-            Some(params) => serde_json::from_str(params.get()).map_err(|error| {
-                RpcError::invalid_params(format!("the params of `create_blob`: {error}"))
-            })?,
-        };
-        let required = |member: Option<Member<'a>>, name: &str| {
-            Member::text(member, name)?.ok_or_else(|| {
-                RpcError::invalid_params(format!("missing required parameter `{name}`"))
-            })
-        };
-        Ok(CreateBlobParams {
-            content: required(raw.content, "content")?,
-            kind: required(raw.kind, "kind")?,
-            encoding: Member::text(raw.encoding, "encoding")?,
-        })
-    }
-}
-
-/// A member that should be a string: the string (borrowed from the body when it has no
-/// escapes), or a note that it was something else (skipped without being built).
-enum Member<'a> {
-    Text(Cow<'a, str>),
-    Null,
-    Other,
-}
-
-impl<'a> Member<'a> {
-    fn text(member: Option<Self>, name: &str) -> Result<Option<Cow<'a, str>>, RpcError> {
-        match member {
-            None | Some(Member::Null) => Ok(None),
-            Some(Member::Text(text)) => Ok(Some(text)),
-            Some(Member::Other) => Err(RpcError::invalid_params(format!(
-                "parameter `{name}` must be a string"
-            ))),
-        }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(MemberVisitor(std::marker::PhantomData))
-    }
-}
-
-struct MemberVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for MemberVisitor<'a> {
-    type Value = Member<'a>;
-
-    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str("any JSON value")
-    }
-
-    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
-        Ok(Member::Text(Cow::Borrowed(text)))
-    }
-
-    fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
-        Ok(Member::Text(Cow::Owned(text.to_owned())))
-    }
-
-    fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
-        Ok(Member::Text(Cow::Owned(text)))
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Member::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(Member::Null)
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Member::Other)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Member::Other)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Member::Other)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Member::Other)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Self::Value, A::Error> {
-        while sequence.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Member::Other)
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map
-            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-            .is_some()
-        {}
-        Ok(Member::Other)
-    }
+    check_shape(
+        &format!("the params of `{method}`"),
+        params.get(),
+        ShapeLimits {
+            max_bytes,
+            max_depth: MAX_PARAMS_DEPTH,
+            max_values: MAX_PARAMS_VALUES,
+        },
+        hint,
+    )
+    .map_err(RpcError::invalid_params)
 }
 
 /// A success response.
@@ -575,6 +364,7 @@ pub fn failure(id: Value, error: RpcError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use skillbox_services::params::JsonShape;
 
     fn raw(text: &str) -> &RawValue {
         serde_json::from_str(text).unwrap()
@@ -647,8 +437,6 @@ mod tests {
             RpcError::from(ServiceError::internal("failed")),
             RpcError::internal("failed")
         );
-        let unknown = RpcError::from(ProtocolCallError::UnknownTool("nope".to_owned()));
-        assert_eq!(unknown.code, METHOD_NOT_FOUND);
     }
 
     #[test]
@@ -683,8 +471,8 @@ mod tests {
                 depth: 3
             }
         );
-        let params = |text: &str| decode_params("list_skills", Some(raw(text)), 1024);
-        assert_eq!(params(r#"{"limit": 2}"#).unwrap()["limit"], 2);
+        let params = |text: &str| check_params("list_skills", raw(text), 1024);
+        assert!(params(r#"{"limit": 2}"#).is_ok());
         let too_big = params(&format!(r#"{{"x": "{}"}}"#, "a".repeat(2000))).unwrap_err();
         assert!(too_big.message.contains("at most 1024"), "{too_big:?}");
         let deep = format!(r#"{{"x": {}{}}}"#, "[".repeat(100), "]".repeat(100));
@@ -694,35 +482,7 @@ mod tests {
             r#"{{"x": [{}]}}"#,
             vec!["0"; MAX_PARAMS_VALUES + 1].join(",")
         );
-        let too_many = decode_params("run_code", Some(raw(&many)), usize::MAX).unwrap_err();
+        let too_many = check_params("run_code", raw(&many), usize::MAX).unwrap_err();
         assert!(too_many.message.contains("JSON values"), "{too_many:?}");
-        assert_eq!(decode_params("m", None, 0).unwrap(), Map::new());
-    }
-
-    #[test]
-    fn create_blob_params_borrow_plain_content_and_name_bad_members() {
-        let params = CreateBlobParams::decode(Some(raw(
-            r#"{"content": "plain", "kind": "text/plain", "ignored": [[[]]]}"#,
-        )))
-        .unwrap();
-        assert!(matches!(params.content, Cow::Borrowed("plain")));
-        let escaped =
-            CreateBlobParams::decode(Some(raw(r#"{"content": "a\nb", "kind": "t"}"#))).unwrap();
-        assert_eq!(escaped.content, "a\nb");
-        for (text, expected) in [
-            (r#"{"kind": "t"}"#, "missing required parameter `content`"),
-            (
-                r#"{"content": 5, "kind": "t"}"#,
-                "`content` must be a string",
-            ),
-            (
-                r#"{"content": "x", "kind": "t", "encoding": 1}"#,
-                "`encoding` must be a string",
-            ),
-        ] {
-            let error = CreateBlobParams::decode(Some(raw(text))).unwrap_err();
-            assert_eq!(error.code, INVALID_PARAMS);
-            assert!(error.message.contains(expected), "{text}: {error:?}");
-        }
     }
 }

@@ -20,9 +20,12 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use skillbox_mcp::{AnswerBudget, McpOptions, SkillsMcpServer};
 use skillbox_services::credentials::{bearer_token, token_matches};
-use skillbox_services::params::string_param;
-use skillbox_services::{DataDir, RunLimits, Services};
-use skillbox_tools::{LiveProvider, SkillsProvider, ToolProfile};
+use skillbox_services::{BlockingPool, DataDir, RunLimits, Services};
+use skillbox_tools::registry::{self, Offer, ParamsSize};
+use skillbox_tools::{
+    Arguments, CallContext, CallStatus, Door, DoorPolicy, LiveProvider, SkillsProvider,
+    ToolOutcome, ToolProfile,
+};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -30,8 +33,8 @@ use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::answers::{Answer, BudgetShare, Holding, budget_spent};
 use crate::metrics::{Metrics, count_mcp_calls, count_requests};
 use crate::protocol::{
-    self, CreateBlobParams, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, Rejected, RpcBody, RpcError,
-    RpcRequest, failure, parse_request, success,
+    self, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, Rejected, RpcBody, RpcError, RpcRequest, failure,
+    parse_request, success,
 };
 use crate::stalled_writes::StallTimeout;
 
@@ -54,13 +57,11 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest a write of an answer may stay blocked because the client reads nothing; past it
 /// the connection is closed (see `stalled_writes.rs`).
 pub const DEFAULT_SEND_STALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// Longest a catalog call that reads skill files (`read_skill_file`, `describe_skill` with
-/// `detail: "full"`) may take: it runs on a blocking thread, and one held up by a slow or
+/// Longest a call that reads skill files (`read_skill_file`, `describe_skill` with `detail:
+/// "full"`) may take: it runs on the door policy's blocking pool, and one held up by a slow or
 /// stalled file system (core refuses FIFOs and devices at once) is given up after this.
-pub const DEFAULT_CATALOG_CALL_BUDGET: Duration = Duration::from_secs(10);
-/// Catalog calls reading files at once. A call given up on still holds its place until its
-/// thread returns, so stuck reads can take at most this many threads.
-pub const MAX_CATALOG_CALLS_IN_FLIGHT: usize = 32;
+pub const DEFAULT_CATALOG_CALL_BUDGET: Duration =
+    skillbox_services::blocking::DEFAULT_BLOCKING_BUDGET;
 /// How often expired blobs are removed.
 pub const BLOB_SWEEP_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
@@ -71,10 +72,12 @@ pub struct AppState {
     /// is answered through it. Hot reload swaps it whole ([`AppState::live`]); a request takes
     /// it once ([`AppState::provider`]) and answers from that snapshot.
     live: Arc<LiveProvider>,
-    /// The blob store and the bounded queue `execute_skill` and `run_code` wait in (the same
-    /// the provider answers with). Private: replacing them alone would leave the provider with
-    /// the old ones.
+    /// The blob store and the folder of run inputs (the same the provider answers with).
+    /// Private: replacing them alone would leave the provider with the old ones.
     services: Arc<Services>,
+    /// The one run queue and blocking pool of every door of this server (`/rpc`, `/mcp`, the
+    /// web app): every tool call goes through it.
+    policy: Arc<DoorPolicy>,
     /// When set, every request needs `Authorization: Bearer <token>`. Private: `access` was
     /// derived from it, so changing one alone would turn the `Host` check off unseen.
     token: Option<String>,
@@ -82,9 +85,6 @@ pub struct AppState {
     access: Arc<AccessPolicy>,
     /// Bytes of large request bodies that may be in flight.
     large_bodies: Arc<Semaphore>,
-    /// Catalog calls reading files, and how long each may take.
-    catalog_calls: Arc<Semaphore>,
-    catalog_budget: Duration,
     header_read_timeout: Duration,
     send_stall_timeout: Duration,
     /// What `GET /metrics` shows: requests counted by the doors, gauges read from the live
@@ -121,15 +121,15 @@ impl AppState {
         let access = Arc::new(AccessPolicy::new(Vec::new(), token.is_some()));
         let services = Arc::new(Services::new(data, RunLimits::default()));
         let live = LiveProvider::new(provider.with_services(Arc::clone(&services)));
+        let policy = Arc::new(DoorPolicy::new(RunLimits::default()));
         AppState {
-            metrics: Arc::new(Metrics::new(Arc::clone(&live))),
+            metrics: Arc::new(Metrics::new(Arc::clone(&live), Arc::clone(&policy))),
             live,
             services,
+            policy,
             token,
             access,
             large_bodies: Arc::new(Semaphore::new(LARGE_BODIES_BUDGET_BYTES)),
-            catalog_calls: Arc::new(Semaphore::new(MAX_CATALOG_CALLS_IN_FLIGHT)),
-            catalog_budget: DEFAULT_CATALOG_CALL_BUDGET,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             send_stall_timeout: DEFAULT_SEND_STALL_TIMEOUT,
             mcp: None,
@@ -149,8 +149,9 @@ impl AppState {
         let shutdown = CancellationToken::new();
         let options = McpOptions {
             profile,
-            // The same limits as protocol runs.
-            run_limits: self.services.runs().limits(),
+            // The same run queue and blocking pool as every other door of the server.
+            policy: Arc::clone(&self.policy),
+            door: Door::McpHttp,
             max_sessions,
         };
         let service = skillbox_mcp::http_service(
@@ -174,6 +175,7 @@ impl AppState {
         let web = skillbox_web::WebApp::new(
             Arc::clone(&self.live),
             Arc::clone(&self.services),
+            Arc::clone(&self.policy),
             skillbox_web::WebConfig {
                 token: self.token.clone(),
                 chat,
@@ -208,10 +210,18 @@ impl AppState {
         &self.services
     }
 
-    /// The same state with other run limits.
+    /// The door policy every door of this server calls tools through.
+    #[must_use]
+    pub fn policy(&self) -> &Arc<DoorPolicy> {
+        &self.policy
+    }
+
+    /// The same state with other run limits: a new run queue (and the input bound of runs).
+    /// Call it before [`AppState::with_mcp`] and `with_web`, which take the policy as it is.
     #[must_use]
     pub fn with_run_limits(mut self, limits: RunLimits) -> Self {
-        self.services = Arc::new(self.services.with_run_limits(limits));
+        self.set_policy(DoorPolicy::new(limits).with_blocking_pool(self.policy.blocking().clone()));
+        self.services = Arc::new(Services::new_like(&self.services, limits));
         // The same live provider, so a door or watcher that holds it already follows.
         let provider = self
             .live
@@ -219,6 +229,14 @@ impl AppState {
             .with_services(Arc::clone(&self.services));
         self.live.replace(provider, Vec::new());
         self
+    }
+
+    fn set_policy(&mut self, policy: DoorPolicy) {
+        self.policy = Arc::new(policy);
+        self.metrics = Arc::new(Metrics::new(
+            Arc::clone(&self.live),
+            Arc::clone(&self.policy),
+        ));
     }
 
     /// Also answer requests addressed to these host names (checked with
@@ -230,10 +248,13 @@ impl AppState {
         self
     }
 
-    /// Give up catalog calls after `budget` instead of [`DEFAULT_CATALOG_CALL_BUDGET`].
+    /// Give up calls that read files after `budget` instead of [`DEFAULT_CATALOG_CALL_BUDGET`].
+    /// Call it before [`AppState::with_mcp`] and `with_web`, which take the policy as it is.
     #[must_use]
     pub fn with_catalog_budget(mut self, budget: Duration) -> Self {
-        self.catalog_budget = budget;
+        let pool = BlockingPool::new(skillbox_services::blocking::MAX_BLOCKING_IN_FLIGHT, budget);
+        let policy = DoorPolicy::new(self.policy.runs().limits()).with_blocking_pool(pool);
+        self.set_policy(policy);
         self
     }
 
@@ -543,11 +564,11 @@ async fn answer(state: &AppState, entry: &[u8], share: &mut BudgetShare) -> Opti
     })
 }
 
-/// The Skills Protocol methods. Each decodes its own params within its own limits: only
-/// `create_blob` takes tens of MiB (read straight from the body), runs take a few MiB, the
-/// rest a few KiB; params too large, too deep or with too many values are refused before any
-/// JSON tree is built. A blob read takes the bytes it returns from the large-body budget into
-/// `share` before fetching them.
+/// The Skills Protocol methods, through the door policy. Each method's params are measured
+/// within its own limit before anything is decoded: only `create_blob` takes tens of MiB (read
+/// straight from the body, never built into a tree), runs take a few MiB, the rest a few KiB;
+/// params too large, too deep or with too many values are refused first. A blob read takes the
+/// bytes it returns from the large-body budget into `share` before fetching them.
 ///
 /// # Errors
 /// The JSON-RPC error to answer with.
@@ -557,136 +578,57 @@ pub(crate) async fn dispatch(
     params: Option<&RawValue>,
     share: &mut BudgetShare,
 ) -> Result<Value, RpcError> {
-    let small = |params| protocol::decode_params(method, params, MAX_PARAMS_BYTES);
-    let run = |params| protocol::decode_params(method, params, MAX_RUN_PARAMS_BYTES);
-    match method {
-        "load_skills_protocol_guide"
-        | "list_skills"
-        | "describe_skill"
-        | "read_skill_file"
-        | "find_skills" => catalog_method(state, method, small(params)?).await,
-        "create_blob" => {
-            // Straight to the services the provider answers with: its content (up to 64 MiB)
-            // is read from the body, never built into a JSON value.
-            let CreateBlobParams {
-                content,
-                kind,
-                encoding,
-            } = CreateBlobParams::decode(params)?;
-            Ok(state
-                .services
-                .create_blob(content, &kind, encoding.as_deref())
-                .await?)
-        }
-        "read_blob" => protocol_call(state, method, small(params)?, share).await,
-        "execute_skill" | "run_code" => protocol_call(state, method, run(params)?, share).await,
-        other => Err(RpcError::new(
+    let provider = state.provider();
+    let Some(tool) = registry::lookup(&provider, Offer::Rpc, method) else {
+        let methods: Vec<String> = registry::offered(&provider, Offer::Rpc)
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect();
+        return Err(RpcError::new(
             protocol::METHOD_NOT_FOUND,
             format!(
-                "unknown method `{other}`; the methods are {}, and this server's extension find_skills",
-                skillbox_tools::builtin_tools::PROTOCOL_TOOL_NAMES.join(", ")
+                "unknown method `{method}`; the methods are {}",
+                methods.join(", ")
             ),
-        )),
-    }
-}
-
-/// A method answered by the provider's protocol entry, blob reads taking from `share`.
-async fn protocol_call(
-    state: &AppState,
-    method: &str,
-    params: serde_json::Map<String, Value>,
-    share: &mut BudgetShare,
-) -> Result<Value, RpcError> {
-    let arguments = Value::Object(params);
-    Ok(state
-        .provider()
-        .protocol_call_within(method, &arguments, share)
-        .await?)
-}
-
-/// Catalog methods go through the same dispatcher the LLM tools use; its error results are
-/// parameter problems (unknown skill, bad cursor, path escapes).
-async fn catalog_method(
-    state: &AppState,
-    method: &str,
-    params: serde_json::Map<String, Value>,
-) -> Result<Value, RpcError> {
-    if method == "read_skill_file" {
-        string_param(&params, "name")?;
-        string_param(&params, "path")?;
-    }
-    if method == "describe_skill" {
-        string_param(&params, "name")?;
-    }
-    if method == "find_skills" {
-        string_param(&params, "query")?;
-    }
-    let arguments = Value::Object(params);
-    // A search whose index is not built yet builds it (tens of milliseconds per thousand
-    // skills): off the async threads too.
-    let builds_index = method == "find_skills" && !state.provider().catalog().has_search_index();
-    let outcome = if SkillsProvider::reads_skill_files(method, &arguments) || builds_index {
-        read_off_the_async_threads(state, method, arguments).await?
-    } else {
-        // From the catalog in memory: answered in place, as a trip through the blocking pool
-        // would more than double its CPU cost (`BENCHMARKS.md`).
-        state.provider().catalog_call(method, &arguments)
+        ));
     };
-    Ok(outcome.into_protocol_result()?)
-}
-
-/// Run a catalog call that reads files on a blocking thread, never on the async workers,
-/// within the catalog budget: a read that never finishes (a stalled file system) gets an
-/// error after the budget while the server goes on answering.
-async fn read_off_the_async_threads(
-    state: &AppState,
-    method: &str,
-    arguments: Value,
-) -> Result<skillbox_tools::ToolOutcome, RpcError> {
-    let budget = state.catalog_budget;
-    let over_budget = || {
-        RpcError::new(
-            protocol::TIMED_OUT,
-            if method == "find_skills" {
-                format!(
-                    "`find_skills` did not finish within {} ms while the search index was built; try again shortly",
-                    budget.as_millis()
-                )
-            } else {
-                format!(
-                    "`{method}` did not finish within {} ms: a file of the skill could not be read (a FIFO or device, or a stalled file system); the server goes on answering other requests, but this call will fail the same way until the skill folder is fixed",
-                    budget.as_millis()
-                )
-            },
-        )
-    };
-    let deadline = tokio::time::Instant::now() + budget;
-    let turn =
-        match tokio::time::timeout_at(deadline, Arc::clone(&state.catalog_calls).acquire_owned())
-            .await
-        {
-            Ok(Ok(turn)) => turn,
-            Ok(Err(_)) => return Err(RpcError::internal("the server is stopping")),
-            Err(_) => return Err(over_budget()),
-        };
-    let provider = state.provider();
-    let name = method.to_owned();
-    let call = tokio::task::spawn_blocking(move || {
-        let _turn = turn;
-        provider.catalog_call(&name, &arguments)
-    });
-    match tokio::time::timeout_at(deadline, call).await {
-        Ok(Ok(outcome)) => Ok(outcome),
-        Ok(Err(error)) => Err(RpcError::internal(format!("`{method}` failed: {error}"))),
-        Err(_) => {
-            tracing::warn!(
-                method,
-                budget_ms = budget.as_millis(),
-                "a catalog call that reads files was given up"
-            );
-            Err(over_budget())
+    let arguments = match (params, tool.facts().params_size) {
+        (None, _) => Arguments::None,
+        (Some(params), ParamsSize::Body) => Arguments::Text(params.get()),
+        (Some(params), ParamsSize::Small) => {
+            protocol::check_params(method, params, MAX_PARAMS_BYTES)?;
+            Arguments::Text(params.get())
         }
-    }
+        (Some(params), ParamsSize::Run) => {
+            protocol::check_params(method, params, MAX_RUN_PARAMS_BYTES)?;
+            Arguments::Text(params.get())
+        }
+    };
+    let outcome = state
+        .policy
+        .call(
+            &provider,
+            method,
+            arguments,
+            CallContext::new(Door::Rpc, Offer::Rpc, share),
+        )
+        .await;
+    rpc_result(outcome)
+}
+
+/// A tool outcome as a JSON-RPC result or error.
+fn rpc_result(outcome: ToolOutcome) -> Result<Value, RpcError> {
+    let code = match outcome.status {
+        CallStatus::Ok => return Ok(outcome.content),
+        CallStatus::InvalidParams | CallStatus::Failed => protocol::INVALID_PARAMS,
+        CallStatus::UnknownTool => protocol::METHOD_NOT_FOUND,
+        CallStatus::Busy { retry_after_ms } => {
+            return Err(RpcError::busy_for(outcome.message(), retry_after_ms));
+        }
+        CallStatus::TimedOut => protocol::TIMED_OUT,
+        _ => protocol::INTERNAL_ERROR,
+    };
+    Err(RpcError::new(code, outcome.message()))
 }
 
 /// Why the server refused to start.
@@ -872,7 +814,14 @@ async fn shutdown_signal() {
 #[allow(dead_code)]
 fn handler_futures_are_send(state: &AppState) {
     fn is_send<T: Send>(_: T) {}
-    is_send(state.provider().handle_tool_call("x", &Value::Null));
+    let provider = state.provider();
+    let mut budget = skillbox_tools::Unbudgeted;
+    is_send(state.policy.call(
+        &provider,
+        "x",
+        Arguments::None,
+        CallContext::new(Door::Rpc, Offer::Rpc, &mut budget),
+    ));
     let mut share = BudgetShare::new(&state.large_bodies, LARGE_BODIES_BUDGET_BYTES);
     is_send(dispatch(state, "x", None, &mut share));
 }

@@ -3,34 +3,39 @@
 //! the bounded run queue and the Run objects live here, so the JSON-RPC server, the LLM tool
 //! dispatcher and `skillbox call` answer these tools with the same code.
 //!
-//! The services know no wire: parameters come as a JSON object, answers go back as JSON
-//! values, and failures as a [`ServiceError`] each door maps to its own terms. Which skills a
+//! The services know no wire: parameters come as typed structs ([`protocol`]) the door policy
+//! decoded, answers go back as JSON values, and failures as a [`ServiceError`] each door maps
+//! to its own terms. Which skills a
 //! run may use is the caller's to say ([`RunContext`]): the services never decide visibility.
 
 pub mod blob_location;
 pub mod blobs;
+pub mod blocking;
 pub mod budget;
 pub mod credentials;
 pub mod data_dir;
 pub mod error;
 pub mod metrics;
 pub mod params;
+pub mod protocol;
 pub mod runs;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use skillbox_core::Skill;
 use skillbox_exec::Executor;
 
 pub use blob_location::BlobLocation;
 pub use blobs::{BlobError, BlobMeta, BlobStore, ReadMode};
+pub use blocking::BlockingPool;
 pub use budget::BudgetShare;
 pub use data_dir::DataDir;
 pub use error::{RETRY_AFTER_MS, ServiceError};
-pub use runs::{RunGate, RunLimits};
+pub use protocol::{CreateBlobParams, ExecuteSkillParams, ReadBlobParams, RunCodeParams};
+pub use runs::{PlannedRun, RunGate, RunLimits};
 
 /// What a run needs from its caller: the skills a protocol client may name, and the executor
 /// that runs them.
@@ -44,7 +49,7 @@ pub trait RunContext: Sync {
     fn find_skill(&self, name: &str, version: Option<&str>) -> Result<Arc<Skill>, String>;
 
     /// The executor that runs the skills' code.
-    fn executor(&self) -> &Executor;
+    fn executor(&self) -> &Arc<Executor>;
 }
 
 /// What blob reads may return: each read takes the bytes it will return before fetching them.
@@ -67,12 +72,14 @@ impl ReadBudget for Unbudgeted {
     }
 }
 
-/// The run and blob services over one data folder: the blob store, the run queue and the
-/// folder where runs get their input copies. Clones share the store and the queue.
+/// The run and blob services over one data folder: the blob store and the folder where runs
+/// get their input copies. Clones share the store. The run queue is the door policy's: a run
+/// is planned here, admitted there, and run here.
 #[derive(Debug, Clone)]
 pub struct Services {
     blobs: BlobStore,
-    runs: Arc<RunGate>,
+    /// Bytes of input blobs one run may read in all ([`RunLimits::max_input_bytes`]).
+    max_input_bytes: u64,
     run_inputs: PathBuf,
     /// The last [`MAX_RECENT_RUNS`] Run objects, newest last, for the web app's runs page.
     recent: Arc<std::sync::Mutex<std::collections::VecDeque<Value>>>,
@@ -82,24 +89,25 @@ pub struct Services {
 pub const MAX_RECENT_RUNS: usize = 200;
 
 impl Services {
-    /// The services of an opened data folder, with these run limits.
+    /// The services of an opened data folder; runs read at most `limits.max_input_bytes` of
+    /// input blobs each.
     #[must_use]
     pub fn new(data: &DataDir, limits: RunLimits) -> Self {
         Services {
             blobs: data.blobs().clone(),
-            runs: Arc::new(RunGate::new(limits)),
+            max_input_bytes: limits.max_input_bytes,
             run_inputs: data.run_inputs().to_path_buf(),
             recent: Arc::default(),
         }
     }
 
-    /// The same store and input folder with a run queue of other limits (a new queue: runs
-    /// waiting in the old one are not moved).
+    /// The same store and input folder, runs reading at most `limits.max_input_bytes` of
+    /// inputs each; the recent runs are kept.
     #[must_use]
-    pub fn with_run_limits(&self, limits: RunLimits) -> Self {
+    pub fn new_like(services: &Services, limits: RunLimits) -> Self {
         Services {
-            runs: Arc::new(RunGate::new(limits)),
-            ..self.clone()
+            max_input_bytes: limits.max_input_bytes,
+            ..services.clone()
         }
     }
 
@@ -137,12 +145,6 @@ impl Services {
         }
     }
 
-    /// The run queue.
-    #[must_use]
-    pub fn runs(&self) -> &RunGate {
-        &self.runs
-    }
-
     /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`).
     #[must_use]
     pub fn run_inputs(&self) -> &Path {
@@ -169,22 +171,18 @@ impl Services {
         Ok(json!({ "blob_id": meta.blob_id, "size_bytes": meta.size_bytes }))
     }
 
-    /// `create_blob {content, kind, encoding?}` from its parameters object.
+    /// `create_blob {content, kind, encoding?}` from its decoded parameters.
     ///
     /// # Errors
-    /// As [`Services::create_blob`], and missing or ill-typed parameters.
-    pub async fn create_blob_from(
+    /// As [`Services::create_blob`], and missing parameters.
+    pub async fn create_blob_with(
         &self,
-        params: &Map<String, Value>,
+        params: CreateBlobParams<'_>,
     ) -> Result<Value, ServiceError> {
-        let content = params::string_param(params, "content")?;
-        let kind = params::string_param(params, "kind")?;
-        let encoding = match params.get("encoding") {
-            None | Some(Value::Null) => None,
-            Some(_) => Some(params::string_param(params, "encoding")?),
-        };
-        self.create_blob(Cow::Borrowed(content), kind, encoding)
-            .await
+        let content = params.content.ok_or_else(|| missing("content"))?.0;
+        let kind = params.kind.ok_or_else(|| missing("kind"))?.0;
+        let encoding = params.encoding.map(|encoding| encoding.0);
+        self.create_blob(content, &kind, encoding.as_deref()).await
     }
 
     /// `read_blob {blob_id, mode?, max_bytes?}`: the blob's metadata first, then the bytes
@@ -194,19 +192,13 @@ impl Services {
     /// Bad parameters, an unknown blob, a spent budget, or storage failure.
     pub async fn read_blob(
         &self,
-        params: &Map<String, Value>,
+        params: ReadBlobParams,
         budget: &mut dyn ReadBudget,
     ) -> Result<Value, ServiceError> {
-        let blob_id = params::string_param(params, "blob_id")?;
-        let mode =
-            ReadMode::parse(params.get("mode").and_then(Value::as_str)).map_err(blob_error)?;
-        let max_bytes = match params.get("max_bytes") {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(value.as_u64().filter(|bytes| *bytes > 0).ok_or_else(|| {
-                ServiceError::invalid_params("parameter `max_bytes` must be a positive integer")
-            })?),
-        };
-        let meta = self.blobs.meta(blob_id).await.map_err(blob_error)?;
+        let blob_id = params.blob_id.ok_or_else(|| missing("blob_id"))?;
+        let mode = ReadMode::parse(params.mode.as_deref()).map_err(blob_error)?;
+        let max_bytes = params.max_bytes.map(|bytes| bytes.0);
+        let meta = self.blobs.meta(&blob_id).await.map_err(blob_error)?;
         let range = mode.range(meta.size_bytes, max_bytes);
         budget.take(range.end - range.start)?;
         self.blobs
@@ -214,6 +206,10 @@ impl Services {
             .await
             .map_err(blob_error)
     }
+}
+
+fn missing(name: &str) -> ServiceError {
+    ServiceError::invalid_params(format!("missing required parameter `{name}`"))
 }
 
 /// A blob store failure as the caller sees it: its own mistakes named, storage details logged.

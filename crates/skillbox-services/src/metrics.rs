@@ -27,11 +27,35 @@ struct RunOutcome {
     outcome: &'static str,
 }
 
+/// One tool call as the door policy counts it: the door it came through, the tool (a
+/// built-in's name, `skill_tool` or `unknown`: a fixed set however clients name tools) and
+/// how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ToolCallLabels {
+    door: &'static str,
+    tool: &'static str,
+    status: &'static str,
+}
+
+/// Upper bounds of the tool-call duration buckets, in seconds: from a catalog answer
+/// (microseconds) to a long run.
+pub const TOOL_CALL_DURATION_BUCKETS_SECONDS: [f64; 12] = [
+    0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 240.0,
+];
+
+/// The door of a tool call, as the label of its duration.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct DoorLabel {
+    door: &'static str,
+}
+
 struct ServiceMetrics {
     blob_written_bytes: Counter,
     blob_read_bytes: Counter,
     runs_rejected: Counter,
     run_duration: Family<RunOutcome, Histogram, fn() -> Histogram>,
+    tool_calls: Family<ToolCallLabels, Counter>,
+    tool_call_duration: Family<DoorLabel, Histogram, fn() -> Histogram>,
 }
 
 static METRICS: LazyLock<ServiceMetrics> = LazyLock::new(|| ServiceMetrics {
@@ -39,7 +63,29 @@ static METRICS: LazyLock<ServiceMetrics> = LazyLock::new(|| ServiceMetrics {
     blob_read_bytes: Counter::default(),
     runs_rejected: Counter::default(),
     run_duration: Family::new_with_constructor(|| Histogram::new(RUN_DURATION_BUCKETS_SECONDS)),
+    tool_calls: Family::default(),
+    tool_call_duration: Family::new_with_constructor(|| {
+        Histogram::new(TOOL_CALL_DURATION_BUCKETS_SECONDS)
+    }),
 });
+
+/// Count a tool call the door policy answered (labels from fixed sets only), and time it
+/// (approval and queue waits included: what the caller waited).
+pub fn tool_call(
+    door: &'static str,
+    tool: &'static str,
+    status: &'static str,
+    took: std::time::Duration,
+) {
+    METRICS
+        .tool_calls
+        .get_or_create(&ToolCallLabels { door, tool, status })
+        .inc();
+    METRICS
+        .tool_call_duration
+        .get_or_create(&DoorLabel { door })
+        .observe(took.as_secs_f64());
+}
 
 /// Count bytes stored as blobs (committed, so visible).
 pub(crate) fn blob_bytes_written(bytes: u64) {
@@ -98,6 +144,17 @@ pub fn register(registry: &mut Registry) {
         "How long runs took (their own duration_ms, queue wait excluded), by outcome: completed, failed, timed_out",
         Unit::Seconds,
         metrics.run_duration.clone(),
+    );
+    registry.register(
+        "skillbox_tool_calls",
+        "Tool calls the door policy answered, by door, tool (built-in name, skill_tool or unknown) and status",
+        metrics.tool_calls.clone(),
+    );
+    registry.register_with_unit(
+        "skillbox_tool_call_duration",
+        "How long tool calls took as their callers waited (approval and run-queue waits included), by door",
+        Unit::Seconds,
+        metrics.tool_call_duration.clone(),
     );
 }
 

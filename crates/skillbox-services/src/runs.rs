@@ -1,24 +1,27 @@
-//! `execute_skill` and `run_code`: parameters checked (each problem is a
-//! [`ServiceError::InvalidParams`] naming the parameter), a place in the bounded run queue
-//! taken, the run done by the caller's executor, and the outcome turned into a Run object (a
-//! failing skill is a successful answer with `status: "failed"`).
+//! `execute_skill` and `run_code` in two steps: a plan, which checks the parameters, the skills
+//! and the input blobs without running or copying anything (each problem is a
+//! [`ServiceError::InvalidParams`] naming the parameter), and the run, which the door policy
+//! starts once the call has its place in the run queue ([`RunGate`]): inputs copied, the run
+//! done by the caller's executor, the outcome turned into a Run object (a failing skill is a
+//! successful answer with `status: "failed"`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use skillbox_core::{Skill, SkillKind};
+use skillbox_core::{Skill, SkillKind, ToolDefinition};
 use skillbox_exec::executor::python_run::{
     InputBlob, MAX_OUTPUT_BYTES_TOTAL, PythonRun, PythonRunOutcome, PythonTarget, RunFailure,
     is_python_identifier, open_output_file,
 };
-use skillbox_exec::{ErrorType, RunOptions};
+use skillbox_exec::{ErrorType, Executor, RunOptions};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::blobs::{BlobError, BlobMeta};
 use crate::error::ServiceError;
-use crate::params::string_param;
+use crate::params::NonBlank;
+use crate::protocol::{ExecuteSkillParams, RunCodeParams};
 use crate::{RunContext, Services};
 
 /// Default wall-clock limit of one run.
@@ -141,157 +144,252 @@ impl Drop for WaitingGuard<'_> {
 }
 
 impl Services {
-    /// `execute_skill {name, version?, args?, input_blobs?, timeout_ms?}`: run a `skill.toml`
-    /// action's export, or a tool of a `tools.json` skill, that `context` finds by name.
+    /// Check an `execute_skill` call: the skill that `context` finds by name (a `skill.toml`
+    /// action with a `[runtime]`, or a `tools.json` skill), its tool, its input blobs. Nothing
+    /// runs and nothing is copied: the caller takes a place in the run queue, then runs the
+    /// plan ([`PlannedRun::run`]).
     ///
     /// # Errors
     /// Bad parameters, an unknown skill, version, blob or tool, an instruction skill
-    /// ([`ServiceError::InvalidParams`]); a full queue ([`ServiceError::Busy`]).
-    pub async fn execute_skill(
+    /// ([`ServiceError::InvalidParams`]).
+    pub async fn plan_execute_skill(
         &self,
         context: &dyn RunContext,
-        params: &Map<String, Value>,
-    ) -> Result<Value, ServiceError> {
-        let run = execute_skill(&Run::new(self, context), params).await?;
-        let skill = params.get("name").and_then(Value::as_str);
-        self.remember_run("execute_skill", skill, &run);
-        Ok(run)
+        params: ExecuteSkillParams,
+    ) -> Result<PlannedRun, ServiceError> {
+        let name = required(params.name, "name")?;
+        let version = params.version.map(|version| version.0);
+        let args = Value::Object(params.args.unwrap_or_default().0);
+        let blob_ids = params.input_blobs.unwrap_or_default().0;
+        let timeout = params
+            .timeout_ms
+            .map_or(DEFAULT_RUN_TIMEOUT, |timeout| timeout.0);
+        let skill = find_skill(context, &name, version.as_deref())?;
+        let label = match skill.id.version.as_ref() {
+            Some(version) => format!("`{name}` {version}"),
+            None => format!("`{name}`"),
+        };
+        let run = |work: RunWork| PlannedRun {
+            services: self.clone(),
+            executor: Arc::clone(context.executor()),
+            method: "execute_skill",
+            skill_name: Some(name.clone()),
+            label: label.clone(),
+            timeout,
+            work,
+        };
+        if skill
+            .manifest
+            .as_ref()
+            .is_some_and(|manifest| manifest.runtime.is_some())
+            && skill.kind() == SkillKind::Action
+        {
+            let blobs = check_input_blobs(self, &blob_ids).await?;
+            return Ok(run(RunWork::Python {
+                export: Some(skill),
+                code: None,
+                args,
+                mount_skills: Vec::new(),
+                blobs,
+            }));
+        }
+        if !skill.tools.is_empty() {
+            let (tool, arguments) = tool_call(&skill, args, &blob_ids)?;
+            return Ok(run(RunWork::Tool {
+                skill,
+                tool,
+                arguments,
+            }));
+        }
+        if skill.kind() == SkillKind::Action {
+            return Err(ServiceError::invalid_params(format!(
+                "skill `{name}` is an action skill without a [runtime] section in its skill.toml (language, entrypoint, export), so there is nothing to execute; its author must add one"
+            )));
+        }
+        Err(ServiceError::invalid_params(format!(
+            "skill `{name}` is an instruction skill: it cannot be executed; read it with describe_skill (detail \"full\") or read_skill_file and follow it"
+        )))
     }
 
-    /// `run_code {language, code, entrypoint?, args?, mount_skills?, input_blobs?, limits?}`:
-    /// run model-written Python with the skills `context` finds mounted.
+    /// Check a `run_code` call: the language, the code, the skills `context` finds to mount,
+    /// the input blobs. Nothing runs and nothing is copied until [`PlannedRun::run`].
     ///
     /// # Errors
     /// Bad parameters, an unsupported language, unknown skills or blobs
-    /// ([`ServiceError::InvalidParams`]); a full queue ([`ServiceError::Busy`]).
-    pub async fn run_code(
+    /// ([`ServiceError::InvalidParams`]).
+    pub async fn plan_run_code(
         &self,
         context: &dyn RunContext,
-        params: &Map<String, Value>,
-    ) -> Result<Value, ServiceError> {
-        let run = run_code(&Run::new(self, context), params).await?;
-        self.remember_run("run_code", None, &run);
+        params: RunCodeParams,
+    ) -> Result<PlannedRun, ServiceError> {
+        let language = required(params.language, "language")?;
+        if !language.eq_ignore_ascii_case("python") {
+            return Err(ServiceError::invalid_params(format!(
+                "parameter `language` must be \"python\" (the only language run_code supports), not \"{language}\""
+            )));
+        }
+        let code = required(params.code, "code")?;
+        if code.len() > MAX_CODE_BYTES {
+            return Err(ServiceError::invalid_params(format!(
+                "parameter `code` is {} bytes; at most {MAX_CODE_BYTES} are accepted (put data in a blob)",
+                code.len()
+            )));
+        }
+        let entrypoint = params
+            .entrypoint
+            .map_or_else(|| "main".to_owned(), |entrypoint| entrypoint.0);
+        if !is_python_identifier(&entrypoint) {
+            return Err(ServiceError::invalid_params(format!(
+                "parameter `entrypoint` must be a Python function name, not `{entrypoint}`"
+            )));
+        }
+        let args = Value::Object(params.args.unwrap_or_default().0);
+        let skill_names = params.mount_skills.unwrap_or_default().0;
+        let blob_ids = params.input_blobs.unwrap_or_default().0;
+        let timeout = params
+            .limits
+            .and_then(|limits| limits.timeout_ms)
+            .map_or(DEFAULT_RUN_TIMEOUT, |timeout| timeout.0);
+        let mut mount_skills = Vec::with_capacity(skill_names.len());
+        for name in &skill_names {
+            mount_skills.push(find_skill(context, name, None)?);
+        }
+        let blobs = check_input_blobs(self, &blob_ids).await?;
+        Ok(PlannedRun {
+            services: self.clone(),
+            executor: Arc::clone(context.executor()),
+            method: "run_code",
+            skill_name: None,
+            label: "the code".to_owned(),
+            timeout,
+            work: RunWork::Python {
+                export: None,
+                code: Some((code, entrypoint)),
+                args,
+                mount_skills,
+                blobs,
+            },
+        })
+    }
+}
+
+/// A run or tool call whose parameters, skills and blobs were checked: run it once it has
+/// its place in the run queue.
+pub struct PlannedRun {
+    services: Services,
+    executor: Arc<Executor>,
+    method: &'static str,
+    skill_name: Option<String>,
+    label: String,
+    timeout: Duration,
+    work: RunWork,
+}
+
+impl std::fmt::Debug for PlannedRun {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("PlannedRun")
+            .field("method", &self.method)
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a planned run does.
+enum RunWork {
+    /// A Python run: an action skill's export, or model-written code.
+    Python {
+        export: Option<Arc<Skill>>,
+        code: Option<(String, String)>,
+        args: Value,
+        mount_skills: Vec<Arc<Skill>>,
+        blobs: Vec<BlobMeta>,
+    },
+    /// A `tools.json` tool.
+    Tool {
+        skill: Arc<Skill>,
+        tool: ToolDefinition,
+        arguments: Value,
+    },
+}
+
+impl PlannedRun {
+    /// Copy the inputs, run, store `out/` files as blobs, and answer with the Run object (a
+    /// failing skill is a Run with `status: "failed"`). Remembered for the runs page.
+    ///
+    /// # Errors
+    /// When the input blobs could not be copied for the run (a storage failure).
+    pub async fn run(self) -> Result<Value, ServiceError> {
+        let PlannedRun {
+            services,
+            executor,
+            method,
+            skill_name,
+            label,
+            timeout,
+            work,
+        } = self;
+        let run = match work {
+            RunWork::Python {
+                export,
+                code,
+                args,
+                mount_skills,
+                blobs,
+            } => {
+                let target = match (&export, code) {
+                    (Some(skill), _) => PythonTarget::Export(skill),
+                    (None, Some((code, entrypoint))) => PythonTarget::Code { code, entrypoint },
+                    (None, None) => PythonTarget::Code {
+                        code: String::new(),
+                        entrypoint: "main".to_owned(),
+                    },
+                };
+                run_python(
+                    &services,
+                    &executor,
+                    &label,
+                    target,
+                    args,
+                    &mount_skills,
+                    &blobs,
+                    timeout,
+                )
+                .await?
+            }
+            RunWork::Tool {
+                skill,
+                tool,
+                arguments,
+            } => execute_tool(&executor, &skill, &tool, &label, arguments, timeout).await,
+        };
+        services.remember_run(method, skill_name.as_deref(), &run);
         Ok(run)
     }
 }
 
-/// The services and the caller's context one call runs with.
-struct Run<'a> {
-    services: &'a Services,
-    context: &'a dyn RunContext,
+/// A required text parameter.
+fn required(value: Option<NonBlank>, name: &str) -> Result<String, ServiceError> {
+    value
+        .map(|value| value.0)
+        .ok_or_else(|| ServiceError::invalid_params(format!("missing required parameter `{name}`")))
 }
 
-impl<'a> Run<'a> {
-    fn new(services: &'a Services, context: &'a dyn RunContext) -> Self {
-        Run { services, context }
-    }
-}
-
-async fn execute_skill(
-    state: &Run<'_>,
-    params: &Map<String, Value>,
-) -> Result<Value, ServiceError> {
-    let name = required_string(params, "name")?;
-    let version = optional_string(params, "version")?;
-    let args = optional_object(params, "args")?;
-    let blob_ids = string_list(params, "input_blobs", MAX_INPUT_BLOBS)?;
-    let timeout = timeout_param(params.get("timeout_ms"), "timeout_ms")?;
-    let skill = find_skill(state, name, version)?;
-    let label = match skill.id.version.as_ref() {
-        Some(version) => format!("`{name}` {version}"),
-        None => format!("`{name}`"),
-    };
-    if skill
-        .manifest
-        .as_ref()
-        .is_some_and(|manifest| manifest.runtime.is_some())
-        && skill.kind() == SkillKind::Action
-    {
-        let target = PythonTarget::Export(&skill);
-        return run_python(state, &label, target, args, &[], &blob_ids, timeout).await;
-    }
-    if !skill.tools.is_empty() {
-        return execute_tool(state, &skill, &label, args, &blob_ids, timeout).await;
-    }
-    if skill.kind() == SkillKind::Action {
-        return Err(ServiceError::invalid_params(format!(
-            "skill `{name}` is an action skill without a [runtime] section in its skill.toml (language, entrypoint, export), so there is nothing to execute; its author must add one"
-        )));
-    }
-    Err(ServiceError::invalid_params(format!(
-        "skill `{name}` is an instruction skill: it cannot be executed; read it with describe_skill (detail \"full\") or read_skill_file and follow it"
-    )))
-}
-
-async fn run_code(state: &Run<'_>, params: &Map<String, Value>) -> Result<Value, ServiceError> {
-    let language = required_string(params, "language")?;
-    if !language.eq_ignore_ascii_case("python") {
-        return Err(ServiceError::invalid_params(format!(
-            "parameter `language` must be \"python\" (the only language run_code supports), not \"{language}\""
-        )));
-    }
-    let code = required_string(params, "code")?;
-    if code.len() > MAX_CODE_BYTES {
-        return Err(ServiceError::invalid_params(format!(
-            "parameter `code` is {} bytes; at most {MAX_CODE_BYTES} are accepted (put data in a blob)",
-            code.len()
-        )));
-    }
-    let entrypoint = optional_string(params, "entrypoint")?.unwrap_or("main");
-    if !is_python_identifier(entrypoint) {
-        return Err(ServiceError::invalid_params(format!(
-            "parameter `entrypoint` must be a Python function name, not `{entrypoint}`"
-        )));
-    }
-    let args = optional_object(params, "args")?;
-    let skill_names = string_list(params, "mount_skills", MAX_MOUNTED_SKILLS)?;
-    let blob_ids = string_list(params, "input_blobs", MAX_INPUT_BLOBS)?;
-    let timeout = match params.get("limits") {
-        None | Some(Value::Null) => DEFAULT_RUN_TIMEOUT,
-        Some(Value::Object(limits)) => {
-            if let Some(unknown) = limits.keys().find(|key| key.as_str() != "timeout_ms") {
-                return Err(ServiceError::invalid_params(format!(
-                    "parameter `limits.{unknown}` is not a limit this server knows; the limits are: timeout_ms"
-                )));
-            }
-            timeout_param(limits.get("timeout_ms"), "limits.timeout_ms")?
-        }
-        Some(_) => {
-            return Err(ServiceError::invalid_params(
-                "parameter `limits` must be an object such as {\"timeout_ms\": 10000}",
-            ));
-        }
-    };
-    let mut skills = Vec::with_capacity(skill_names.len());
-    for name in &skill_names {
-        let skill = find_skill(state, name, None)?;
-        skills.push(skill);
-    }
-    let target = PythonTarget::Code {
-        code: code.to_owned(),
-        entrypoint: entrypoint.to_owned(),
-    };
-    run_python(state, "the code", target, args, &skills, &blob_ids, timeout).await
-}
-
-/// Check the input blobs, wait for a turn in the run queue, copy the inputs, run, and answer
-/// with the Run. Nothing is copied before the run has its turn, so callers the queue refuses
-/// cost no disk.
+/// Copy the input blobs, run, and answer with the Run. The caller holds its place in the run
+/// queue; nothing was copied before it had one, so callers the queue refuses cost no disk.
+#[allow(clippy::too_many_arguments)]
 async fn run_python(
-    state: &Run<'_>,
+    services: &Services,
+    executor: &Executor,
     label: &str,
     target: PythonTarget<'_>,
     args: Value,
     mount_skills: &[Arc<Skill>],
-    blob_ids: &[&str],
+    blobs: &[BlobMeta],
     timeout: Duration,
 ) -> Result<Value, ServiceError> {
-    let blobs = check_input_blobs(state.services, blob_ids).await?;
-    let _turn = state.services.runs.enter().await?;
-    let mut input_blobs = input_blobs(state.services, &blobs).await?;
-    let outcome = state
-        .context
-        .executor()
+    let mut input_blobs = input_blobs(services, blobs).await?;
+    let outcome = executor
         .run_python(PythonRun {
             target,
             args,
@@ -300,20 +398,17 @@ async fn run_python(
             timeout,
         })
         .await;
-    let run = run_object(state.services, label, outcome).await;
+    let run = run_object(services, label, outcome).await;
     input_blobs.remove().await;
     Ok(run)
 }
 
 /// `execute_skill` on a `tools.json` skill: `args` is `{"tool": NAME, "arguments": {...}}`.
-async fn execute_tool(
-    state: &Run<'_>,
+fn tool_call(
     skill: &Skill,
-    label: &str,
     mut args: Value,
-    blob_ids: &[&str],
-    timeout: Duration,
-) -> Result<Value, ServiceError> {
+    blob_ids: &[String],
+) -> Result<(ToolDefinition, Value), ServiceError> {
     let tool_names = || {
         skill
             .tools
@@ -369,11 +464,20 @@ async fn execute_tool(
             ));
         }
     };
-    let _turn = state.services.runs.enter().await?;
+    Ok((tool.clone(), arguments))
+}
+
+/// Call a `tools.json` tool and answer with the Run.
+async fn execute_tool(
+    executor: &Executor,
+    skill: &Skill,
+    tool: &ToolDefinition,
+    label: &str,
+    arguments: Value,
+    timeout: Duration,
+) -> Value {
     let started = Instant::now();
-    let result = state
-        .context
-        .executor()
+    let result = executor
         .call_tool(
             skill,
             tool,
@@ -385,7 +489,7 @@ async fn execute_tool(
         )
         .await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let label = format!("{label} tool `{tool_name}`");
+    let label = format!("{label} tool `{}`", tool.name);
     let outcome = match result.error_type {
         None => Ok(result.value),
         Some(error_type) => {
@@ -407,15 +511,14 @@ async fn execute_tool(
             })
         }
     };
-    let sandbox = state.context.executor().sandbox_level();
-    Ok(run_json(
+    run_json(
         &label,
         &outcome,
         duration_ms,
         String::new(),
         Vec::new(),
-        sandbox,
-    ))
+        executor.sandbox_level(),
+    )
 }
 
 /// Turn an outcome into a Run, storing `out/` files as output blobs.
@@ -585,12 +688,11 @@ fn kind_for(name: &str) -> &'static str {
 /// A skill the caller lets protocol clients use; the caller words the miss (a hidden skill is
 /// answered exactly as a name the catalog does not hold, hints included).
 fn find_skill(
-    state: &Run<'_>,
+    context: &dyn RunContext,
     name: &str,
     version: Option<&str>,
 ) -> Result<Arc<Skill>, ServiceError> {
-    state
-        .context
+    context
         .find_skill(name, version)
         .map_err(ServiceError::InvalidParams)
 }
@@ -640,9 +742,9 @@ fn remove_input_copies(folder: &std::path::Path) {
 /// -32602 naming `input_blobs`.
 async fn check_input_blobs(
     services: &Services,
-    blob_ids: &[&str],
+    blob_ids: &[String],
 ) -> Result<Vec<BlobMeta>, ServiceError> {
-    let limit = services.runs.limits().max_input_bytes;
+    let limit = services.max_input_bytes;
     let mut distinct: Vec<BlobMeta> = Vec::with_capacity(blob_ids.len());
     let mut total: u64 = 0;
     for blob_id in blob_ids {
@@ -712,85 +814,6 @@ async fn input_blobs(services: &Services, blobs: &[BlobMeta]) -> Result<RunInput
     Ok(inputs)
 }
 
-fn required_string<'a>(
-    params: &'a Map<String, Value>,
-    name: &str,
-) -> Result<&'a str, ServiceError> {
-    let value = string_param(params, name)?;
-    if value.trim().is_empty() {
-        return Err(ServiceError::invalid_params(format!(
-            "parameter `{name}` must not be empty"
-        )));
-    }
-    Ok(value)
-}
-
-fn optional_string<'a>(
-    params: &'a Map<String, Value>,
-    name: &str,
-) -> Result<Option<&'a str>, ServiceError> {
-    match params.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(_) => required_string(params, name).map(Some),
-    }
-}
-
-fn optional_object(params: &Map<String, Value>, name: &str) -> Result<Value, ServiceError> {
-    match params.get(name) {
-        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
-        Some(Value::Object(object)) => Ok(Value::Object(object.clone())),
-        Some(_) => Err(ServiceError::invalid_params(format!(
-            "parameter `{name}` must be a JSON object"
-        ))),
-    }
-}
-
-fn string_list<'a>(
-    params: &'a Map<String, Value>,
-    name: &str,
-    max: usize,
-) -> Result<Vec<&'a str>, ServiceError> {
-    let items = match params.get(name) {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            return Err(ServiceError::invalid_params(format!(
-                "parameter `{name}` must be an array of strings"
-            )));
-        }
-    };
-    if items.len() > max {
-        return Err(ServiceError::invalid_params(format!(
-            "parameter `{name}` has {} entries; at most {max} are accepted",
-            items.len()
-        )));
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(index, item)| {
-            item.as_str().ok_or_else(|| {
-                ServiceError::invalid_params(format!(
-                    "parameter `{name}[{index}]` must be a string"
-                ))
-            })
-        })
-        .collect()
-}
-
-fn timeout_param(value: Option<&Value>, name: &str) -> Result<Duration, ServiceError> {
-    let Some(value) = value.filter(|value| !value.is_null()) else {
-        return Ok(DEFAULT_RUN_TIMEOUT);
-    };
-    let max_ms = MAX_RUN_TIMEOUT.as_millis();
-    match value.as_u64() {
-        Some(ms) if ms > 0 && u128::from(ms) <= max_ms => Ok(Duration::from_millis(ms)),
-        _ => Err(ServiceError::invalid_params(format!(
-            "parameter `{name}` must be a whole number of milliseconds from 1 to {max_ms}"
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -837,13 +860,16 @@ mod tests {
 
     #[test]
     fn timeouts_are_bounded() {
+        use crate::params::{Arguments, decode};
+        use crate::protocol::ExecuteSkillParams;
+        let decoded: ExecuteSkillParams = decode(
+            "execute_skill",
+            Arguments::Value(&json!({"timeout_ms": 1500})),
+        )
+        .unwrap();
         assert_eq!(
-            timeout_param(Some(&json!(1500)), "timeout_ms").unwrap(),
-            Duration::from_millis(1500)
-        );
-        assert_eq!(
-            timeout_param(None, "timeout_ms").unwrap(),
-            DEFAULT_RUN_TIMEOUT
+            decoded.timeout_ms.map(|timeout| timeout.0),
+            Some(Duration::from_millis(1500))
         );
         for bad in [
             json!(0),
@@ -852,8 +878,16 @@ mod tests {
             json!("10"),
             json!(10_000_000),
         ] {
-            let error = timeout_param(Some(&bad), "timeout_ms").unwrap_err();
-            assert!(error.to_string().contains("`timeout_ms`"), "{bad}");
+            let error = decode::<ExecuteSkillParams>(
+                "execute_skill",
+                Arguments::Value(&json!({ "timeout_ms": bad })),
+            )
+            .unwrap_err();
+            assert_eq!(
+                error.0,
+                "parameter `timeout_ms` must be a whole number of milliseconds from 1 to 240000",
+                "{bad}"
+            );
         }
     }
 

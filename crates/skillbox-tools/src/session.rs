@@ -4,7 +4,15 @@
 
 use serde_json::Value;
 
-use crate::provider::{SkillsProvider, ToolOutcome};
+use std::sync::Arc;
+
+use crate::door::{CallContext, Door, DoorPolicy};
+use crate::outcome::{CallStatus, ToolOutcome};
+use crate::provider::SkillsProvider;
+use crate::registry::{Offer, Tool, ToolProfile};
+use crate::tools::load_skill::{self, LoadSkill};
+use skillbox_services::Unbudgeted;
+use skillbox_services::params::Arguments;
 
 /// Skill state of one agent conversation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,7 +55,7 @@ impl Session {
     /// Whether `tool` may be called now.
     #[must_use]
     pub fn permits(&self, tool: &str) -> bool {
-        if !self.enforce_allowed_tools || tool == "load_skill" {
+        if !self.enforce_allowed_tools || tool == LoadSkill::NAME {
             return true;
         }
         match &self.allowed_tools {
@@ -65,26 +73,41 @@ impl Session {
         }
         let skill = self.active_skill.as_deref().unwrap_or_default();
         let allowed = self.allowed_tools.as_deref().unwrap_or_default().join(", ");
-        Some(ToolOutcome::refusal(format!(
-            "the tool `{tool}` is not in the allowed-tools of the active skill `{skill}` ({allowed}); load another skill with load_skill to switch"
-        )))
+        Some(ToolOutcome::with_status(
+            CallStatus::Denied,
+            format!(
+                "the tool `{tool}` is not in the allowed-tools of the active skill `{skill}` ({allowed}); load another skill with load_skill to switch"
+            ),
+        ))
     }
 
     /// Answer a tool call within this session: refuse tools outside the active skill's
     /// `allowed-tools` (when enforced), and track the skill a successful `load_skill` loads.
     pub async fn handle_tool_call(
         &mut self,
-        provider: &SkillsProvider,
+        policy: &DoorPolicy,
+        provider: &Arc<SkillsProvider>,
         name: &str,
         arguments: &Value,
     ) -> ToolOutcome {
         if let Some(refusal) = self.refusal(name) {
             return refusal;
         }
-        let outcome = provider.handle_tool_call(name, arguments).await;
-        if name == "load_skill"
-            && !outcome.is_error
-            && let Some(skill) = provider.loaded_skill(arguments)
+        let mut budget = Unbudgeted;
+        let outcome = policy
+            .call(
+                provider,
+                name,
+                Arguments::from(arguments),
+                CallContext::new(
+                    Door::Agent,
+                    Offer::Profile(ToolProfile::Skills),
+                    &mut budget,
+                ),
+            )
+            .await;
+        if !outcome.is_error()
+            && let Some(skill) = load_skill::target(provider, name, Arguments::from(arguments))
         {
             self.activate(&skill);
         }

@@ -20,7 +20,7 @@ use skillbox_agent::{
     Agent, AgentOptions, Approval, ApprovalDecision, ApprovalMode, ApprovalRequest, Conversation,
     Message, ModelClient, SkillSource, TranscriptStore, WireFormat,
 };
-use skillbox_tools::LiveProvider;
+use skillbox_tools::{Door, DoorPolicy, LiveProvider};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -77,6 +77,8 @@ pub struct ChatSetup {
 pub(crate) struct ChatHub {
     setup: ChatSetup,
     live: Arc<LiveProvider>,
+    /// The server's door policy: the chat's tool calls share its run queue with every door.
+    policy: Arc<DoorPolicy>,
     rooms: Mutex<HashMap<String, Arc<Room>>>,
     turns: Arc<Semaphore>,
     streams: Arc<Semaphore>,
@@ -146,10 +148,11 @@ impl Room {
 }
 
 impl ChatHub {
-    pub(crate) fn new(setup: ChatSetup, live: Arc<LiveProvider>) -> Self {
+    pub(crate) fn new(setup: ChatSetup, live: Arc<LiveProvider>, policy: Arc<DoorPolicy>) -> Self {
         ChatHub {
             setup,
             live,
+            policy,
             rooms: Mutex::new(HashMap::new()),
             turns: Arc::new(Semaphore::new(MAX_CONCURRENT_TURNS)),
             streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
@@ -202,6 +205,7 @@ impl ChatHub {
             Arc::clone(&model.client),
             options,
         )
+        .with_policy(Arc::clone(&self.policy), Door::WebChat)
     }
 
     /// The agent of one turn in `room`: asking `model`, with the server's approval policy

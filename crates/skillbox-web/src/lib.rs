@@ -19,7 +19,6 @@ mod runs;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
@@ -28,7 +27,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use skillbox_services::Services;
-use skillbox_tools::{LiveProvider, SkillsProvider};
+use skillbox_services::blocking::BlockingError;
+use skillbox_tools::{DoorPolicy, LiveProvider, SkillsProvider};
 use tokio::sync::Semaphore;
 
 pub use auth::Auth;
@@ -37,11 +37,6 @@ pub use chat::{ChatModel, ChatSetup};
 /// The Content-Security-Policy of every page: scripts, styles and fonts only from this server's
 /// `/assets/`, no inline script or style, no frames, forms posting only here.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-/// Skill files read at once for the pages (each on a blocking thread): a slow file system
-/// holds at most this many threads.
-pub const MAX_FILE_READS_IN_FLIGHT: usize = 16;
-/// How long one page may wait for its file reads.
-pub const FILE_READ_BUDGET: Duration = Duration::from_secs(10);
 /// Catalog event streams open at once (each open catalog page holds one); past this a page
 /// is told to try again and shows the list as it was. Each stream holds a connection and a
 /// task (20 to 30 KiB of the server's memory), and nothing else bounded them.
@@ -88,7 +83,9 @@ pub(crate) struct WebState {
     pub(crate) services: Arc<Services>,
     pub(crate) auth: Auth,
     pub(crate) chat: chat::ChatHub,
-    pub(crate) file_reads: Arc<Semaphore>,
+    /// The server's door policy: tool calls go through it, and page reads use its blocking
+    /// pool (one pool for every door).
+    pub(crate) policy: Arc<DoorPolicy>,
     /// Places for catalog event streams ([`MAX_CATALOG_STREAMS`]).
     pub(crate) catalog_streams: Arc<Semaphore>,
     /// Bytes of large answers held ([`ANSWERS_BUDGET_BYTES`]).
@@ -111,17 +108,19 @@ impl std::fmt::Debug for WebApp {
 }
 
 impl WebApp {
-    /// The web app over the live provider and the services the other doors answer with.
+    /// The web app over the live provider, the services and the door policy the other doors
+    /// answer with.
     ///
     /// # Errors
     /// When the system gives no randomness for its secrets.
     pub fn new(
         live: Arc<LiveProvider>,
         services: Arc<Services>,
+        policy: Arc<DoorPolicy>,
         config: WebConfig,
     ) -> Result<Self, WebError> {
         let auth = Auth::new(config.token)?;
-        let chat = chat::ChatHub::new(config.chat, Arc::clone(&live));
+        let chat = chat::ChatHub::new(config.chat, Arc::clone(&live), Arc::clone(&policy));
         // The syntax set takes tens of milliseconds to load: not on the first file's request.
         std::thread::spawn(render::warm_up);
         Ok(WebApp {
@@ -130,7 +129,7 @@ impl WebApp {
                 services,
                 auth,
                 chat,
-                file_reads: Arc::new(Semaphore::new(MAX_FILE_READS_IN_FLIGHT)),
+                policy,
                 catalog_streams: Arc::new(Semaphore::new(MAX_CATALOG_STREAMS)),
                 answers: Arc::new(Semaphore::new(ANSWERS_BUDGET_BYTES)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
@@ -331,29 +330,24 @@ impl IntoResponse for WebError {
     }
 }
 
-/// Run `read` (anything that touches the disk: skill files, transcripts, the audit log) on a
-/// blocking thread, at most [`MAX_FILE_READS_IN_FLIGHT`] at once and within
-/// [`FILE_READ_BUDGET`], so the async threads never wait on the disk.
+/// Run `read` (anything that touches the disk: skill files, transcripts, the audit log) on
+/// the door policy's blocking pool, within its budget, so the async threads never wait on the
+/// disk.
 pub(crate) async fn on_blocking_thread<T: Send + 'static>(
     state: &WebState,
     read: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, WebError> {
-    let busy = || WebError::Busy("the server is reading many files; try again".into());
-    let permit = tokio::time::timeout(
-        FILE_READ_BUDGET,
-        Arc::clone(&state.file_reads).acquire_owned(),
-    )
-    .await
-    .map_err(|_| busy())?
-    .map_err(|_| busy())?;
-    let task = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        read()
-    });
-    tokio::time::timeout(FILE_READ_BUDGET, task)
+    state
+        .policy
+        .blocking()
+        .run(read)
         .await
-        .map_err(|_| WebError::Busy("reading files took too long; try again".into()))?
-        .map_err(|error| WebError::Internal(format!("the file read failed: {error}")))
+        .map_err(|error| match error {
+            BlockingError::OverBudget { .. } => {
+                WebError::Busy("reading files took too long; try again".into())
+            }
+            other => WebError::Internal(format!("the file read failed: {other}")),
+        })
 }
 
 /// Where the audit log of the provider's executor is, if it keeps one.

@@ -1,24 +1,32 @@
-//! The playground: every tool the dispatcher answers, a form made from its JSON Schema by the
-//! page's script, and calls sent through the same `handle_tool_call` every door uses.
+//! The playground: every tool the registry offers, a form made from its JSON Schema by the
+//! page's script, and calls sent through the door policy every door uses.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use askama::Template;
+use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::Response;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use skillbox_tools::{SkillsProvider, ToolProfile};
+use skillbox_services::params::{ShapeLimits, check_shape};
+use skillbox_tools::registry::{self, Offer};
+use skillbox_tools::{Arguments, CallContext, CallStatus, Door, SkillsProvider, Unbudgeted};
 
 use crate::auth::Visitor;
 use crate::pages::{Layout, render};
-use crate::{ApiError, WebError, WebState, on_blocking_thread};
+use crate::{ApiError, WebError, WebState};
 
 /// Largest arguments object a call may send, in bytes of JSON.
 pub const MAX_CALL_ARGUMENTS_BYTES: usize = 1024 * 1024;
+/// Deepest nesting of a call's arguments (as `/rpc` allows).
+pub const MAX_ARGUMENTS_DEPTH: usize = 64;
+/// Most JSON values in a call's arguments (as `/rpc` allows).
+pub const MAX_ARGUMENTS_VALUES: usize = 100_000;
 
 /// `/playground?tool=…&skill=…`: which tool to open first.
 #[derive(Debug, Default, Deserialize)]
@@ -56,33 +64,30 @@ pub(crate) async fn playground_page(
     )
 }
 
-/// Every tool a model could be offered here, each once: the skills profile's, then the
-/// Skills Protocol's, each with the skill that owns it (for tools.json tools).
+/// Every tool the playground may call, each once, in the registry's order: the skills
+/// profile's, the Skills Protocol's, the skills' own, each with its owner and whether it runs
+/// code (the page marks those).
 fn all_tools(provider: &SkillsProvider) -> Vec<Value> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut tools = Vec::new();
-    for (profile, group) in [
-        (ToolProfile::Skills, "skills"),
-        (ToolProfile::Protocol, "protocol"),
-    ] {
-        for spec in provider.tools(profile) {
-            if !seen.insert(spec.name.clone()) {
-                continue;
-            }
-            let owner = provider
-                .tool_owner(&spec.name)
-                .map(|skill| skill.name().to_owned());
-            tools.push(json!({
+    registry::offered(provider, Offer::Everything)
+        .iter()
+        .map(|tool| {
+            let spec = tool.spec(provider);
+            let facts = tool.facts();
+            let group = match (tool.owner(), facts.profiles.skills) {
+                (Some(_), _) => "tools.json",
+                (None, true) => "skills",
+                (None, false) => "protocol",
+            };
+            json!({
                 "name": spec.name,
                 "description": spec.description,
                 "parameters": spec.parameters,
-                "group": if owner.is_some() { "tools.json" } else { group },
-                "skill": owner,
-                "runs_code": provider.runs_code(&spec.name),
-            }));
-        }
-    }
-    tools
+                "group": group,
+                "skill": tool.owner().map(|skill| skill.name()),
+                "runs_code": tool.runs_code(provider),
+            })
+        })
+        .collect()
 }
 
 /// `GET /api/tools`: the tools with their schemas, and the skills `use_skill` may name.
@@ -100,59 +105,84 @@ pub(crate) async fn tools(State(state): State<Arc<WebState>>) -> Json<Value> {
     }))
 }
 
-/// `POST /api/call`'s body.
+/// `POST /api/call`'s body, read without building a JSON tree: the arguments stay raw text
+/// until the door policy decodes them into the tool's parameters.
 #[derive(Debug, Deserialize)]
-pub(crate) struct CallRequest {
-    tool: String,
-    #[serde(default)]
-    arguments: Value,
+struct CallRequest<'a> {
+    #[serde(borrow)]
+    tool: std::borrow::Cow<'a, str>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
 }
 
-/// `POST /api/call`: one tool call through the dispatcher, with how long it took and the
-/// sandbox level code runs at. Calls that read skill files run on a blocking thread.
-pub(crate) async fn call(
-    State(state): State<Arc<WebState>>,
-    Json(request): Json<CallRequest>,
-) -> Result<Json<Value>, ApiError> {
-    let provider = state.provider();
-    let arguments = match request.arguments {
-        Value::Null => json!({}),
-        object @ Value::Object(_) => object,
-        _ => {
-            return Err(WebError::BadRequest(
-                "`arguments` must be a JSON object of the tool's parameters".into(),
-            )
-            .into());
+/// `POST /api/call`: one tool call through the door policy, as any door makes it (the same
+/// run queue, blocking pool and answers), with how long it took and the sandbox level code
+/// runs at.
+pub(crate) async fn call(State(state): State<Arc<WebState>>, body: Bytes) -> Response {
+    let request: CallRequest<'_> = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(error) => {
+            return ApiError(WebError::BadRequest(format!(
+                "the body must be {{\"tool\": NAME, \"arguments\": {{...}}}}: {error}"
+            )))
+            .into_response();
         }
     };
-    if arguments.to_string().len() > MAX_CALL_ARGUMENTS_BYTES {
-        return Err(WebError::BadRequest(format!(
-            "`arguments` is over {MAX_CALL_ARGUMENTS_BYTES} bytes; put large content in a blob (create_blob)"
-        ))
-        .into());
-    }
-    let known = provider.offers_tool(ToolProfile::Skills, &request.tool)
-        || provider.offers_tool(ToolProfile::Protocol, &request.tool);
-    if !known {
-        return Err(WebError::NotFound(format!(
-            "no tool is named `{}`; GET /api/tools lists them",
-            request.tool
-        ))
-        .into());
-    }
-    let started = Instant::now();
-    let outcome = if SkillsProvider::reads_skill_files(&request.tool, &arguments) {
-        let provider = Arc::clone(&provider);
-        let (tool, arguments) = (request.tool.clone(), arguments.clone());
-        on_blocking_thread(&state, move || provider.catalog_call(&tool, &arguments)).await?
-    } else {
-        provider.handle_tool_call(&request.tool, &arguments).await
+    let arguments = match request.arguments {
+        None => Arguments::None,
+        Some(raw) => {
+            let limits = ShapeLimits {
+                max_bytes: MAX_CALL_ARGUMENTS_BYTES,
+                max_depth: MAX_ARGUMENTS_DEPTH,
+                max_values: MAX_ARGUMENTS_VALUES,
+            };
+            if let Err(message) = check_shape(
+                "`arguments`",
+                raw.get(),
+                limits,
+                "put large content in a blob (create_blob)",
+            ) {
+                return ApiError(WebError::BadRequest(message)).into_response();
+            }
+            Arguments::Text(raw.get())
+        }
     };
-    Ok(Json(json!({
+    let provider = state.provider();
+    let started = Instant::now();
+    let mut budget = Unbudgeted;
+    let outcome = state
+        .policy
+        .call(
+            &provider,
+            &request.tool,
+            arguments,
+            CallContext::new(Door::Playground, Offer::Everything, &mut budget),
+        )
+        .await;
+    match outcome.status {
+        CallStatus::UnknownTool => {
+            return ApiError(WebError::NotFound(format!(
+                "no tool is named `{}`; GET /api/tools lists them",
+                request.tool
+            )))
+            .into_response();
+        }
+        CallStatus::Busy { retry_after_ms } => {
+            let mut response = ApiError(WebError::Busy(outcome.message())).into_response();
+            let seconds = retry_after_ms.div_ceil(1000).max(1);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            return response;
+        }
+        _ => {}
+    }
+    Json(json!({
         "tool": request.tool,
         "content": outcome.content,
-        "is_error": outcome.is_error,
+        "is_error": outcome.is_error(),
         "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         "sandbox": provider.executor().sandbox_level().as_str(),
-    })))
+    }))
+    .into_response()
 }

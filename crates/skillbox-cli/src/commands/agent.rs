@@ -222,9 +222,11 @@ fn resolve_settings(
     })
 }
 
-/// Asks on the terminal before code runs.
+/// Asks on the terminal before code runs. Calls of one round run concurrently, so questions
+/// wait for each other: one at a time on the terminal.
 struct TerminalApproval {
     progress: Option<indicatif::MultiProgress>,
+    asking: tokio::sync::Mutex<()>,
 }
 
 #[async_trait::async_trait]
@@ -233,6 +235,7 @@ impl Approval for TerminalApproval {
         // One line: a model's arguments must not draw lines of their own around the question.
         let summary = skillbox_core::printable::printable_line(&request.summary());
         let progress = self.progress.clone();
+        let _asking = self.asking.lock().await;
         let answer = tokio::task::spawn_blocking(move || {
             let ask = || -> std::io::Result<String> {
                 let mut terminal = fs_err::OpenOptions::new()
@@ -454,6 +457,7 @@ impl AgentSetup {
             Some(policy) => self.agent.clone().with_approval(Arc::new(policy)),
             None => self.agent.clone().with_approval(Arc::new(TerminalApproval {
                 progress: progress.cloned(),
+                asking: tokio::sync::Mutex::new(()),
             })),
         }
     }

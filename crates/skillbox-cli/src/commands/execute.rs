@@ -19,7 +19,6 @@ use skillbox_exec::{
     Executor, ExecutorConfig, HelperCommand, RunOptions, SandboxMode, SandboxPolicy,
     WorkerPoolConfig,
 };
-use skillbox_tools::SkillsProvider;
 
 use crate::arguments::{
     CallArguments, DoctorArguments, ExecutionOptions, GlobalOptions, RunArguments,
@@ -225,23 +224,36 @@ pub fn call(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result
         }
     };
     // Only the run and blob tools need the data folder: the others never create it.
-    let provider = if SkillsProvider::answers_with_services(&arguments.tool) {
+    let provider = super::surface::provider(global)?;
+    let needs_services = skillbox_tools::registry::lookup(
+        &provider,
+        skillbox_tools::Offer::Everything,
+        &arguments.tool,
+    )
+    .is_some_and(|tool| tool.facts().needs_services);
+    // Only the run and blob tools need the data folder: the others never create it.
+    let provider = if needs_services {
         let (_, data) = super::surface::open_data_dir(arguments.data_dir.as_deref())?;
         super::surface::provider_with_services(global, &data)?
     } else {
-        super::surface::provider(global)?
+        provider
     };
+    let provider = std::sync::Arc::new(provider);
     for warning in provider.warnings() {
         eprintln!("warning: {}", printable(warning));
     }
     let runtime = runtime()?;
-    let outcome = runtime.block_on(provider.handle_tool_call(&arguments.tool, &parsed));
+    let outcome = runtime.block_on(skillbox_tools::call_once(
+        &provider,
+        &arguments.tool,
+        &parsed,
+    ));
     // What the model would receive, with what could drive a terminal (a body's or a script's
     // escape sequences) made visible.
     let mut text = printable_block(&outcome.text()).into_owned();
     text.push('\n');
     crate::output::print_text(&text)?;
-    Ok(if outcome.is_error {
+    Ok(if outcome.is_error() {
         ExitCode::from(EXIT_PROBLEMS)
     } else {
         ExitCode::SUCCESS

@@ -172,7 +172,10 @@ pub fn tools(global: &GlobalOptions, arguments: &ToolsArguments) -> anyhow::Resu
     for warning in provider.warnings() {
         eprintln!("warning: {}", skillbox_core::printable::printable(warning));
     }
-    print_json(&render_tools(&provider.tools(profile), format))?;
+    print_json(&render_tools(
+        &skillbox_tools::registry::specs(&provider, skillbox_tools::Offer::Profile(profile)),
+        format,
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

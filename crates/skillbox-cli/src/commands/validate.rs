@@ -30,7 +30,11 @@ pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Res
     let catalog = super::load_catalog(roots.clone(), &[], &[], mode)?;
     let mut report = ValidationReport::from_catalog(&catalog);
     // The tool-name clashes, decided as the LLM provider decides them.
-    skillbox_core::tool_names::ToolOwnership::for_model(&catalog).add_to_report(&mut report);
+    skillbox_core::tool_names::ToolOwnership::for_model(
+        &catalog,
+        &skillbox_tools::registry::reserved_names(),
+    )
+    .add_to_report(&mut report);
     if report.checked == 0 {
         let places: Vec<String> = roots
             .iter()

@@ -142,7 +142,8 @@ fn call_errors_name_the_problem() {
         (
             &["call", "no_such_tool"],
             1,
-            "unknown tool `no_such_tool`; the tools are: load_skill, use_skill, read_skill_file, count_words, slugify",
+            // `call` answers every tool (the protocol's too), and says so.
+            "unknown tool `no_such_tool`; the tools are: load_skill, use_skill, read_skill_file, find_skills, list_skills, describe_skill, execute_skill, run_code, create_blob, read_blob, load_skills_protocol_guide, count_words, slugify",
         ),
     ];
     for (args, code, expected) in cases {

@@ -175,7 +175,9 @@ fn find_skills_over_mcp_is_listed_when_the_prompt_leaves_skills_out() {
         &["--max-prompt-chars", "700"],
         &[INITIALIZE, INITIALIZED, list, find],
     );
-    let tools = answers[1]["result"]["tools"].as_array().unwrap();
+    let tools = answers[1]["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answers:#?}"));
     let listed = tools
         .iter()
         .find(|tool| tool["name"] == "find_skills")

@@ -132,6 +132,9 @@ pub fn exchange_in(root: &Path, extra: &[&str], lines: &[&str]) -> Vec<Value> {
         status.success(),
         "`skillbox mcp` exit status {status} when stdin closed"
     );
+    // Requests are answered concurrently, so answers may arrive out of order: put them in the
+    // order of their ids (which the tests give in the order they send), notifications last.
+    answers.sort_by_key(|answer| answer["id"].as_u64().unwrap_or(u64::MAX));
     answers
 }
 

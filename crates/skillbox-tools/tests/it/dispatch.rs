@@ -1,4 +1,4 @@
-//! `handle_tool_call`: every tool, the aliases models use, and every error a model can cause.
+//! The door policy (`call_once`): every tool, the aliases models use, and every error a model can cause.
 
 use serde_json::{Value, json};
 use skillbox_tools::{ProviderOptions, SkillsProvider};
@@ -13,7 +13,7 @@ fn load_skill_substitutes_arguments_and_lists_resources() {
         "load_skill",
         json!({"skill": "commit-message", "arguments": "fix the login bug"}),
     );
-    assert!(!outcome.is_error);
+    assert!(!outcome.is_error());
     let text = outcome.text();
     assert!(text.contains("fix the login bug"), "{text}");
     assert!(!text.contains("$ARGUMENTS"));
@@ -58,7 +58,7 @@ fn aliases_for_the_skill_parameter_and_string_arguments() {
         Value::String("{\"skill\": \"csv-insights\"}".into()),
     ] {
         let outcome = call(&provider, "load_skill", arguments.clone());
-        assert!(!outcome.is_error, "{arguments}: {outcome:?}");
+        assert!(!outcome.is_error(), "{arguments}: {outcome:?}");
     }
 }
 
@@ -81,7 +81,7 @@ fn list_skills_through_load_skill_hides_person_only_skills() {
         "load_skill",
         json!({"skill": "release-checklist"}),
     );
-    assert!(refused.is_error);
+    assert!(refused.is_error());
     assert!(
         refused.content["error"]
             .as_str()
@@ -100,7 +100,7 @@ fn use_skill_and_tools_json_tools_run_through_the_executor() {
         "use_skill",
         json!({"skill": "csv-insights", "script": "head.sh", "args": [sample.display().to_string(), "1"]}),
     );
-    assert!(!outcome.is_error, "{outcome:?}");
+    assert!(!outcome.is_error(), "{outcome:?}");
     assert_eq!(
         outcome.content["stdout"].as_str().unwrap().lines().count(),
         2
@@ -109,7 +109,7 @@ fn use_skill_and_tools_json_tools_run_through_the_executor() {
     assert_eq!(outcome.content["words"], 2, "{outcome:?}");
     let outcome = call(&provider, "slugify", json!({}));
     assert!(
-        outcome.is_error && outcome.text().contains("missing required parameter `text`"),
+        outcome.is_error() && outcome.text().contains("missing required parameter `text`"),
         "{outcome:?}"
     );
 }
@@ -137,7 +137,7 @@ fn read_skill_file_is_contained_and_capped() {
             "read_skill_file",
             json!({"skill": "api-design-review", "path": path}),
         );
-        assert!(outcome.is_error, "{path}: {outcome:?}");
+        assert!(outcome.is_error(), "{path}: {outcome:?}");
         assert!(
             outcome.text().contains("leaves the skill folder"),
             "{path}: {}",
@@ -173,7 +173,7 @@ fn read_skill_file_refuses_a_fifo_without_blocking() {
             )
         },
     );
-    assert!(outcome.is_error, "{outcome:?}");
+    assert!(outcome.is_error(), "{outcome:?}");
     let text = outcome.text();
     assert!(
         text.contains("cannot read `references/notes.md` in skill `piped`")
@@ -189,7 +189,9 @@ fn errors_a_model_can_act_on() {
         (
             "no_such_tool",
             json!({}),
-            "unknown tool `no_such_tool`; the tools are: load_skill, use_skill, read_skill_file, count_words, slugify",
+            // `call` is offered every tool, the protocol's included (skillbox call, the
+            // playground); a door offering one profile lists that profile's.
+            "unknown tool `no_such_tool`; the tools are: load_skill, use_skill, read_skill_file, find_skills, list_skills, describe_skill, execute_skill, run_code, create_blob, read_blob, load_skills_protocol_guide, count_words, slugify",
         ),
         (
             "load_skill",
@@ -235,7 +237,7 @@ fn errors_a_model_can_act_on() {
     ];
     for (tool, arguments, expected) in cases {
         let outcome = call(&provider, tool, arguments.clone());
-        assert!(outcome.is_error, "{tool} {arguments}: {outcome:?}");
+        assert!(outcome.is_error(), "{tool} {arguments}: {outcome:?}");
         assert!(
             outcome.text().contains(expected),
             "{tool} {arguments}: {}",
@@ -324,16 +326,17 @@ fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
         "---\nname: open\ndescription: Anything goes.\n---\nAnything.\n",
     )
     .unwrap();
-    let provider = SkillsProvider::new(
+    let provider = std::sync::Arc::new(SkillsProvider::new(
         super::support::catalog(&[root.path()]),
         super::support::executor(),
         ProviderOptions::default(),
-    );
+    ));
+    let policy = skillbox_tools::DoorPolicy::default();
     let mut session = skillbox_tools::Session::new(true);
     let run = |session: &mut skillbox_tools::Session, tool: &str, arguments: Value| {
-        runtime().block_on(session.handle_tool_call(&provider, tool, &arguments))
+        runtime().block_on(session.handle_tool_call(&policy, &provider, tool, &arguments))
     };
-    assert!(!run(&mut session, "load_skill", json!({"skill": "restricted"})).is_error);
+    assert!(!run(&mut session, "load_skill", json!({"skill": "restricted"})).is_error());
     assert_eq!(session.active_skill(), Some("restricted"));
     assert_eq!(session.model_override(), Some("careful-model"));
     let refused = run(
@@ -342,7 +345,7 @@ fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
         json!({"skill": "restricted", "script": "x.py"}),
     );
     assert!(
-        refused.is_error
+        refused.is_error()
             && refused
                 .text()
                 .contains("not in the allowed-tools of the active skill `restricted`"),
@@ -353,9 +356,9 @@ fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
         "read_skill_file",
         json!({"skill": "restricted", "path": "SKILL.md"}),
     );
-    assert!(!allowed.is_error, "{allowed:?}");
+    assert!(!allowed.is_error(), "{allowed:?}");
     // load_skill is never blocked, and switching skills lifts the restriction and the model.
-    assert!(!run(&mut session, "load_skill", json!({"skill": "open"})).is_error);
+    assert!(!run(&mut session, "load_skill", json!({"skill": "open"})).is_error());
     assert_eq!(
         (session.allowed_tools(), session.model_override()),
         (None, None)
@@ -396,16 +399,18 @@ fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
             "code": "return { value: args.n * 2 };"
         }),
     );
-    assert!(!defined.is_error, "{defined:?}");
+    assert!(!defined.is_error(), "{defined:?}");
     assert_eq!(
         call(&provider, "double_it", json!({"n": 21})).content["value"],
         42
     );
-    let names: Vec<String> = provider
-        .tools(skillbox_tools::ToolProfile::Skills)
-        .into_iter()
-        .map(|tool| tool.name)
-        .collect();
+    let names: Vec<String> = skillbox_tools::registry::specs(
+        &provider,
+        skillbox_tools::Offer::Profile(skillbox_tools::ToolProfile::Skills),
+    )
+    .into_iter()
+    .map(|tool| tool.name)
+    .collect();
     assert!(
         names.ends_with(&[
             "double_it".to_owned(),
@@ -429,7 +434,7 @@ fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
             "code": "return args.text.toUpperCase();"
         }),
     );
-    assert!(!saved.is_error, "{saved:?}");
+    assert!(!saved.is_error(), "{saved:?}");
     let folder = persistent_root.path().join("shout-text");
     for file in ["SKILL.md", "tools.json", "scripts/shout_text.mjs"] {
         assert!(folder.join(file).is_file(), "{file}");
@@ -442,7 +447,7 @@ fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
         "HI"
     );
     // Removal: defined tools only, and their folders go with them.
-    assert!(!call(&provider, "remove_tool", json!({"name": "shout_text"})).is_error);
+    assert!(!call(&provider, "remove_tool", json!({"name": "shout_text"})).is_error());
     assert!(!folder.exists());
     assert!(
         call(&provider, "shout_text", json!({"text": "hi"}))
@@ -456,7 +461,7 @@ fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
     ] {
         let outcome = call(&provider, "remove_tool", json!({"name": name}));
         assert!(
-            outcome.is_error && outcome.text().contains(expected),
+            outcome.is_error() && outcome.text().contains(expected),
             "{name}: {outcome:?}"
         );
     }
@@ -472,7 +477,7 @@ fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
         json!({"name": "typed", "description": "x", "code": "return 1;", "parameters": "{\"n\": {\"type\": \"float\", \"description\": \"n\"}}"}),
     );
     assert!(
-        bad.is_error && bad.text().contains("is not valid"),
+        bad.is_error() && bad.text().contains("is not valid"),
         "{bad:?}"
     );
 }

@@ -51,11 +51,13 @@ fn budget(max_chars: usize) -> ProviderOptions {
 }
 
 fn tool_names(provider: &SkillsProvider) -> Vec<String> {
-    provider
-        .tools(ToolProfile::Skills)
-        .into_iter()
-        .map(|tool| tool.name)
-        .collect()
+    skillbox_tools::registry::specs(
+        provider,
+        skillbox_tools::Offer::Profile(ToolProfile::Skills),
+    )
+    .into_iter()
+    .map(|tool| tool.name)
+    .collect()
 }
 
 #[test]
@@ -63,8 +65,13 @@ fn offered_when_the_budget_leaves_skills_out_and_the_prompt_says_so() {
     let (_root, provider) = library(budget(1_500));
     assert!(provider.offers_find_skills());
     assert!(tool_names(&provider).contains(&"find_skills".to_owned()));
-    assert!(provider.offers_tool(ToolProfile::Skills, "find_skills"));
-    assert!(!provider.runs_code("find_skills"));
+    let offered = skillbox_tools::registry::lookup(
+        &provider,
+        skillbox_tools::Offer::Profile(ToolProfile::Skills),
+        "find_skills",
+    )
+    .expect("find_skills is offered");
+    assert!(!offered.runs_code(&provider));
     for format in [
         PromptFormat::Markdown,
         PromptFormat::Xml,
@@ -100,7 +107,7 @@ fn not_offered_when_every_skill_fits_unless_asked_for() {
     assert!(prompt.contains("list_skills") && !prompt.contains("find_skills"));
     // The dispatcher answers it even when it is not offered (for `skillbox call` and /rpc).
     let outcome = call(&never, "find_skills", json!({"query": "animated gif"}));
-    assert!(!outcome.is_error, "{}", outcome.text());
+    assert!(!outcome.is_error(), "{}", outcome.text());
 }
 
 #[test]
@@ -111,7 +118,7 @@ fn finds_the_skill_with_its_description_and_a_hint_to_load_it() {
         "find_skills",
         json!({"query": "make an animated GIF", "limit": 3}),
     );
-    assert!(!outcome.is_error, "{}", outcome.text());
+    assert!(!outcome.is_error(), "{}", outcome.text());
     let skills = outcome.content["skills"].as_array().unwrap();
     assert_eq!(skills[0]["name"], "gif-maker");
     assert_eq!(
@@ -162,10 +169,10 @@ fn bad_arguments_get_errors_naming_the_parameter() {
     let (_root, provider) = library(budget(1_500));
     let error = |arguments: Value| {
         let outcome = call(&provider, "find_skills", arguments);
-        assert!(outcome.is_error, "{}", outcome.text());
+        assert!(outcome.is_error(), "{}", outcome.text());
         outcome.text()
     };
-    assert!(error(json!({})).contains("parameter `query` is required"));
+    assert!(error(json!({})).contains("missing required parameter `query`"));
     assert!(error(json!({"query": 7})).contains("parameter `query` must be a string"));
     assert!(error(json!({"query": ""})).contains("the query is empty"));
     assert!(error(json!({"query": "the of and"})).contains("no words to search for"));
@@ -185,11 +192,11 @@ fn bad_arguments_get_errors_naming_the_parameter() {
     assert_eq!(outcome.content["skills"][0]["name"], "gif-maker");
     for query in ["動画 GIF 作成", "создать анимированный GIF"] {
         let outcome = call(&provider, "find_skills", json!({"query": query}));
-        assert!(!outcome.is_error, "{query}: {}", outcome.text());
+        assert!(!outcome.is_error(), "{query}: {}", outcome.text());
         assert_eq!(outcome.content["skills"][0]["name"], "gif-maker", "{query}");
     }
     let outcome = call(&provider, "find_skills", json!({"query": "ελληνικά"}));
-    assert!(!outcome.is_error);
+    assert!(!outcome.is_error());
     assert_eq!(outcome.content["skills"], json!([]));
     assert!(
         outcome.content["hint"]

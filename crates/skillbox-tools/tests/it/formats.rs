@@ -31,7 +31,8 @@ fn tool_formats_for_both_profiles() {
         (ToolProfile::Skills, "skills"),
         (ToolProfile::Protocol, "protocol"),
     ] {
-        let tools = provider.tools(profile);
+        let tools =
+            skillbox_tools::registry::specs(&provider, skillbox_tools::Offer::Profile(profile));
         for (format, format_name) in [
             (ToolFormat::OpenAi, "openai"),
             (ToolFormat::Responses, "responses"),

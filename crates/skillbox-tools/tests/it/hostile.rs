@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use skillbox_tools::{PromptFormat, ProviderOptions, SkillsProvider, ToolOutcome, ToolProfile};
+use skillbox_tools::{PromptFormat, ProviderOptions, SkillsProvider, ToolOutcome};
 
 use super::support::{call, catalog, executor, temp_root, write_tree};
 
@@ -81,7 +81,10 @@ fn person_only_and_unsafe_named_skills_are_hidden_from_every_model_path() {
             "{format:?}: {prompt}"
         );
     }
-    let tools = provider.tools(ToolProfile::Skills);
+    let tools = skillbox_tools::registry::specs(
+        &provider,
+        skillbox_tools::Offer::Profile(skillbox_tools::ToolProfile::Skills),
+    );
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
     assert_eq!(names, ["load_skill", "use_skill", "read_skill_file"]);
     assert_eq!(
@@ -91,7 +94,7 @@ fn person_only_and_unsafe_named_skills_are_hidden_from_every_model_path() {
     for tool in ["deploy_now", "evil_tool"] {
         let outcome = call(&provider, tool, json!({}));
         assert!(
-            outcome.is_error && outcome.text().contains(&format!("unknown tool `{tool}`")),
+            outcome.is_error() && outcome.text().contains(&format!("unknown tool `{tool}`")),
             "{tool} must not run: {outcome:?}"
         );
     }
@@ -127,7 +130,7 @@ fn person_only_and_unsafe_named_skills_are_hidden_from_every_model_path() {
                 let arguments: Value =
                     serde_json::from_str(&arguments.to_string().replace("NAME", name)).unwrap();
                 let outcome = call(&provider, tool, arguments);
-                (outcome.is_error, outcome.text().replace(name, "NAME"))
+                (outcome.is_error(), outcome.text().replace(name, "NAME"))
             };
             let (hidden_error, hidden_text) = with(hidden);
             assert!(hidden_error, "{tool} {hidden}: {hidden_text}");
@@ -181,7 +184,10 @@ fn one_tool_name_has_one_owner_and_built_in_names_are_never_claimed() {
         ],
     );
     let provider = provider_over(&[earlier.path(), later.path()], ProviderOptions::default());
-    let tools = provider.tools(ToolProfile::Skills);
+    let tools = skillbox_tools::registry::specs(
+        &provider,
+        skillbox_tools::Offer::Profile(skillbox_tools::ToolProfile::Skills),
+    );
     let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
     assert!(
         tools.iter().all(|tool| tool.description != "HIJACKED"),
@@ -287,7 +293,7 @@ fn define_tool_never_replaces_a_skill_of_the_catalog() {
             json!({"name": name, "description": "Mine now.", "code": "return 1;", "persistent": persistent}),
         );
         assert!(
-            outcome.is_error && outcome.text().contains("already exists"),
+            outcome.is_error() && outcome.text().contains("already exists"),
             "{name} {persistent}: {outcome:?}"
         );
     }
@@ -301,7 +307,7 @@ fn define_tool_never_replaces_a_skill_of_the_catalog() {
         "define_tool",
         json!({"name": "my_helper", "description": "Helps.", "code": "return 1;", "persistent": "true"}),
     );
-    assert!(!fine.is_error, "{fine:?}");
+    assert!(!fine.is_error(), "{fine:?}");
 }
 
 #[test]
@@ -340,7 +346,7 @@ fn load_skill_output_is_capped_whatever_the_arguments_multiply_to() {
         "load_skill",
         json!({"skill": "echo", "arguments": "x".repeat(1024)}),
     );
-    assert!(!outcome.is_error, "{:?}", outcome.is_error);
+    assert!(!outcome.is_error(), "{:?}", outcome.is_error());
     let text = outcome.text();
     assert!(text.len() <= 2 * 1024 * 1024 + 4096, "{} bytes", text.len());
     assert!(

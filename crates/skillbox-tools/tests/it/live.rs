@@ -149,8 +149,16 @@ fn list_cursors_stay_valid_across_a_reload() {
     }
     let live = live_over(root.path());
     let page = |arguments: serde_json::Value| {
-        let outcome = live.current().catalog_call("list_skills", &arguments);
-        assert!(!outcome.is_error, "{outcome:?}");
+        let outcome = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(skillbox_tools::call_once(
+                &live.current(),
+                "list_skills",
+                &arguments,
+            ));
+        assert!(!outcome.is_error(), "{outcome:?}");
         outcome.content
     };
     let first = page(serde_json::json!({"limit": 1}));

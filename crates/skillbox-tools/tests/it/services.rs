@@ -1,4 +1,4 @@
-//! The run and blob tools through `handle_tool_call`, on a provider with services over a
+//! The run and blob tools through the door policy, on a provider with services over a
 //! temporary data folder: real executor, real python3.
 
 use std::path::Path;
@@ -53,7 +53,7 @@ fn provider_over(root: &Path, data: &Path) -> SkillsProvider {
 }
 
 fn answer(outcome: &ToolOutcome) -> &Value {
-    assert!(!outcome.is_error, "{}", outcome.text());
+    assert!(!outcome.is_error(), "{}", outcome.text());
     &outcome.content
 }
 
@@ -125,7 +125,7 @@ fn run_and_blob_tools_answer_through_a_provider_with_services() {
         "run_code",
         json!({"language": "ruby", "code": "puts 1"}),
     );
-    assert!(refused.is_error);
+    assert!(refused.is_error());
     assert!(
         refused
             .text()
@@ -135,7 +135,7 @@ fn run_and_blob_tools_answer_through_a_provider_with_services() {
     );
     let instruction = call(&provider, "execute_skill", json!({"name": "notes"}));
     assert!(
-        instruction.is_error && instruction.text().contains("is an instruction skill"),
+        instruction.is_error() && instruction.text().contains("is an instruction skill"),
         "{}",
         instruction.text()
     );
@@ -164,7 +164,7 @@ fn a_hidden_skill_is_unknown_to_runs_exactly_as_a_missing_one() {
     ] {
         let hidden = call(&hiding, tool, arguments.clone());
         let missing = call(&lacking, tool, arguments.clone());
-        assert!(hidden.is_error, "{tool} {arguments}: {}", hidden.text());
+        assert!(hidden.is_error(), "{tool} {arguments}: {}", hidden.text());
         assert!(
             hidden.text().contains("acme.secret.wipe"),
             "{}",
@@ -185,7 +185,7 @@ fn without_services_the_run_and_blob_tools_say_how_to_get_them() {
     );
     for tool in ["execute_skill", "run_code", "create_blob", "read_blob"] {
         let outcome = call(&provider, tool, json!({}));
-        assert!(outcome.is_error);
+        assert!(outcome.is_error());
         assert!(
             outcome.text().contains("SkillsProvider::with_services")
                 && outcome.text().contains("skillbox call"),

@@ -55,7 +55,8 @@ pub fn portable(text: &str) -> String {
 
 /// Answer one tool call through the provider's real dispatcher.
 pub fn call(provider: &SkillsProvider, tool: &str, arguments: Value) -> ToolOutcome {
-    runtime().block_on(provider.handle_tool_call(tool, &arguments))
+    let provider = std::sync::Arc::new(provider.clone());
+    runtime().block_on(skillbox_tools::call_once(&provider, tool, &arguments))
 }
 
 /// A temporary skill root the sandbox user can read.

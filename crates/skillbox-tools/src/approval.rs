@@ -1,5 +1,7 @@
-//! The approval hook: before any call that runs code (`use_skill`, a `tools.json` handler,
-//! `define_tool`, a `load_skill` whose commands run) the host approves or denies it.
+//! The approval hook: before any call that runs code (`use_skill`, a `tools.json` handler, a
+//! protocol run, a `load_skill` whose commands run, a `context: fork` sub-agent) or changes
+//! what the runtime offers (`define_tool`), the host approves or denies it. The door policy
+//! asks it; each door brings its own (the terminal, a card in the web page, a fixed answer).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -13,24 +15,15 @@ pub struct ApprovalRequest {
     pub skill: Option<String>,
     /// The call's arguments (parsed).
     pub arguments: Value,
+    /// One line saying what would run, written by the tool.
+    pub summary: String,
 }
 
 impl ApprovalRequest {
     /// One line saying what would run, for a prompt.
     #[must_use]
     pub fn summary(&self) -> String {
-        let arguments = serde_json::to_string(&self.arguments).unwrap_or_default();
-        match &self.skill {
-            Some(skill) if self.tool == "use_skill" => format!(
-                "run {} of skill `{skill}` with {}",
-                self.arguments["script"]
-                    .as_str()
-                    .map_or_else(|| "a script".to_owned(), |script| format!("`{script}`")),
-                serde_json::to_string(&self.arguments["args"]).unwrap_or_default()
-            ),
-            Some(skill) => format!("call `{}` of skill `{skill}` with {arguments}", self.tool),
-            None => format!("call `{}` with {arguments}", self.tool),
-        }
+        self.summary.clone()
     }
 }
 

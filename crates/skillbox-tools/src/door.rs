@@ -1,0 +1,315 @@
+//! The door policy: the one entry every door calls with a tool call, and the one place that
+//! decides what happens around it, in one order (see `docs/design/one-way-in.md`):
+//!
+//! 1. the registry finds the tool among those the caller is offered;
+//! 2. the arguments are decoded into the tool's typed parameters;
+//! 3. the tool prepares the call without side effects (finds its skill, its blobs);
+//! 4. the approval hook, when the caller has one, is asked about calls that run code or
+//!    change what the runtime offers;
+//! 5. a call that runs code takes a place in the one run queue, or is refused as busy;
+//! 6. the job runs: in place, on the blocking pool (file reads, within a time budget), or on
+//!    the async side with the caller's answer budget;
+//! 7. the call is logged and counted.
+//!
+//! A door keeps only what is about its wire: decoding requests, encoding the [`ToolOutcome`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use skillbox_services::blocking::{BlockingError, BlockingPool};
+use skillbox_services::{ReadBudget, RunGate, RunLimits, ServiceError, Unbudgeted};
+
+use crate::approval::{Approval, ApprovalDecision, ApprovalRequest};
+use crate::outcome::{CallStatus, ToolOutcome};
+use crate::params::Arguments;
+use crate::provider::SkillsProvider;
+use crate::registry::{self, Job, Offer, Prepared, ToolRef};
+
+/// The door a call came through: for logs and metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Door {
+    /// `POST /rpc`.
+    Rpc,
+    /// MCP over streamable HTTP (`/mcp`).
+    McpHttp,
+    /// `skillbox mcp` on stdio.
+    McpStdio,
+    /// The web playground (`POST /api/call`).
+    Playground,
+    /// A model's call in the web chat.
+    WebChat,
+    /// A model's call in `skillbox ask` or `chat`, or a library's agent.
+    Agent,
+    /// `skillbox call`.
+    Cli,
+}
+
+impl Door {
+    /// The door's label in logs and metrics.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Door::Rpc => "rpc",
+            Door::McpHttp => "mcp",
+            Door::McpStdio => "mcp_stdio",
+            Door::Playground => "playground",
+            Door::WebChat => "web_chat",
+            Door::Agent => "agent",
+            Door::Cli => "cli",
+        }
+    }
+
+    /// Every door's label, for metrics that list them.
+    pub const LABELS: [&'static str; 7] = [
+        "rpc",
+        "mcp",
+        "mcp_stdio",
+        "playground",
+        "web_chat",
+        "agent",
+        "cli",
+    ];
+}
+
+/// Who asks, and what they may use.
+pub struct CallContext<'c> {
+    /// The door.
+    pub door: Door,
+    /// The tools the caller may call.
+    pub offer: Offer<'c>,
+    /// What blob reads may return ([`Unbudgeted`] for a door with one caller).
+    pub budget: &'c mut dyn ReadBudget,
+    /// Asked before calls that run code or change the tools, when the door has a person to ask.
+    pub approval: Option<&'c dyn Approval>,
+}
+
+impl std::fmt::Debug for CallContext<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("CallContext")
+            .field("door", &self.door)
+            .field("offer", &self.offer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'c> CallContext<'c> {
+    /// A caller at `door` offered `offer`, with `budget` and no approval hook.
+    pub fn new(door: Door, offer: Offer<'c>, budget: &'c mut dyn ReadBudget) -> Self {
+        CallContext {
+            door,
+            offer,
+            budget,
+            approval: None,
+        }
+    }
+
+    /// The same caller, asking `approval` first.
+    #[must_use]
+    pub fn with_approval(mut self, approval: &'c dyn Approval) -> Self {
+        self.approval = Some(approval);
+        self
+    }
+}
+
+/// The one run queue and the one blocking pool of a process, and the order they are applied
+/// in. Every door of a server shares one (`Arc`).
+#[derive(Debug, Clone)]
+pub struct DoorPolicy {
+    runs: Arc<RunGate>,
+    blocking: BlockingPool,
+}
+
+impl Default for DoorPolicy {
+    fn default() -> Self {
+        DoorPolicy::new(RunLimits::default())
+    }
+}
+
+impl DoorPolicy {
+    /// A policy with these run limits and the default blocking pool.
+    #[must_use]
+    pub fn new(limits: RunLimits) -> Self {
+        DoorPolicy {
+            runs: Arc::new(RunGate::new(limits)),
+            blocking: BlockingPool::default(),
+        }
+    }
+
+    /// The same, with this blocking pool (a server's own budget).
+    #[must_use]
+    pub fn with_blocking_pool(mut self, pool: BlockingPool) -> Self {
+        self.blocking = pool;
+        self
+    }
+
+    /// The run queue: its limits, and how many runs execute and wait now.
+    #[must_use]
+    pub fn runs(&self) -> &RunGate {
+        &self.runs
+    }
+
+    /// The blocking pool, for a door's own file reads (web pages, MCP resources).
+    #[must_use]
+    pub fn blocking(&self) -> &BlockingPool {
+        &self.blocking
+    }
+
+    /// Call the tool `name` with `arguments` for the caller `context`, from the snapshot
+    /// `provider`. Never panics: every problem is a [`ToolOutcome`] with its status.
+    pub async fn call(
+        &self,
+        provider: &Arc<SkillsProvider>,
+        name: &str,
+        arguments: Arguments<'_>,
+        context: CallContext<'_>,
+    ) -> ToolOutcome {
+        let started = Instant::now();
+        let CallContext {
+            door,
+            offer,
+            budget,
+            approval,
+        } = context;
+        let Some(tool) = registry::lookup(provider, offer, name) else {
+            let outcome = registry::unknown_tool(provider, offer, name);
+            record(door, "unknown", &outcome, started);
+            return outcome;
+        };
+        let outcome = self
+            .answer(provider, &tool, arguments, budget, approval)
+            .await;
+        record(door, tool.metric_label(), &outcome, started);
+        outcome
+    }
+
+    async fn answer<'a>(
+        &self,
+        provider: &'a Arc<SkillsProvider>,
+        tool: &'a ToolRef,
+        arguments: Arguments<'a>,
+        budget: &'a mut dyn ReadBudget,
+        approval: Option<&dyn Approval>,
+    ) -> ToolOutcome {
+        let prepared = match tool.prepare(provider, arguments).await {
+            Ok(prepared) => prepared,
+            Err(outcome) => return outcome,
+        };
+        let Prepared {
+            runs_code,
+            approval: subject,
+            job,
+        } = prepared;
+        if let (Some(hook), Some(subject)) = (approval, subject) {
+            let arguments = arguments_value(arguments);
+            let summary = subject.summary.unwrap_or_else(|| {
+                let shown = serde_json::to_string(&arguments).unwrap_or_default();
+                match &subject.skill {
+                    Some(skill) => {
+                        format!("call `{}` of skill `{skill}` with {shown}", tool.name())
+                    }
+                    None => format!("call `{}` with {shown}", tool.name()),
+                }
+            });
+            let request = ApprovalRequest {
+                tool: tool.name().to_owned(),
+                skill: subject.skill,
+                arguments,
+                summary,
+            };
+            if let ApprovalDecision::Deny { reason } = hook.decide(&request).await {
+                return denied(&reason);
+            }
+        }
+        let _turn = if runs_code {
+            match self.runs.enter().await {
+                Ok(turn) => Some(turn),
+                Err(busy) => return ToolOutcome::from_service(Err(busy)),
+            }
+        } else {
+            None
+        };
+        match job {
+            Job::Answered(outcome) => outcome,
+            Job::Blocking { what, work } => match self.blocking.run(work).await {
+                Ok(outcome) => outcome,
+                Err(BlockingError::OverBudget { budget }) => ToolOutcome::with_status(
+                    CallStatus::TimedOut,
+                    format!(
+                        "`{}` did not finish within {} ms while {what}; the server goes on answering other calls, but this one will fail the same way until that is fixed",
+                        tool.name(),
+                        budget.as_millis()
+                    ),
+                ),
+                Err(error) => ToolOutcome::from_service(Err(ServiceError::internal_failure(
+                    "a file read",
+                    &error,
+                ))),
+            },
+            Job::Async(work) => work(budget).await,
+        }
+    }
+
+    /// Wait for a place in the run queue for work that runs code outside a tool call (MCP
+    /// `prompts/get` with commands): the same queue tool calls wait in.
+    ///
+    /// # Errors
+    /// The busy error when the queue is full.
+    pub async fn admit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
+        self.runs.enter().await
+    }
+}
+
+/// The answer to a call the approval hook denied, telling the model not to retry it.
+#[must_use]
+pub fn denied(reason: &str) -> ToolOutcome {
+    ToolOutcome::with_status(
+        CallStatus::Denied,
+        format!(
+            "the user did not allow this call ({reason}); do not call it again: go on without it or tell the user what you would need"
+        ),
+    )
+}
+
+/// A call's arguments as a value, for the approval hook (which shows them).
+fn arguments_value(arguments: Arguments<'_>) -> Value {
+    match arguments {
+        Arguments::Value(value) => value.clone(),
+        Arguments::Text(text) => {
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+        }
+        Arguments::None => Value::Object(serde_json::Map::new()),
+    }
+}
+
+fn record(door: Door, tool: &'static str, outcome: &ToolOutcome, started: Instant) {
+    let status = outcome.status.label();
+    let elapsed = started.elapsed();
+    skillbox_services::metrics::tool_call(door.label(), tool, status, elapsed);
+    tracing::debug!(
+        door = door.label(),
+        tool,
+        status,
+        duration_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+        "tool call"
+    );
+}
+
+/// Call a tool once, as a door with a single caller and no person to ask does (`skillbox
+/// call`, tests): through a default policy, offered everything, without a budget.
+pub async fn call_once(
+    provider: &Arc<SkillsProvider>,
+    name: &str,
+    arguments: &Value,
+) -> ToolOutcome {
+    let mut budget = Unbudgeted;
+    DoorPolicy::default()
+        .call(
+            provider,
+            name,
+            Arguments::from(arguments),
+            CallContext::new(Door::Cli, Offer::Everything, &mut budget),
+        )
+        .await
+}

@@ -1,0 +1,160 @@
+//! The one result shape of a tool call, whatever door it came through: what the caller reads,
+//! and how the call ended. Each door maps the [`CallStatus`] to its wire once (a JSON-RPC code,
+//! an MCP error result, an HTTP status, an exit code); the message is the same everywhere.
+
+use serde::Serialize;
+use serde::ser::SerializeStruct;
+use serde_json::{Value, json};
+use skillbox_services::ServiceError;
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallStatus {
+    /// It answered.
+    Ok,
+    /// The tool ran, or looked and refused, and failed: a script's non-zero exit, a handler's
+    /// error, a file that cannot be read. The content says what happened.
+    Failed,
+    /// What the caller sent is wrong: a missing or ill-typed parameter, a skill, version,
+    /// blob or file that does not exist here (a skill hidden from models included).
+    InvalidParams,
+    /// No tool of that name is offered to this caller.
+    UnknownTool,
+    /// The approval hook refused the call.
+    Denied,
+    /// Too much is in flight (the run queue, the answer budget, the file-read places); the
+    /// same call may succeed after `retry_after_ms`.
+    Busy {
+        /// How long to wait before retrying, in milliseconds.
+        retry_after_ms: u64,
+    },
+    /// The call did not finish within its budget (a file read held up by a stalled file
+    /// system); the server goes on answering others.
+    TimedOut,
+    /// Something failed inside the runtime; the log has the details.
+    Internal,
+}
+
+impl CallStatus {
+    /// A short name for logs and metric labels.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            CallStatus::Ok => "ok",
+            CallStatus::Failed => "failed",
+            CallStatus::InvalidParams => "invalid_params",
+            CallStatus::UnknownTool => "unknown_tool",
+            CallStatus::Denied => "denied",
+            CallStatus::Busy { .. } => "busy",
+            CallStatus::TimedOut => "timed_out",
+            CallStatus::Internal => "internal",
+        }
+    }
+}
+
+/// What a tool call produced: text or JSON for the caller, and how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    /// The result: a string (instructions, file text) or a JSON value; for an error,
+    /// `{"error": message}` (or the tool's own failure report, such as a script's result).
+    pub content: Value,
+    /// How the call ended.
+    pub status: CallStatus,
+}
+
+impl ToolOutcome {
+    /// A successful answer.
+    #[must_use]
+    pub fn ok(content: Value) -> Self {
+        ToolOutcome {
+            content,
+            status: CallStatus::Ok,
+        }
+    }
+
+    /// An answer with this status whose content is `{"error": message}`.
+    #[must_use]
+    pub fn with_status(status: CallStatus, message: impl Into<String>) -> Self {
+        ToolOutcome {
+            content: json!({ "error": message.into() }),
+            status,
+        }
+    }
+
+    /// The tool failed, with the message a model can act on.
+    #[must_use]
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::with_status(CallStatus::Failed, message)
+    }
+
+    /// The tool failed; `content` is its own report of what happened.
+    #[must_use]
+    pub fn failed_with(content: Value) -> Self {
+        ToolOutcome {
+            content,
+            status: CallStatus::Failed,
+        }
+    }
+
+    /// What the caller sent is wrong; the message names the parameter.
+    #[must_use]
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::with_status(CallStatus::InvalidParams, message)
+    }
+
+    /// The service's answer or failure as a tool outcome.
+    #[must_use]
+    pub fn from_service(result: Result<Value, ServiceError>) -> Self {
+        match result {
+            Ok(content) => ToolOutcome::ok(content),
+            Err(ServiceError::InvalidParams(message)) => ToolOutcome::invalid_params(message),
+            Err(ServiceError::Busy {
+                message,
+                retry_after_ms,
+            }) => Self::with_status(CallStatus::Busy { retry_after_ms }, message),
+            Err(ServiceError::Internal(message)) => {
+                Self::with_status(CallStatus::Internal, message)
+            }
+            Err(other) => Self::with_status(CallStatus::Internal, other.to_string()),
+        }
+    }
+
+    /// Whether the call did not answer successfully.
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.status != CallStatus::Ok
+    }
+
+    /// The error's message, when the content is `{"error": "..."}`.
+    #[must_use]
+    pub fn error_message(&self) -> Option<&str> {
+        self.content.get("error").and_then(Value::as_str)
+    }
+
+    /// The message of a failed call: its `error` text, or the whole content as text.
+    #[must_use]
+    pub fn message(&self) -> String {
+        self.error_message()
+            .map_or_else(|| self.text(), str::to_owned)
+    }
+
+    /// The result as the text a model receives.
+    #[must_use]
+    pub fn text(&self) -> String {
+        match &self.content {
+            Value::String(text) => text.clone(),
+            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        }
+    }
+}
+
+/// `{content, is_error}`: how the web app and `--json` output show an outcome.
+impl Serialize for ToolOutcome {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut outcome = serializer.serialize_struct("ToolOutcome", 2)?;
+        outcome.serialize_field("content", &self.content)?;
+        outcome.serialize_field("is_error", &self.is_error())?;
+        outcome.end()
+    }
+}

@@ -1,0 +1,655 @@
+//! The tool registry: every tool the runtime answers, each with its facts declared once.
+//!
+//! A built-in tool is a type implementing [`Tool`] in its own file under `tools/`, listed once
+//! in [`BUILTINS`]. Skill tools (`tools.json` entries and tools made with `define_tool`) are
+//! data: the provider's tool ownership finds them, after the built-ins, so a skill can never
+//! answer to a built-in's name. Every question a door asks about tools is answered here: is
+//! this a tool, does it run code, may this caller call it, what is its schema.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, LazyLock};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use skillbox_core::{Skill, ToolDefinition};
+use skillbox_services::ReadBudget;
+
+use crate::outcome::{CallStatus, ToolOutcome};
+use crate::params::{self, Arguments};
+use crate::provider::SkillsProvider;
+use crate::tool_spec::ToolSpec;
+use crate::tools;
+
+/// Which tools to offer a model or client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolProfile {
+    /// `load_skill`, `use_skill`, `read_skill_file`, `find_skills` (when offered), one tool per
+    /// `tools.json` entry, and `define_tool`/`remove_tool` when enabled.
+    Skills,
+    /// The 8 Skills Protocol tools.
+    Protocol,
+}
+
+impl ToolProfile {
+    /// Parse a profile name as used on the command line.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "skills" => Some(ToolProfile::Skills),
+            "protocol" => Some(ToolProfile::Protocol),
+            _ => None,
+        }
+    }
+}
+
+/// Which tools one caller may call.
+#[derive(Debug, Clone, Copy)]
+pub enum Offer<'a> {
+    /// The tools a profile lists for models (MCP, the agent's skills).
+    Profile(ToolProfile),
+    /// The Skills Protocol's tools and this server's extensions to it (`/rpc`).
+    Rpc,
+    /// Every tool this provider answers, of either profile (`skillbox call`, the playground).
+    Everything,
+    /// These tools of the skills profile only, by name (one agent round's offer).
+    Named(&'a BTreeSet<String>),
+}
+
+/// Whether a call of a tool runs code (a script, a handler, a protocol run, commands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsCode {
+    /// Never.
+    Never,
+    /// Always.
+    Always,
+    /// When the provider runs `` !`command` `` lines of skill bodies (`load_skill`).
+    WhenCommandsRun,
+}
+
+/// Whether a call reads files (on the blocking pool, under a time budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadsFiles {
+    /// It answers from memory.
+    Never,
+    /// Always.
+    Always,
+    /// Depending on its parameters (`describe_skill` with `detail: "full"`).
+    PerCall,
+}
+
+/// How much of a JSON-RPC request's `params` `/rpc` reads for a tool before refusing them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamsSize {
+    /// Names and numbers: 64 KiB.
+    Small,
+    /// Code and arguments for a run: 8 MiB.
+    Run,
+    /// Content read straight from the request body, never built into a tree (`create_blob`).
+    Body,
+}
+
+/// What an MCP client is told about a tool's effects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    /// It changes nothing.
+    pub read_only: bool,
+    /// It may destroy something (no tool does: runs are sandboxed, blobs only added).
+    pub destructive: bool,
+    /// Calling it twice with the same arguments does no more than once.
+    pub idempotent: bool,
+    /// It reaches the world outside the catalog (no tool does: runs have no network).
+    pub open_world: bool,
+}
+
+impl Annotations {
+    /// A tool that only reads.
+    pub const READ_ONLY: Annotations = Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    /// A tool that runs code or stores something.
+    pub const ACTS: Annotations = Annotations {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
+}
+
+/// The profiles a built-in tool belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profiles {
+    /// The skills profile.
+    pub skills: bool,
+    /// The Skills Protocol profile.
+    pub protocol: bool,
+    /// Answered by `/rpc` as this server's extension to the protocol.
+    pub rpc_extension: bool,
+}
+
+impl Profiles {
+    /// The skills profile only.
+    pub const SKILLS: Profiles = Profiles {
+        skills: true,
+        protocol: false,
+        rpc_extension: false,
+    };
+    /// The Skills Protocol profile only.
+    pub const PROTOCOL: Profiles = Profiles {
+        skills: false,
+        protocol: true,
+        rpc_extension: false,
+    };
+}
+
+/// The facts of a tool, declared once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolFacts {
+    /// Where it is offered.
+    pub profiles: Profiles,
+    /// Whether a call may run code: it then waits for a place in the run queue, and asks the
+    /// approval hook first.
+    pub runs_code: RunsCode,
+    /// Whether a call reads files: it then runs on the blocking pool.
+    pub reads_files: ReadsFiles,
+    /// It changes what the runtime offers (`define_tool`): the approval hook is asked first.
+    pub mutating: bool,
+    /// It needs the run and blob services (a data folder).
+    pub needs_services: bool,
+    /// How large its `/rpc` params may be.
+    pub params_size: ParamsSize,
+    /// What MCP clients are told.
+    pub annotations: Annotations,
+}
+
+/// A future of a tool's work.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
+
+/// Work that runs with the caller's answer budget (blob reads take from it).
+pub type BudgetedWork<'a> = Box<dyn FnOnce(&'a mut dyn ReadBudget) -> ToolFuture<'a> + Send + 'a>;
+
+/// What a call does once admitted.
+pub enum Job<'a> {
+    /// Already answered (from memory, while preparing).
+    Answered(ToolOutcome),
+    /// File reads: on the blocking pool, within its time budget. `what` says what is read,
+    /// for the message when the budget runs out.
+    Blocking {
+        /// What the work is doing, as in "while {what}".
+        what: &'static str,
+        /// The work.
+        work: Box<dyn FnOnce() -> ToolOutcome + Send + 'static>,
+    },
+    /// Async work (runs, blob reads and writes) with the caller's answer budget.
+    Async(BudgetedWork<'a>),
+}
+
+impl std::fmt::Debug for Job<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Job::Answered(outcome) => formatter.debug_tuple("Answered").field(outcome).finish(),
+            Job::Blocking { what, .. } => formatter
+                .debug_struct("Blocking")
+                .field("what", what)
+                .finish_non_exhaustive(),
+            Job::Async(_) => formatter.write_str("Async"),
+        }
+    }
+}
+
+/// Who is asked to approve a call, and what to show them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ApprovalSubject {
+    /// The skill whose code would run, when known.
+    pub skill: Option<String>,
+    /// One line saying what would run; by default "call `tool` of skill `s` with {arguments}".
+    pub summary: Option<String>,
+}
+
+impl ApprovalSubject {
+    /// The code of `skill` would run.
+    #[must_use]
+    pub fn skill(skill: &Skill) -> Self {
+        ApprovalSubject {
+            skill: Some(skill.name().to_owned()),
+            summary: None,
+        }
+    }
+}
+
+/// A call checked and ready: what it needs from the door policy, and its job.
+#[derive(Debug)]
+pub struct Prepared<'a> {
+    /// It takes a place in the run queue.
+    pub(crate) runs_code: bool,
+    /// The approval hook is asked first, with this.
+    pub(crate) approval: Option<ApprovalSubject>,
+    /// The work.
+    pub(crate) job: Job<'a>,
+}
+
+impl<'a> Prepared<'a> {
+    /// Answered while preparing, from memory.
+    #[must_use]
+    pub fn answered(outcome: ToolOutcome) -> Self {
+        Prepared {
+            runs_code: false,
+            approval: None,
+            job: Job::Answered(outcome),
+        }
+    }
+
+    /// File reads on the blocking pool.
+    #[must_use]
+    pub fn reads_files(
+        what: &'static str,
+        work: impl FnOnce() -> ToolOutcome + Send + 'static,
+    ) -> Self {
+        Prepared {
+            runs_code: false,
+            approval: None,
+            job: Job::Blocking {
+                what,
+                work: Box::new(work),
+            },
+        }
+    }
+
+    /// Async work that runs no code (blob reads and writes), with the caller's budget.
+    #[must_use]
+    pub fn asynchronous(
+        work: impl FnOnce(&'a mut dyn ReadBudget) -> ToolFuture<'a> + Send + 'a,
+    ) -> Self {
+        Prepared {
+            runs_code: false,
+            approval: None,
+            job: Job::Async(Box::new(work)),
+        }
+    }
+
+    /// Code to run: approved first, then admitted to the run queue.
+    #[must_use]
+    pub fn runs_code(subject: ApprovalSubject, work: ToolFuture<'a>) -> Self {
+        Prepared {
+            runs_code: true,
+            approval: Some(subject),
+            job: Job::Async(Box::new(move |_| work)),
+        }
+    }
+
+    /// Ask the approval hook first (a call that changes what the runtime offers).
+    #[must_use]
+    pub fn approved_first(mut self, subject: ApprovalSubject) -> Self {
+        self.approval = Some(subject);
+        self
+    }
+}
+
+/// A future preparing a call.
+pub type PrepareFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Prepared<'a>, ToolOutcome>> + Send + 'a>>;
+
+/// A built-in tool. One type per tool, in its own file under `tools/`.
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's name, spelled here only.
+    const NAME: &'static str;
+    /// What the tool does, for the model.
+    const DESCRIPTION: &'static str;
+    /// Its facts.
+    const FACTS: ToolFacts;
+    /// Its parameters: decoded once by the door policy; the schema is derived from them.
+    type Params<'a>: Deserialize<'a> + JsonSchema + Send;
+
+    /// Whether this provider answers the tool at all (`define_tool` only when enabled).
+    fn enabled(&self, _provider: &SkillsProvider) -> bool {
+        true
+    }
+
+    /// Whether this provider lists it to models (`find_skills` per `--find-skills`).
+    fn listed(&self, provider: &SkillsProvider) -> bool {
+        self.enabled(provider)
+    }
+
+    /// The schema as this provider offers it: the derived one, adjusted (`load_skill` lists
+    /// the skill names).
+    fn specialise(&self, _provider: &SkillsProvider, _schema: &mut Value) {}
+
+    /// Check the call without side effects (find its skill, its blobs) and return its job.
+    fn prepare<'a>(
+        &'a self,
+        provider: &'a Arc<SkillsProvider>,
+        params: Self::Params<'a>,
+    ) -> PrepareFuture<'a>;
+}
+
+/// A built-in tool behind a trait object: what the registry holds.
+pub(crate) trait BuiltinTool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    fn facts(&self) -> &'static ToolFacts;
+    fn schema(&self) -> Value;
+    fn enabled(&self, provider: &SkillsProvider) -> bool;
+    fn listed(&self, provider: &SkillsProvider) -> bool;
+    fn specialise(&self, provider: &SkillsProvider, schema: &mut Value);
+    fn prepare<'a>(
+        &'a self,
+        provider: &'a Arc<SkillsProvider>,
+        arguments: Arguments<'a>,
+    ) -> PrepareFuture<'a>;
+}
+
+impl<T: Tool> BuiltinTool for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn description(&self) -> &'static str {
+        T::DESCRIPTION
+    }
+
+    fn facts(&self) -> &'static ToolFacts {
+        &T::FACTS
+    }
+
+    fn schema(&self) -> Value {
+        params::schema_of::<T::Params<'static>>()
+    }
+
+    fn enabled(&self, provider: &SkillsProvider) -> bool {
+        Tool::enabled(self, provider)
+    }
+
+    fn listed(&self, provider: &SkillsProvider) -> bool {
+        Tool::listed(self, provider)
+    }
+
+    fn specialise(&self, provider: &SkillsProvider, schema: &mut Value) {
+        Tool::specialise(self, provider, schema);
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        provider: &'a Arc<SkillsProvider>,
+        arguments: Arguments<'a>,
+    ) -> PrepareFuture<'a> {
+        match params::decode::<T::Params<'a>>(T::NAME, arguments) {
+            Ok(params) => Tool::prepare(self, provider, params),
+            Err(error) => Box::pin(std::future::ready(Err(ToolOutcome::invalid_params(
+                error.0,
+            )))),
+        }
+    }
+}
+
+/// A built-in tool with its derived schema, computed once per process.
+pub struct Builtin {
+    pub(crate) tool: &'static dyn BuiltinTool,
+    pub(crate) schema: Value,
+}
+
+/// Every built-in tool, the skills profile's first, in the order models are offered them.
+pub(crate) static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
+    tools::ALL
+        .iter()
+        .map(|tool| Builtin {
+            tool: *tool,
+            schema: tool.schema(),
+        })
+        .collect()
+});
+
+/// Every name the runtime answers itself, in either profile: no `tools.json` tool may take
+/// one ([`skillbox_core::tool_names::ToolOwnership`] refuses them).
+#[must_use]
+pub fn reserved_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = tools::ALL.iter().map(|tool| tool.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// Whether `name` is a built-in tool's, in either profile.
+#[must_use]
+pub fn is_reserved(name: &str) -> bool {
+    tools::ALL.iter().any(|tool| tool.name() == name)
+}
+
+/// `name` as a built-in tool's name, for labels that must come from a fixed set (metrics).
+#[must_use]
+pub fn known_name(name: &str) -> Option<&'static str> {
+    tools::ALL
+        .iter()
+        .map(|tool| tool.name())
+        .find(|known| *known == name)
+}
+
+/// The names of the Skills Protocol's tools, in the seed's order.
+#[must_use]
+pub fn protocol_names() -> Vec<&'static str> {
+    tools::ALL
+        .iter()
+        .filter(|tool| tool.facts().profiles.protocol)
+        .map(|tool| tool.name())
+        .collect()
+}
+
+/// A tool found by name: a built-in, or a skill's tool.
+#[derive(Clone)]
+pub enum ToolRef {
+    /// A built-in tool.
+    Builtin(&'static Builtin),
+    /// A `tools.json` tool or a tool made with `define_tool`.
+    Skill {
+        /// The skill that answers it.
+        skill: Arc<Skill>,
+        /// The tool as declared.
+        tool: ToolDefinition,
+    },
+}
+
+impl std::fmt::Debug for ToolRef {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// The facts of every skill tool.
+const SKILL_TOOL_FACTS: ToolFacts = ToolFacts {
+    profiles: Profiles::SKILLS,
+    runs_code: RunsCode::Always,
+    reads_files: ReadsFiles::Never,
+    mutating: false,
+    needs_services: false,
+    params_size: ParamsSize::Run,
+    annotations: Annotations::ACTS,
+};
+
+impl ToolRef {
+    /// The tool's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        match self {
+            ToolRef::Builtin(builtin) => builtin.tool.name(),
+            ToolRef::Skill { tool, .. } => &tool.name,
+        }
+    }
+
+    /// Its facts.
+    #[must_use]
+    pub fn facts(&self) -> &'static ToolFacts {
+        match self {
+            ToolRef::Builtin(builtin) => builtin.tool.facts(),
+            ToolRef::Skill { .. } => &SKILL_TOOL_FACTS,
+        }
+    }
+
+    /// Whether a call of it may run code with this provider.
+    #[must_use]
+    pub fn runs_code(&self, provider: &SkillsProvider) -> bool {
+        match self.facts().runs_code {
+            RunsCode::Never => false,
+            RunsCode::Always => true,
+            RunsCode::WhenCommandsRun => provider.runs_commands_on_load(),
+        }
+    }
+
+    /// The skill that owns it, for a skill's tool.
+    #[must_use]
+    pub fn owner(&self) -> Option<&Arc<Skill>> {
+        match self {
+            ToolRef::Builtin(_) => None,
+            ToolRef::Skill { skill, .. } => Some(skill),
+        }
+    }
+
+    /// A label for metrics: the built-in's name, or `skill_tool` (skill tools are many).
+    #[must_use]
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            ToolRef::Builtin(builtin) => builtin.tool.name(),
+            ToolRef::Skill { .. } => "skill_tool",
+        }
+    }
+
+    /// Its definition as this provider offers it.
+    #[must_use]
+    pub fn spec(&self, provider: &SkillsProvider) -> ToolSpec {
+        match self {
+            ToolRef::Builtin(builtin) => {
+                let mut parameters = builtin.schema.clone();
+                builtin.tool.specialise(provider, &mut parameters);
+                ToolSpec {
+                    name: builtin.tool.name().to_owned(),
+                    description: builtin.tool.description().to_owned(),
+                    parameters,
+                }
+            }
+            ToolRef::Skill { tool, .. } => ToolSpec {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.input_schema.clone(),
+            },
+        }
+    }
+
+    /// Decode the arguments, check the call and return its job.
+    pub(crate) fn prepare<'a>(
+        &'a self,
+        provider: &'a Arc<SkillsProvider>,
+        arguments: Arguments<'a>,
+    ) -> PrepareFuture<'a> {
+        match self {
+            ToolRef::Builtin(builtin) => builtin.tool.prepare(provider, arguments),
+            ToolRef::Skill { skill, tool } => {
+                tools::skill_tool::prepare(provider, skill, tool, arguments)
+            }
+        }
+    }
+}
+
+fn builtin_in(offer: Offer<'_>, provider: &SkillsProvider, builtin: &Builtin) -> bool {
+    let tool = builtin.tool;
+    let profiles = tool.facts().profiles;
+    match offer {
+        Offer::Profile(ToolProfile::Skills) => profiles.skills && tool.listed(provider),
+        Offer::Profile(ToolProfile::Protocol) => profiles.protocol && tool.listed(provider),
+        Offer::Rpc => (profiles.protocol || profiles.rpc_extension) && tool.enabled(provider),
+        Offer::Everything => tool.enabled(provider),
+        Offer::Named(names) => {
+            profiles.skills && tool.listed(provider) && names.contains(tool.name())
+        }
+    }
+}
+
+fn skill_tools_in(offer: Offer<'_>) -> bool {
+    matches!(
+        offer,
+        Offer::Profile(ToolProfile::Skills) | Offer::Everything | Offer::Named(_)
+    )
+}
+
+/// The tool `name` as offered to a caller, or `None` when this caller has no such tool.
+/// Built-ins come first (the skills profile's before the protocol's), then skills' tools.
+#[must_use]
+pub fn lookup(provider: &SkillsProvider, offer: Offer<'_>, name: &str) -> Option<ToolRef> {
+    if let Some(builtin) = BUILTINS
+        .iter()
+        .find(|builtin| builtin.tool.name() == name && builtin_in(offer, provider, builtin))
+    {
+        return Some(ToolRef::Builtin(builtin));
+    }
+    if !skill_tools_in(offer) {
+        return None;
+    }
+    if let Offer::Named(names) = offer
+        && !names.contains(name)
+    {
+        return None;
+    }
+    provider
+        .skill_tool(name)
+        .map(|(skill, tool)| ToolRef::Skill { skill, tool })
+}
+
+/// Every tool a caller is offered, in order: the built-ins (each name once), then the skills'
+/// tools, then `define_tool` and `remove_tool`.
+#[must_use]
+pub fn offered(provider: &SkillsProvider, offer: Offer<'_>) -> Vec<ToolRef> {
+    let mut seen = BTreeSet::new();
+    let mut found: Vec<ToolRef> = Vec::new();
+    let mut late: Vec<ToolRef> = Vec::new();
+    for builtin in BUILTINS.iter() {
+        if builtin_in(offer, provider, builtin) && seen.insert(builtin.tool.name()) {
+            if builtin.tool.facts().mutating {
+                late.push(ToolRef::Builtin(builtin));
+            } else {
+                found.push(ToolRef::Builtin(builtin));
+            }
+        }
+    }
+    if skill_tools_in(offer) {
+        found.extend(
+            provider
+                .skill_tools()
+                .into_iter()
+                .filter(|(_, tool)| match offer {
+                    Offer::Named(names) => names.contains(&tool.name),
+                    _ => true,
+                })
+                .map(|(skill, tool)| ToolRef::Skill { skill, tool }),
+        );
+    }
+    found.extend(late);
+    found
+}
+
+/// The definitions of the tools a caller is offered, ready for any provider format.
+#[must_use]
+pub fn specs(provider: &SkillsProvider, offer: Offer<'_>) -> Vec<ToolSpec> {
+    offered(provider, offer)
+        .iter()
+        .map(|tool| tool.spec(provider))
+        .collect()
+}
+
+/// The answer to a call of a tool this caller is not offered: the same text at every door.
+#[must_use]
+pub fn unknown_tool(provider: &SkillsProvider, offer: Offer<'_>, name: &str) -> ToolOutcome {
+    let names: Vec<String> = offered(provider, offer)
+        .iter()
+        .map(|tool| tool.name().to_owned())
+        .collect();
+    ToolOutcome::with_status(
+        CallStatus::UnknownTool,
+        format!(
+            "unknown tool `{}`; the tools are: {}",
+            name,
+            names.join(", ")
+        ),
+    )
+}

@@ -1,0 +1,53 @@
+//! `create_blob` (Skills Protocol): store content as a blob and answer its id. The content
+//! may be tens of MiB: `/rpc` hands the policy the request's raw params, and the content stays
+//! borrowed from the body while it is decoded and stored.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use skillbox_services::CreateBlobParams;
+
+use crate::outcome::ToolOutcome;
+use crate::provider::SkillsProvider;
+use crate::registry::{
+    Annotations, ParamsSize, PrepareFuture, Prepared, Profiles, ReadsFiles, RunsCode, Tool,
+    ToolFacts,
+};
+
+/// `create_blob`.
+#[derive(Debug, Clone, Copy)]
+pub struct CreateBlob;
+
+impl Tool for CreateBlob {
+    const NAME: &'static str = "create_blob";
+    const DESCRIPTION: &'static str = "Store large content as a blob and return its ID.";
+    const FACTS: ToolFacts = ToolFacts {
+        profiles: Profiles::PROTOCOL,
+        runs_code: RunsCode::Never,
+        reads_files: ReadsFiles::Never,
+        mutating: false,
+        needs_services: true,
+        params_size: ParamsSize::Body,
+        annotations: Annotations::ACTS,
+    };
+    type Params<'a> = CreateBlobParams<'a>;
+
+    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+        schema["required"] = json!(["content", "kind"]);
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        provider: &'a Arc<SkillsProvider>,
+        params: CreateBlobParams<'a>,
+    ) -> PrepareFuture<'a> {
+        Box::pin(async move {
+            let services = Arc::clone(super::services(provider, Self::NAME)?);
+            Ok(Prepared::asynchronous(move |_budget| {
+                Box::pin(async move {
+                    ToolOutcome::from_service(services.create_blob_with(params).await)
+                })
+            }))
+        })
+    }
+}

@@ -1,0 +1,133 @@
+//! `list_skills` (Skills Protocol): the skills a model may see, sorted by name, a page at a
+//! time, optionally within one namespace. A cursor holds the last name of its page, so a
+//! reload between two pages neither repeats nor skips a skill that stayed.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::outcome::ToolOutcome;
+use crate::params::Bounded;
+use crate::provider::SkillsProvider;
+use crate::registry::{
+    Annotations, ParamsSize, PrepareFuture, Prepared, Profiles, ReadsFiles, RunsCode, Tool,
+    ToolFacts,
+};
+use skillbox_services::word_parameter;
+
+/// Skills per page when the caller names no limit.
+pub const DEFAULT_PAGE_SIZE: usize = 50;
+/// Skills per page at most.
+pub const MAX_PAGE_SIZE: u64 = 1000;
+
+/// `list_skills`.
+#[derive(Debug, Clone, Copy)]
+pub struct ListSkills;
+
+word_parameter! {
+    /// How much of each skill `list_skills` gives.
+    pub enum ListDetail {
+        /// Names and versions.
+        Names => "names",
+        /// Also the description, namespace and kind.
+        Summary => "summary",
+    }
+}
+
+/// Its parameters.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListSkillsParams {
+    /// Optional namespace to filter skills (e.g., 'salesforce')
+    #[serde(default)]
+    namespace: Option<String>,
+    /// Level of detail to return
+    #[serde(default)]
+    #[schemars(extend("default" = "names"))]
+    detail: Option<ListDetail>,
+    /// Maximum number of results
+    #[serde(default)]
+    #[schemars(extend("default" = 50))]
+    limit: Option<Bounded<1, MAX_PAGE_SIZE>>,
+    /// Pagination cursor from previous response
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+impl Tool for ListSkills {
+    const NAME: &'static str = "list_skills";
+    const DESCRIPTION: &'static str = "Enumerate available skills, optionally filtering by namespace. Results are deterministically sorted.";
+    const FACTS: ToolFacts = ToolFacts {
+        profiles: Profiles::PROTOCOL,
+        runs_code: RunsCode::Never,
+        reads_files: ReadsFiles::Never,
+        mutating: false,
+        needs_services: false,
+        params_size: ParamsSize::Small,
+        annotations: Annotations::READ_ONLY,
+    };
+    type Params<'a> = ListSkillsParams;
+
+    fn prepare<'a>(
+        &'a self,
+        provider: &'a Arc<SkillsProvider>,
+        params: ListSkillsParams,
+    ) -> PrepareFuture<'a> {
+        Box::pin(std::future::ready(
+            page(provider, &params).map(Prepared::answered),
+        ))
+    }
+}
+
+fn page(provider: &SkillsProvider, params: &ListSkillsParams) -> Result<ToolOutcome, ToolOutcome> {
+    let summary = params.detail == Some(ListDetail::Summary);
+    let limit = params.limit.map_or(DEFAULT_PAGE_SIZE, Bounded::count);
+    let after = match params.cursor.as_deref() {
+        None => None,
+        Some(cursor) => Some(decode_cursor(cursor).ok_or_else(|| {
+            ToolOutcome::invalid_params(
+                "parameter `cursor` is not a cursor this server issued; start again without it",
+            )
+        })?),
+    };
+    let namespace = params.namespace.as_deref();
+    let mut page = Vec::new();
+    let mut next_cursor = Value::Null;
+    for skill in provider.catalog().latest_visible_to_model() {
+        let skill_namespace = skill.namespace();
+        if namespace.is_some_and(|wanted| wanted != skill_namespace) {
+            continue;
+        }
+        if after.as_deref().is_some_and(|after| skill.name() <= after) {
+            continue;
+        }
+        if page.len() == limit {
+            if let Some(Value::Object(last)) = page.last()
+                && let Some(name) = last.get("name").and_then(Value::as_str)
+            {
+                next_cursor = Value::String(encode_cursor(name));
+            }
+            break;
+        }
+        let mut entry = json!({ "name": skill.name(), "version": skill.version_label() });
+        if summary {
+            entry["description"] = json!(skill.description);
+            entry["namespace"] = json!(skill_namespace);
+            entry["kind"] = json!(skill.kind());
+        }
+        page.push(entry);
+    }
+    Ok(ToolOutcome::ok(
+        json!({ "skills": page, "next_cursor": next_cursor }),
+    ))
+}
+
+fn encode_cursor(name: &str) -> String {
+    format!("c1.{}", hex::encode(name))
+}
+
+fn decode_cursor(cursor: &str) -> Option<String> {
+    let hex = cursor.strip_prefix("c1.").filter(|hex| !hex.is_empty())?;
+    String::from_utf8(hex::decode(hex).ok()?).ok()
+}

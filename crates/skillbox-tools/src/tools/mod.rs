@@ -1,0 +1,146 @@
+//! The built-in tools, one file each: their parameters, facts and handlers. [`ALL`] is the
+//! registry's list, in the order models are offered them: the skills profile's tools, then the
+//! Skills Protocol's, in the seed's order.
+
+use std::sync::Arc;
+
+use skillbox_core::Skill;
+
+use crate::outcome::ToolOutcome;
+use crate::provider::SkillsProvider;
+use crate::registry::BuiltinTool;
+
+pub mod create_blob;
+pub mod define_tool;
+pub mod describe_skill;
+pub mod execute_skill;
+pub mod find_skills;
+pub mod guide;
+pub mod list_skills;
+pub mod load_skill;
+pub mod read_blob;
+pub mod read_skill_file;
+pub mod run_code;
+pub mod skill_tool;
+pub mod use_skill;
+
+/// Every built-in tool, in the order models are offered them.
+pub(crate) static ALL: [&(dyn BuiltinTool + 'static); 14] = [
+    &load_skill::LoadSkill,
+    &use_skill::UseSkill,
+    &read_skill_file::ReadSkillFile,
+    &find_skills::FindSkills,
+    &define_tool::DefineTool,
+    &define_tool::RemoveTool,
+    &list_skills::ListSkills,
+    &describe_skill::DescribeSkill,
+    &read_skill_file::ProtocolReadSkillFile,
+    &execute_skill::ExecuteSkill,
+    &run_code::RunCode,
+    &create_blob::CreateBlob,
+    &read_blob::ReadBlob,
+    &guide::ProtocolGuide,
+];
+
+/// The first of the names a model may give a skill by (`skill`, `skill_name`, `skillName`,
+/// `name`) that is not blank, trimmed.
+pub(crate) fn first_skill_name(candidates: [Option<&str>; 4]) -> Option<&str> {
+    candidates
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|name| !name.is_empty())
+}
+
+/// The skill a model may see under `name` (and version), or the answer for a miss worded for
+/// a model: a close name when there is one, else how to list the skills.
+pub(crate) fn model_skill(
+    provider: &SkillsProvider,
+    name: &str,
+    version: Option<&str>,
+) -> Result<Arc<Skill>, ToolOutcome> {
+    provider.lookup_model_skill(name, version).map_err(|miss| {
+        ToolOutcome::invalid_params(match miss.closest {
+            Some(close) => format!("no skill named `{name}`; did you mean `{close}`?"),
+            None => format!(
+                "no skill named `{name}`; call load_skill with {{\"list_skills\": true}} to see the skills"
+            ),
+        })
+    })
+}
+
+/// The skill a call names, or the answer saying it must name one.
+pub(crate) fn named_skill(
+    provider: &SkillsProvider,
+    tool: &str,
+    name: Option<&str>,
+    version: Option<&str>,
+) -> Result<Arc<Skill>, ToolOutcome> {
+    let name = name.ok_or_else(|| {
+        ToolOutcome::invalid_params(format!(
+            "`{tool}` needs the parameter `skill` (the skill's name)"
+        ))
+    })?;
+    model_skill(provider, name, version)
+}
+
+/// The run and blob services, or the answer saying this provider has none.
+pub(crate) fn services<'a>(
+    provider: &'a SkillsProvider,
+    tool: &str,
+) -> Result<&'a Arc<skillbox_services::Services>, ToolOutcome> {
+    provider.services().ok_or_else(|| {
+        ToolOutcome::with_status(
+            crate::outcome::CallStatus::Internal,
+            format!(
+                "`{tool}` needs the run and blob services (a data folder for blobs and run inputs), and this provider was built without them: `skillbox serve` and `skillbox call` have them; a library caller adds them with `SkillsProvider::with_services`"
+            ),
+        )
+    })
+}
+
+/// The names a model may give a skill by, in a call of `load_skill`, `use_skill` or
+/// `read_skill_file`.
+#[derive(Debug, Default, serde::Deserialize)]
+struct SkillNames {
+    #[serde(default)]
+    skill: Option<serde_json::Value>,
+    #[serde(default)]
+    skill_name: Option<serde_json::Value>,
+    #[serde(default, rename = "skillName")]
+    skill_name_camel: Option<serde_json::Value>,
+    #[serde(default)]
+    name: Option<serde_json::Value>,
+}
+
+/// The skill a call of `tool` names, for the tools that take one (`load_skill`, `use_skill`,
+/// `read_skill_file`): what an agent checks against a sub-agent's scope before the call.
+#[must_use]
+pub fn skill_named_by(
+    tool: &str,
+    arguments: skillbox_services::params::Arguments<'_>,
+) -> Option<String> {
+    use crate::registry::Tool;
+    let names_a_skill = [
+        load_skill::LoadSkill::NAME,
+        use_skill::UseSkill::NAME,
+        read_skill_file::ReadSkillFile::NAME,
+    ]
+    .contains(&tool);
+    if !names_a_skill {
+        return None;
+    }
+    let names: SkillNames = skillbox_services::params::decode(tool, arguments).ok()?;
+    let text = |value: &Option<serde_json::Value>| {
+        value
+            .as_ref()
+            .and_then(|value| value.as_str().map(str::to_owned))
+    };
+    first_skill_name([
+        text(&names.skill).as_deref(),
+        text(&names.skill_name).as_deref(),
+        text(&names.skill_name_camel).as_deref(),
+        text(&names.name).as_deref(),
+    ])
+    .map(str::to_owned)
+}
