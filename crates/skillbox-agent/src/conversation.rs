@@ -10,6 +10,8 @@ use serde_json::Value;
 use skillbox_core::Skill;
 use skillbox_tools::Session;
 
+use crate::agent::bound::ToolBound;
+use crate::history;
 use crate::transcript::Transcript;
 use crate::wire::WireFormat;
 
@@ -135,12 +137,17 @@ impl Usage {
     }
 }
 
-/// A conversation: its messages, the skill state of seed 003, and its transcript.
+/// A conversation: its messages (within the bound of [`crate::history`]), the skill state of
+/// seed 003, and its transcript.
 #[derive(Debug)]
 pub struct Conversation {
     pub(crate) id: String,
     pub(crate) messages: Vec<Message>,
+    /// Each message's bytes as JSON, as the history bound counts them.
+    sizes: Vec<usize>,
     pub(crate) session: Session,
+    /// The `allowed-tools` in force (see [`ToolBound`]).
+    pub(crate) bound: ToolBound,
     /// Skills loaded so far (their tools are offered in tools-on-load mode).
     pub(crate) loaded: BTreeSet<String>,
     /// Skills the person invoked: the model may use them even when hidden from it.
@@ -150,12 +157,19 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// An empty conversation with this skill state, saved to `transcript` when given.
-    pub(crate) fn new(id: String, session: Session, transcript: Option<Transcript>) -> Self {
+    /// An empty conversation, its skills' `allowed-tools` enforced when
+    /// `enforce_allowed_tools`, saved to `transcript` when given.
+    pub(crate) fn new(
+        id: String,
+        enforce_allowed_tools: bool,
+        transcript: Option<Transcript>,
+    ) -> Self {
         Conversation {
             id,
             messages: Vec::new(),
-            session,
+            sizes: Vec::new(),
+            session: Session::new(enforce_allowed_tools),
+            bound: ToolBound::new(enforce_allowed_tools),
             loaded: BTreeSet::new(),
             invoked: BTreeSet::new(),
             transcript,
@@ -181,16 +195,46 @@ impl Conversation {
         self.session.active_skill()
     }
 
-    /// `skill` was loaded: it is the active skill, and its tools are offered in tools-on-load
-    /// mode.
+    /// Whether the conversation is saved: it has a transcript, and the transcript's file was
+    /// written (a transcript begun with [`crate::TranscriptStore::begin`] is written from the
+    /// model's first answer on).
+    #[must_use]
+    pub fn is_saved(&self) -> bool {
+        self.transcript.as_ref().is_some_and(Transcript::is_written)
+    }
+
+    /// `skill` was loaded: it is the active skill, its `allowed-tools` narrow the bound, and
+    /// its tools are offered in tools-on-load mode.
     pub(crate) fn activate(&mut self, skill: &Skill) {
         self.session.activate(skill);
+        self.bound.narrow(skill);
         self.loaded.insert(skill.name().to_owned());
     }
 
+    /// The person invoked `skill` (`/name`): it is active, and the bound starts again from it.
+    pub(crate) fn activate_invoked(&mut self, skill: &Skill) {
+        self.invoked.insert(skill.name().to_owned());
+        self.bound.restart(skill);
+        self.activate(skill);
+    }
+
+    /// Take `messages` as the history (a resumed conversation's), within the bound; the
+    /// transcript has them already.
+    pub(crate) fn restore(&mut self, messages: Vec<Message>) {
+        self.sizes = messages.iter().map(history::json_bytes).collect();
+        self.messages = messages;
+        history::bound(&mut self.messages, &mut self.sizes);
+    }
+
+    /// Add a message: the history is kept within its bound, then the message is saved as it
+    /// is kept.
     pub(crate) fn push(&mut self, message: Message) {
+        self.sizes.push(history::json_bytes(&message));
+        self.messages.push(message);
+        history::bound(&mut self.messages, &mut self.sizes);
         if let Some(transcript) = &mut self.transcript
-            && let Err(error) = transcript.append(&message)
+            && let Some(message) = self.messages.last()
+            && let Err(error) = transcript.append(message)
             && !self.transcript_failed
         {
             self.transcript_failed = true;
@@ -199,6 +243,5 @@ impl Conversation {
                 transcript.path().display()
             );
         }
-        self.messages.push(message);
     }
 }

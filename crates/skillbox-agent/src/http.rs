@@ -9,7 +9,8 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 
-use crate::model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse};
+use crate::client::ModelClient;
+use crate::model::{ModelError, ModelEvent, ModelRequest, ModelResponse};
 use crate::wire::{WireFormat, excerpt};
 
 /// How long connecting may take.
@@ -116,6 +117,9 @@ pub struct HttpModelClient {
     url: String,
     /// `url` without credentials, for messages.
     shown: String,
+    /// Whether the server is on this machine (a loopback address or `localhost`): a refused
+    /// connection there means it is not running, not that it is busy.
+    loopback: bool,
     key: Option<ApiKey>,
     headers: HeaderMap,
     http: reqwest::Client,
@@ -190,6 +194,7 @@ impl HttpModelClient {
         }
         // OpenRouter shows these in its dashboard; other servers ignore them.
         headers.insert("x-title", HeaderValue::from_static("skillbox"));
+        skillbox_tools::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             // A redirect would carry the key (`x-api-key` is not a header reqwest strips) to
@@ -202,6 +207,7 @@ impl HttpModelClient {
             format,
             url: format!("{base}/{}", format.endpoint()),
             shown: shown_url(&format!("{base}/{}", format.endpoint())),
+            loopback: is_loopback(base),
             key,
             headers,
             http,
@@ -231,6 +237,11 @@ impl HttpModelClient {
     }
 
     fn unreachable(&self, error: reqwest::Error) -> ModelError {
+        if self.loopback && error.is_connect() && is_refused(&error) {
+            return ModelError::NotListening {
+                url: self.shown.clone(),
+            };
+        }
         // The URL is named once, shown without credentials; reqwest's own text would repeat it.
         let error = error.without_url();
         let mut detail = error.to_string();
@@ -471,6 +482,35 @@ impl ModelClient for HttpModelClient {
     }
 }
 
+/// Whether `base_url` names this machine: a loopback address, `localhost` or a name under it.
+fn is_loopback(base_url: &str) -> bool {
+    let Some(host) = url_host(base_url) else {
+        return false;
+    };
+    match host.parse::<std::net::IpAddr>() {
+        Ok(address) => address.is_loopback(),
+        Err(_) => {
+            let name = host.trim_end_matches('.');
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
+}
+
+/// Whether a failed connection was refused (nothing listens at the port).
+fn is_refused(error: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
+}
+
 /// `Retry-After` as seconds or an HTTP date.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
@@ -551,6 +591,65 @@ mod tests {
             Some("evil.example")
         );
         assert_eq!(url_host("not a url"), None);
+    }
+
+    #[test]
+    fn loopback_hosts_are_this_machine() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://127.3.4.5/v1",
+            "http://[::1]:8080/v1",
+            "http://localhost:11434/v1",
+            "http://LOCALHOST./v1",
+            "http://model.localhost/v1",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.2:8080/v1",
+            "http://localhost.example/v1",
+            "not a url",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_to_this_machine_is_not_retried() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = closed.local_addr().expect("address").port();
+        drop(closed);
+        let client = HttpModelClient::new(
+            WireFormat::Chat,
+            &format!("http://127.0.0.1:{port}/v1"),
+            None,
+        )
+        .expect("client");
+        let request = ModelRequest {
+            model: "m",
+            system: "",
+            messages: &[crate::conversation::Message::user("hi")],
+            tools: &[],
+            max_output_tokens: 64,
+            temperature: None,
+        };
+        let mut retries = 0;
+        let error = client
+            .respond(&request, &mut |event| {
+                if matches!(event, ModelEvent::Retry { .. }) {
+                    retries += 1;
+                }
+            })
+            .await
+            .expect_err("nothing listens");
+        assert_eq!(retries, 0);
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "cannot reach the model server at http://127.0.0.1:{port}/v1/chat/completions: nothing listens there (connection refused); start the server, or check --base-url"
+            )
+        );
     }
 
     #[test]

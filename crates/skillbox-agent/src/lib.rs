@@ -6,18 +6,22 @@
 //! ([`HttpModelClient`]). Conversations are saved as JSONL transcripts ([`TranscriptStore`]).
 
 pub mod agent;
+pub mod client;
 pub mod conversation;
 pub mod events;
+pub mod history;
 pub mod http;
 pub mod model;
 pub mod transcript;
 pub mod wire;
 
 pub use agent::{Agent, AgentOptions, DEFAULT_MAX_ROUNDS, SkillSource, Turn, TurnInput};
+pub use client::ModelClient;
 pub use conversation::{Conversation, Message, Replay, ToolCall, ToolResult, Usage};
 pub use events::{AgentEvent, TurnEnd};
+pub use history::{MAX_HISTORY_BYTES, MAX_HISTORY_CALLS};
 pub use http::{ApiKey, ClientError, HttpModelClient, RetryPolicy, shown_url, url_host};
-pub use model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, StopReason};
+pub use model::{ModelError, ModelEvent, ModelRequest, ModelResponse, StopReason};
 pub use skillbox_tools::{
     Approval, ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest,
 };

@@ -5,7 +5,6 @@ use serde::Serialize;
 use skillbox_tools::ToolSpec;
 
 use crate::conversation::{Message, Replay, ToolCall, Usage};
-use crate::wire::WireFormat;
 
 /// One request to a model: everything it sees this round.
 #[derive(Debug, Clone, Copy)]
@@ -97,6 +96,15 @@ pub enum ModelError {
         /// What failed.
         detail: String,
     },
+    /// Nothing listens at a loopback address: a local server that is not running. Retrying
+    /// cannot help, so the turn ends at once.
+    #[error(
+        "cannot reach the model server at {url}: nothing listens there (connection refused); start the server, or check --base-url"
+    )]
+    NotListening {
+        /// The URL asked.
+        url: String,
+    },
     /// The server refused the credentials.
     #[error(
         "the model server at {url} refused the API key (HTTP {status}): {message}; check {key_hint}"
@@ -170,25 +178,9 @@ impl ModelError {
                 ) || kind.contains("rate_limit")
             }),
             ModelError::Truncated { .. } => true,
-            ModelError::Unauthorized { .. } | ModelError::Malformed { .. } => false,
+            ModelError::NotListening { .. }
+            | ModelError::Unauthorized { .. }
+            | ModelError::Malformed { .. } => false,
         }
     }
-}
-
-/// A model behind some API. The loop calls it once per round.
-#[async_trait::async_trait]
-pub trait ModelClient: Send + Sync {
-    /// The wire format spoken (decides how replayed items are reused).
-    fn format(&self) -> WireFormat;
-
-    /// Send one request and stream the answer, reporting text pieces and retries to
-    /// `events` as they happen.
-    ///
-    /// # Errors
-    /// A [`ModelError`] once retries are spent or when retrying cannot help.
-    async fn respond(
-        &self,
-        request: &ModelRequest<'_>,
-        events: &mut (dyn FnMut(ModelEvent) + Send),
-    ) -> Result<ModelResponse, ModelError>;
 }

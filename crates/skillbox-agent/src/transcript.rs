@@ -1,7 +1,10 @@
 //! Transcripts: every conversation saved as JSONL (`<id>.jsonl`, one JSON value per line: a
 //! header, then each message as it is added, and a line per finished turn), so a
 //! conversation can be resumed and audited. Files are private to the user (0600 in a 0700
-//! folder): conversations hold what people typed and what skills returned.
+//! folder): conversations hold what people typed and what skills returned. A line holds at
+//! most [`MAX_TRANSCRIPT_LINE_BYTES`] (a larger message is saved with its payloads cut), a file
+//! at most [`MAX_TRANSCRIPT_BYTES`] (past it the conversation goes on unsaved), and a file
+//! larger than that is not resumed.
 
 use fs_err::os::unix::fs::OpenOptionsExt;
 use std::io::{BufRead, Write};
@@ -12,10 +15,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Message, Usage};
 use crate::events::TurnEnd;
+use crate::history::{self, MAX_HISTORY_BYTES};
 use crate::wire::WireFormat;
 
 /// A transcript file's name ends so.
 pub const TRANSCRIPT_EXTENSION: &str = "jsonl";
+/// Bytes of one transcript line at most: a message the history bound keeps, with room for the
+/// line's own fields. A larger message is saved with its payloads and texts cut.
+pub const MAX_TRANSCRIPT_LINE_BYTES: usize = MAX_HISTORY_BYTES + 64 * 1024;
+/// Bytes of one transcript file at most: eight histories at their bound. Past it nothing more
+/// is saved (the conversation goes on, unsaved), and a larger file is not resumed.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The first line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,6 +87,26 @@ pub enum TranscriptError {
         /// The ids it matches.
         matches: String,
     },
+    /// A file larger than a transcript may be (skillbox writes none that large).
+    #[error(
+        "{path} holds {bytes} bytes, more than a transcript may ({bound} bytes); it is not resumed"
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+        /// [`MAX_TRANSCRIPT_BYTES`].
+        bound: u64,
+    },
+    /// The transcript reached [`MAX_TRANSCRIPT_BYTES`]: nothing more is saved.
+    #[error("{path} reached the bound of a transcript ({bound} bytes); the rest is not saved")]
+    Full {
+        /// The file.
+        path: PathBuf,
+        /// [`MAX_TRANSCRIPT_BYTES`].
+        bound: u64,
+    },
     /// A line is not a transcript line.
     #[error("{path}:{line}: not a transcript line: {message}")]
     Corrupt {
@@ -112,7 +142,15 @@ pub struct TranscriptStore {
 pub struct Transcript {
     header: TranscriptHeader,
     path: PathBuf,
-    file: fs_err::File,
+    /// The file, once made: one begun with [`TranscriptStore::begin`] is made when the model
+    /// first answers, and the lines before wait in `held`.
+    file: Option<fs_err::File>,
+    /// Lines waiting for the file.
+    held: Vec<String>,
+    /// Bytes in the file.
+    written: u64,
+    /// Bytes the file may hold ([`MAX_TRANSCRIPT_BYTES`]).
+    limit: u64,
 }
 
 impl Transcript {
@@ -128,36 +166,95 @@ impl Transcript {
         &self.path
     }
 
-    /// Append a message.
-    ///
-    /// # Errors
-    /// When the file cannot be written.
-    pub fn append(&mut self, message: &Message) -> Result<(), TranscriptError> {
-        self.write_line(&Line::Message {
-            message: message.clone(),
-        })
+    /// Whether the file was made (a transcript begun with [`TranscriptStore::begin`] is made
+    /// when the model first answers).
+    #[must_use]
+    pub fn is_written(&self) -> bool {
+        self.file.is_some()
     }
 
-    /// Record how a turn ended.
+    /// Append a message; a message whose line would be longer than
+    /// [`MAX_TRANSCRIPT_LINE_BYTES`] is saved with its payloads and texts cut.
     ///
     /// # Errors
-    /// When the file cannot be written.
+    /// When the file cannot be made or written, or it is full ([`TranscriptError::Full`]).
+    pub fn append(&mut self, message: &Message) -> Result<(), TranscriptError> {
+        let mut line = Line::Message {
+            message: message.clone(),
+        };
+        let mut text = line_text(&line)?;
+        if text.len() > MAX_TRANSCRIPT_LINE_BYTES
+            && let Line::Message { message } = &mut line
+        {
+            history::cut_all(message);
+            text = line_text(&line)?;
+        }
+        if self.file.is_none() {
+            if !matches!(message, Message::Assistant { .. }) {
+                self.held.push(text);
+                return Ok(());
+            }
+            self.open()?;
+        }
+        self.write_text(&text)
+    }
+
+    /// Record how a turn ended (not when nothing was saved: a turn that failed before the
+    /// model answered leaves no file).
+    ///
+    /// # Errors
+    /// When the file cannot be written, or it is full.
     pub fn record_turn(
         &mut self,
         end: TurnEnd,
         rounds: u32,
         usage: Usage,
     ) -> Result<(), TranscriptError> {
-        self.write_line(&Line::Turn { end, rounds, usage })
+        if self.file.is_none() {
+            return Ok(());
+        }
+        self.write_text(&line_text(&Line::Turn { end, rounds, usage })?)
     }
 
-    fn write_line(&mut self, line: &Line) -> Result<(), TranscriptError> {
-        let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
-        text.push('\n');
-        self.file.write_all(text.as_bytes())?;
-        self.file.flush()?;
+    /// Make the file: the header, then the lines held.
+    fn open(&mut self) -> Result<(), TranscriptError> {
+        let file = fs_err::OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.path)?;
+        self.file = Some(file);
+        let header = line_text(&Line::Header(self.header.clone()))?;
+        self.write_text(&header)?;
+        for text in std::mem::take(&mut self.held) {
+            self.write_text(&text)?;
+        }
         Ok(())
     }
+
+    fn write_text(&mut self, text: &str) -> Result<(), TranscriptError> {
+        let length = u64::try_from(text.len()).unwrap_or(u64::MAX);
+        if self.written.saturating_add(length) > self.limit {
+            return Err(TranscriptError::Full {
+                path: self.path.clone(),
+                bound: self.limit,
+            });
+        }
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        file.write_all(text.as_bytes())?;
+        file.flush()?;
+        self.written += length;
+        Ok(())
+    }
+}
+
+/// A line of the file, newline included.
+fn line_text(line: &Line) -> Result<String, TranscriptError> {
+    let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+    text.push('\n');
+    Ok(text)
 }
 
 fn is_id_text(id: &str) -> bool {
@@ -209,11 +306,28 @@ impl TranscriptStore {
         Ok(())
     }
 
-    /// Begin a new transcript.
+    /// Begin a new transcript, its file made now.
     ///
     /// # Errors
     /// When the folder or the file cannot be made.
     pub fn create(
+        &self,
+        format: WireFormat,
+        model: &str,
+        base_url: &str,
+    ) -> Result<Transcript, TranscriptError> {
+        let mut transcript = self.begin(format, model, base_url)?;
+        transcript.open()?;
+        Ok(transcript)
+    }
+
+    /// Begin a new transcript whose file is made when the model first answers: a
+    /// conversation in which nothing was exchanged (the server is down, the key refused)
+    /// leaves no file behind.
+    ///
+    /// # Errors
+    /// When the folder cannot be made or is not the user's.
+    pub fn begin(
         &self,
         format: WireFormat,
         model: &str,
@@ -232,15 +346,14 @@ impl TranscriptStore {
             base_url: base_url.to_owned(),
         };
         let path = self.path_of(&header.id);
-        let file = fs_err::OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .mode(0o600)
-            .open(&path)?;
-        let mut transcript = Transcript { header, path, file };
-        let header_line = Line::Header(transcript.header.clone());
-        transcript.write_line(&header_line)?;
-        Ok(transcript)
+        Ok(Transcript {
+            header,
+            path,
+            file: None,
+            held: Vec::new(),
+            written: 0,
+            limit: MAX_TRANSCRIPT_BYTES,
+        })
     }
 
     fn path_of(&self, id: &str) -> PathBuf {
@@ -304,6 +417,14 @@ impl TranscriptStore {
             .read(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)?;
+        let bytes = file.metadata()?.len();
+        if bytes > MAX_TRANSCRIPT_BYTES {
+            return Err(TranscriptError::TooLarge {
+                path,
+                bytes,
+                bound: MAX_TRANSCRIPT_BYTES,
+            });
+        }
         let mut header = None;
         let mut messages = Vec::new();
         for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
@@ -344,7 +465,18 @@ impl TranscriptStore {
             .append(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)?;
-        Ok((Transcript { header, path, file }, messages))
+        let written = file.metadata()?.len();
+        Ok((
+            Transcript {
+                header,
+                path,
+                file: Some(file),
+                held: Vec::new(),
+                written,
+                limit: MAX_TRANSCRIPT_BYTES,
+            },
+            messages,
+        ))
     }
 
     /// Every conversation, oldest first. Files that are not transcripts are skipped.
@@ -460,6 +592,92 @@ mod tests {
         assert!(
             error.to_string().contains(":2: not a transcript line"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn a_begun_transcript_is_made_when_the_model_first_answers() {
+        let folder = tempfile::tempdir().expect("temp");
+        let store = TranscriptStore::new(folder.path().join("transcripts"));
+        let mut transcript = store.begin(WireFormat::Chat, "m", "u").expect("begin");
+        transcript.append(&Message::user("hello")).expect("held");
+        transcript
+            .record_turn(TurnEnd::Failed, 1, Usage::default())
+            .expect("nothing to record");
+        assert!(!transcript.is_written());
+        assert!(!transcript.path().exists());
+        assert_eq!(store.list().expect("list"), Vec::new());
+        transcript
+            .append(&Message::assistant("hi"))
+            .expect("append");
+        assert!(transcript.is_written());
+        let (_, messages) = store.resume(&transcript.header().id).expect("resume");
+        assert_eq!(
+            messages,
+            vec![Message::user("hello"), Message::assistant("hi")]
+        );
+    }
+
+    #[test]
+    fn a_line_too_long_is_saved_with_its_payloads_cut() {
+        let folder = tempfile::tempdir().expect("temp");
+        let store = TranscriptStore::new(folder.path());
+        let mut transcript = store.create(WireFormat::Chat, "m", "u").expect("create");
+        // Control characters take six bytes each as JSON.
+        let text = "\u{1}".repeat(MAX_HISTORY_BYTES / 4);
+        transcript.append(&Message::user(text)).expect("append");
+        let saved = fs_err::read_to_string(transcript.path()).expect("read");
+        let line = saved.lines().nth(1).expect("the message");
+        assert!(line.len() <= MAX_TRANSCRIPT_LINE_BYTES, "{}", line.len());
+        assert!(
+            line.contains("[skillbox: 2.0 MiB of text cut to keep the conversation within its bound of 8.0 MiB]"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_full_transcript_takes_no_more_lines() {
+        let folder = tempfile::tempdir().expect("temp");
+        let store = TranscriptStore::new(folder.path());
+        let mut transcript = store.create(WireFormat::Chat, "m", "u").expect("create");
+        transcript.limit = transcript.written + 200;
+        transcript
+            .append(&Message::user("a".repeat(100)))
+            .expect("fits");
+        let error = transcript
+            .append(&Message::user("b".repeat(100)))
+            .expect_err("full");
+        assert!(
+            error
+                .to_string()
+                .contains("reached the bound of a transcript"),
+            "{error}"
+        );
+        let saved = fs_err::metadata(transcript.path()).expect("metadata").len();
+        assert!(saved <= transcript.limit, "{saved}");
+    }
+
+    #[test]
+    fn a_file_larger_than_a_transcript_is_not_resumed() {
+        let folder = tempfile::tempdir().expect("temp");
+        let store = TranscriptStore::new(folder.path());
+        let transcript = store.create(WireFormat::Chat, "m", "u").expect("create");
+        let id = transcript.header().id.clone();
+        let path = transcript.path().to_path_buf();
+        drop(transcript);
+        fs_err::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_len(MAX_TRANSCRIPT_BYTES + 1)
+            .expect("grow");
+        let error = store.resume(&id).expect_err("too large");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} holds 67108865 bytes, more than a transcript may (67108864 bytes); it is not resumed",
+                path.display()
+            )
         );
     }
 }

@@ -20,8 +20,9 @@ pub struct Arguments {
 #[derive(Debug, Args)]
 pub struct GlobalOptions {
     /// A skill root (folder of skills, one skill folder, a SKILL.md, or a .zip/.skill archive).
-    /// Repeatable; later roots override earlier ones. Replaces `SKILLBOX_ROOTS` and the defaults.
-    #[arg(long = "root", value_name = "DIR", global = true)]
+    /// Repeatable; later roots override earlier ones. Every command also takes roots after its
+    /// own arguments (`find` only with this flag). Replaces `SKILLBOX_ROOTS` and the defaults.
+    #[arg(short = 'r', long = "root", value_name = "DIR", global = true)]
     pub roots: Vec<PathBuf>,
     /// More log output on stderr (-v info, -vv debug). `SKILLBOX_LOG` sets a filter directly.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -265,6 +266,9 @@ pub struct McpArguments {
 /// `skillbox prompt`.
 #[derive(Debug, Args)]
 pub struct PromptArguments {
+    /// Skill roots (added after any --root).
+    #[arg(id = "prompt_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
     /// `markdown`, `xml` (as skills-ref to-prompt) or `json`.
     #[arg(long, default_value = "markdown", value_parser = ["markdown", "xml", "json"])]
     pub format: String,
@@ -279,6 +283,9 @@ pub struct PromptArguments {
 /// `skillbox tools`.
 #[derive(Debug, Args)]
 pub struct ToolsArguments {
+    /// Skill roots (added after any --root).
+    #[arg(id = "tools_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
     /// `openai`, `responses`, `anthropic`, `gemini` or `mcp`.
     #[arg(long, default_value = "openai", value_parser = ["openai", "responses", "anthropic", "gemini", "mcp"])]
     pub format: String,
@@ -294,6 +301,9 @@ pub struct RunArguments {
     pub skill: String,
     /// The script: a path inside the skill, or a file name at its root or in `scripts/`.
     pub script: String,
+    /// Skill roots (added after any --root).
+    #[arg(id = "run_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
     /// Arguments passed to the script as they are (after `--`).
     #[arg(last = true, value_name = "ARG")]
     pub args: Vec<String>,
@@ -310,6 +320,9 @@ pub struct RunArguments {
 pub struct CallArguments {
     /// The tool's name.
     pub tool: String,
+    /// Skill roots (added after any --root).
+    #[arg(id = "call_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
     /// The arguments as a JSON object.
     #[arg(long, value_name = "JSON", default_value = "{}")]
     pub args: String,
@@ -353,9 +366,14 @@ pub struct ValidateArguments {
     /// Skill folders, SKILL.md files, archives, or roots holding many skills.
     #[arg(id = "validate_paths", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Apply the agentskills spec exactly as skills-ref does (only its six fields).
+    /// Count warnings as errors: exit 1 when anything warns (every check still applies).
     #[arg(long)]
     pub strict: bool,
+    /// Check only the agentskills spec, exactly as the reference implementation skills-ref
+    /// does: its six frontmatter fields and name rules, and none of skillbox's own checks
+    /// (`tools.json`, `skill.toml`, extension fields).
+    #[arg(long, visible_alias = "as-skills-ref")]
+    pub spec_only: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -383,6 +401,9 @@ pub struct FindArguments {
 pub struct ShowArguments {
     /// The skill's name (or dotted id).
     pub name: String,
+    /// Skill roots (added after any --root).
+    #[arg(id = "show_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
     /// A specific version (default: the copy in effect: the latest root holding the name, its highest version).
     #[arg(long = "version", id = "skill_version", value_name = "VERSION")]
     pub version: Option<String>,
@@ -460,6 +481,9 @@ pub struct AgentArguments {
 pub struct AskArguments {
     /// What to ask (`/name args` invokes a skill).
     pub prompt: String,
+    /// Skill roots (added after any --root).
+    #[arg(id = "ask_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
     /// Model options.
     #[command(flatten)]
     pub agent: AgentArguments,
@@ -471,6 +495,9 @@ pub struct AskArguments {
 /// `skillbox chat`.
 #[derive(Debug, Args)]
 pub struct ChatArguments {
+    /// Skill roots (added after any --root).
+    #[arg(id = "chat_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
     /// Model options.
     #[command(flatten)]
     pub agent: AgentArguments,

@@ -4,6 +4,7 @@
 mod arguments;
 mod commands;
 mod output;
+mod setup;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -47,15 +48,15 @@ fn main() -> ExitCode {
         Command::Validate(validate) => commands::validate::run(&arguments.global, validate),
         Command::Show(show) => commands::show::run(&arguments.global, show),
         Command::Find(find) => commands::find::run(&arguments.global, find),
-        Command::Run(run) => commands::execute::run(&arguments.global, run),
-        Command::Call(call) => commands::execute::call(&arguments.global, call),
-        Command::Doctor(doctor) => commands::execute::doctor(&arguments.global, doctor),
-        Command::Prompt(prompt) => commands::surface::prompt(&arguments.global, prompt),
-        Command::Tools(tools) => commands::surface::tools(&arguments.global, tools),
-        Command::Serve(serve) => commands::surface::serve(&arguments.global, serve),
+        Command::Run(run) => commands::run::run(&arguments.global, run),
+        Command::Call(call) => commands::call::run(&arguments.global, call),
+        Command::Doctor(doctor) => commands::doctor::run(&arguments.global, doctor),
+        Command::Prompt(prompt) => commands::prompt::run(&arguments.global, prompt),
+        Command::Tools(tools) => commands::tools::run(&arguments.global, tools),
+        Command::Serve(serve) => commands::serve::run(&arguments.global, serve),
         Command::Mcp(mcp) => commands::mcp::run(&arguments.global, mcp),
-        Command::Ask(ask) => commands::agent::ask(&arguments.global, ask),
-        Command::Chat(chat) => commands::agent::chat(&arguments.global, chat),
+        Command::Ask(ask) => commands::ask::run(&arguments.global, ask),
+        Command::Chat(chat) => commands::chat::run(&arguments.global, chat),
         Command::Trust(trust) => commands::trust::trust(&arguments.global, trust),
         Command::Untrust(untrust) => commands::trust::untrust(untrust),
     };

@@ -11,9 +11,8 @@
 //! whole path. Whether a folder is a skill is found by looking up `SKILL.md` and its sidecars by
 //! name; only folders that are not skills are listed.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -22,6 +21,7 @@ use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
 use crate::archive::is_archive_path;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::directory_listing::{EntryKind, list_directory};
 use crate::limits::CatalogLimits;
 use crate::loader::{FolderListing, LoadOutcome, SKILL_MD_NAMES};
 use crate::manifest::SKILL_MANIFEST_FILE;
@@ -185,24 +185,11 @@ struct Walk<'a> {
     stopped: AtomicBool,
 }
 
-/// Folders with more entries than this have them sorted on all cores.
-const PARALLEL_SORT_ENTRIES: usize = 1024;
-
 /// How folders are opened for the walk.
 const DIRECTORY_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::CLOEXEC)
     .union(OFlags::NONBLOCK);
-
-/// What a directory entry is, as the walk needs to know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EntryKind {
-    Folder,
-    File,
-    Symlink,
-    /// A FIFO, socket or device.
-    Special,
-}
 
 fn unreadable_folder(path: &Path, error: rustix::io::Errno) -> Found {
     skipped(
@@ -431,43 +418,4 @@ fn probe_skill_folder(directory: &Path, folder: BorrowedFd<'_>) -> Option<SkillF
         }
     }
     Some(SkillFolderProbe { listing, skill_md })
-}
-
-/// A directory's entries with their kinds (from the listing itself where the file system reports
-/// them, else one `lstat`), sorted by name.
-pub(crate) fn list_directory(folder: &mut Dir) -> rustix::io::Result<Vec<(OsString, EntryKind)>> {
-    let mut entries = Vec::new();
-    while let Some(entry) = folder.read() {
-        let entry = entry?;
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let kind = match entry.file_type() {
-            FileType::Unknown => {
-                let descriptor = folder.fd()?;
-                let stat =
-                    rustix::fs::statat(descriptor, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)?;
-                entry_kind(FileType::from_raw_mode(stat.st_mode))
-            }
-            known => entry_kind(known),
-        };
-        entries.push((OsStr::from_bytes(name).to_os_string(), kind));
-    }
-    // Names in one folder are unique, so an unstable sort gives the one order.
-    if entries.len() > PARALLEL_SORT_ENTRIES {
-        entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    } else {
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    }
-    Ok(entries)
-}
-
-fn entry_kind(file_type: FileType) -> EntryKind {
-    match file_type {
-        FileType::Directory => EntryKind::Folder,
-        FileType::RegularFile => EntryKind::File,
-        FileType::Symlink => EntryKind::Symlink,
-        _ => EntryKind::Special,
-    }
 }

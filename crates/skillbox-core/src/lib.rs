@@ -13,6 +13,7 @@
 pub mod archive;
 pub mod catalog;
 pub mod diagnostic;
+mod directory_listing;
 pub mod discovery;
 pub mod error;
 pub mod frontmatter;
@@ -28,6 +29,7 @@ pub mod report;
 pub mod search;
 mod simple_yaml;
 pub mod skill;
+pub mod skill_store;
 pub mod source;
 pub mod text;
 pub mod tool_names;

@@ -312,11 +312,11 @@ fn body_lead(head: &[u8], body_offset: u64) -> Box<str> {
     Box::from(text.trim())
 }
 
-/// An error for a name no model may see ([`crate::skill::unsafe_name_reason`]), wherever it
+/// An error for a name no model may see ([`crate::names::unsafe_name_reason`]), wherever it
 /// came from (`name`, the folder, `skill.toml`), unless the name rules already reported it
 /// (`checked`: the name is the frontmatter's, which they looked at).
 fn check_name_is_safe(name: &str, file: &Path, checked: bool, diagnostics: &mut Vec<Diagnostic>) {
-    let Some(reason) = crate::skill::unsafe_name_reason(name) else {
+    let Some(reason) = crate::names::unsafe_name_reason(name) else {
         return;
     };
     let reported = checked

@@ -1,6 +1,7 @@
-//! Skill names as a model and a person see them: which characters make a name unsafe, said
-//! precisely (an invisible character cannot be shown, so it is named by code point and kind),
-//! and which names look alike.
+//! Skill names as a model and a person see them: which names are safe to show, use in a path and
+//! run ([`unsafe_name_reason`]), which characters make a name unsafe, said precisely (an
+//! invisible character cannot be shown, so it is named by code point and kind), and which names
+//! look alike.
 //!
 //! Look-alike names are found with the confusable *skeleton* of Unicode Technical Standard #39
 //! (`unicode-security`, the unicode-rs implementation rustc's `confusable_idents` lint uses):
@@ -110,6 +111,45 @@ pub fn confusable_groups<'a>(names: &[&'a str]) -> Vec<Vec<&'a str>> {
     }
     groups.retain(|group| group.len() > 1);
     groups
+}
+
+/// Longest skill name that is shown to a model or run.
+pub const MAX_SAFE_NAME_CHARS: usize = 128;
+
+/// Why a skill name is not safe to show to a model, use in a path or run, or `None` when it is:
+/// letters, digits, `-`, `_` and `.` only (so no separators, whitespace, control, zero-width or
+/// bidi characters), at most [`MAX_SAFE_NAME_CHARS`], not starting with `.` or `-`, no `..`.
+/// Lenient loading keeps a skill with such a name listed with its diagnostics, but nothing
+/// offers it to a model or runs it.
+#[must_use]
+pub fn unsafe_name_reason(name: &str) -> Option<String> {
+    if name.is_empty() {
+        Some("it is empty".to_owned())
+    } else if name.chars().count() > MAX_SAFE_NAME_CHARS {
+        Some(format!(
+            "it is longer than {MAX_SAFE_NAME_CHARS} characters"
+        ))
+    } else if !name.chars().all(is_safe_name_character) {
+        Some(format!(
+            "it contains {}",
+            describe_characters(name, |c| !is_safe_name_character(c))
+        ))
+    } else if name.starts_with(['.', '-']) || name.contains("..") {
+        Some("it starts with `.` or `-`, or holds `..`".to_owned())
+    } else {
+        None
+    }
+}
+
+/// Whether a character may appear in a safe skill name: a letter, a digit, `-`, `_` or `.`.
+fn is_safe_name_character(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
+/// Whether [`unsafe_name_reason`] finds nothing.
+#[must_use]
+pub fn is_safe_skill_name(name: &str) -> bool {
+    unsafe_name_reason(name).is_none()
 }
 
 #[cfg(test)]

@@ -536,7 +536,7 @@ pub fn name_problems(name: &str, directory_name: Option<&str>) -> Vec<Diagnostic
     let allowed = |c: char| c.is_alphanumeric() || c == '-';
     if !normalized.chars().all(allowed) {
         // Characters no one can see are named by code point; the name is quoted escaped.
-        let hint = if crate::skill::is_safe_skill_name(&normalized) {
+        let hint = if crate::names::is_safe_skill_name(&normalized) {
             "replace spaces, underscores and dots with hyphens"
         } else {
             "remove the characters named: such a skill is never offered to a model or run"

@@ -46,6 +46,23 @@ pub struct ValidationReport {
 }
 
 impl ValidationReport {
+    /// Count warnings as errors (`validate --strict`): a skill with any warning is invalid, and
+    /// so is the report when anything warned.
+    pub fn treat_warnings_as_errors(&mut self) {
+        let warned = |diagnostics: &[Diagnostic]| {
+            diagnostics
+                .iter()
+                .any(|diagnostic| diagnostic.severity == crate::Severity::Warning)
+        };
+        for skill in &mut self.skills {
+            if warned(&skill.diagnostics) {
+                skill.valid = false;
+            }
+        }
+        self.invalid = self.skills.iter().filter(|skill| !skill.valid).count();
+        self.valid = self.valid && self.invalid == 0 && !warned(&self.diagnostics);
+    }
+
     /// Build the report for every skill the catalog examined: in effect, shadowed, or skipped.
     #[must_use]
     pub fn from_catalog(catalog: &SkillCatalog) -> Self {

@@ -15,6 +15,9 @@ use crate::properties::SkillProperties;
 use crate::source::SkillSource;
 use crate::tools_manifest::ToolDefinition;
 
+// The name rule lives with the other name rules; other crates still reach it from here.
+pub use crate::names::is_safe_skill_name;
+
 /// A skill's identity: its name and, when it has one, its semantic version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct SkillId {
@@ -173,6 +176,25 @@ pub(crate) struct SkillParts {
 }
 
 impl Skill {
+    /// The skill's folder relative to its root, `/`-separated (`openai/skill-creator`); the
+    /// folder's own name when the root is the skill itself. Names the copy whatever its name:
+    /// a door takes it where a skill name goes ([`crate::SkillCatalog::find_by_path`]).
+    #[must_use]
+    pub fn path_in_root(&self) -> String {
+        match self.directory.strip_prefix(&self.root) {
+            Ok(relative) if !relative.as_os_str().is_empty() => relative
+                .components()
+                .map(|part| part.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+            _ => self
+                .directory
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+
     pub(crate) fn from_parts(parts: SkillParts) -> Self {
         let visible_to_model =
             !parts.properties.disable_model_invocation && is_safe_skill_name(&parts.id.name);
@@ -505,43 +527,4 @@ impl Skill {
             warnings: count(crate::diagnostic::Severity::Warning),
         }
     }
-}
-
-/// Longest skill name that is shown to a model or run.
-pub const MAX_SAFE_NAME_CHARS: usize = 128;
-
-/// Why a skill name is not safe to show to a model, use in a path or run, or `None` when it is:
-/// letters, digits, `-`, `_` and `.` only (so no separators, whitespace, control, zero-width or
-/// bidi characters), at most [`MAX_SAFE_NAME_CHARS`], not starting with `.` or `-`, no `..`.
-/// Lenient loading keeps a skill with such a name listed with its diagnostics, but nothing
-/// offers it to a model or runs it.
-#[must_use]
-pub fn unsafe_name_reason(name: &str) -> Option<String> {
-    if name.is_empty() {
-        Some("it is empty".to_owned())
-    } else if name.chars().count() > MAX_SAFE_NAME_CHARS {
-        Some(format!(
-            "it is longer than {MAX_SAFE_NAME_CHARS} characters"
-        ))
-    } else if !name.chars().all(is_safe_name_character) {
-        Some(format!(
-            "it contains {}",
-            crate::names::describe_characters(name, |c| !is_safe_name_character(c))
-        ))
-    } else if name.starts_with(['.', '-']) || name.contains("..") {
-        Some("it starts with `.` or `-`, or holds `..`".to_owned())
-    } else {
-        None
-    }
-}
-
-/// Whether a character may appear in a safe skill name: a letter, a digit, `-`, `_` or `.`.
-fn is_safe_name_character(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '-' | '_' | '.')
-}
-
-/// Whether [`unsafe_name_reason`] finds nothing.
-#[must_use]
-pub fn is_safe_skill_name(name: &str) -> bool {
-    unsafe_name_reason(name).is_none()
 }

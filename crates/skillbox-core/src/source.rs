@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use rustix::fs::FileType;
 
-use crate::discovery::EntryKind;
+use crate::directory_listing::EntryKind;
 use crate::error::CatalogError;
 use folder::{Access, file_type, open_beneath};
 pub(crate) use folder::{FolderEntry, LISTING_FLAGS, Visit, entry_stat, open_entry, walk_beneath};

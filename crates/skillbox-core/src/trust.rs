@@ -14,7 +14,9 @@
 //! [`TrustGate`] is what the executor asks before running a skill's code, and what `list` and
 //! `show` ask to mark skills. Under `pin` each answer digests the skill's files: a run digests
 //! the one skill about to run (never the whole catalog at start), a listing the project skills
-//! it shows.
+//! it shows. A runner asks [`TrustGate::requirement`] instead, which digests nothing: a pinned
+//! skill then runs from its copy in a [`crate::skill_store::SkillStore`], whose files were
+//! hashed as they were copied, so the files checked are the files run.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -546,6 +548,40 @@ impl fmt::Display for Untrusted {
     }
 }
 
+/// What running a skill's code needs ([`TrustGate::requirement`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustRequirement {
+    /// It may run as its files are (its root is not gated, or trusted with `follow`).
+    AsItIs,
+    /// It may run only as the files the user trusted (policy `pin`).
+    Pinned(PinnedSkill),
+    /// It may not run.
+    Refused(Untrusted),
+}
+
+/// A skill whose root was trusted with `pin`: its files must have this digest to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedSkill {
+    /// The digest recorded when the root was trusted (`sha256:<hex>`).
+    pub digest: String,
+    /// The skill (`name` or `name@version`).
+    pub skill: String,
+    /// The root's canonical path.
+    pub root: PathBuf,
+}
+
+impl PinnedSkill {
+    /// The refusal of this skill for `reason` (its files changed, or cannot be read).
+    #[must_use]
+    pub fn refusal(&self, reason: UntrustedReason) -> Untrusted {
+        Untrusted {
+            skill: self.skill.clone(),
+            root: self.root.clone(),
+            reason,
+        }
+    }
+}
+
 /// What the executor asks before running a skill's code. The default gate trusts everything
 /// (library users, explicit roots); [`TrustGate::for_roots`] makes one that holds back the
 /// project-level roots until the user trusts them. The trust file is read at each
@@ -629,11 +665,42 @@ impl TrustGate {
         store: &Result<Option<TrustStore>, TrustError>,
         skill: &Skill,
     ) -> TrustVerdict {
+        match self.requirement_with(store, skill) {
+            TrustRequirement::AsItIs => TrustVerdict::Trusted,
+            TrustRequirement::Refused(refusal) => TrustVerdict::Untrusted(refusal),
+            TrustRequirement::Pinned(pin) => match skill_digest(skill) {
+                Ok(digest) if digest == pin.digest => TrustVerdict::Trusted,
+                Ok(_) => TrustVerdict::Untrusted(pin.refusal(UntrustedReason::Changed)),
+                Err(error) => TrustVerdict::Untrusted(
+                    pin.refusal(UntrustedReason::Unverifiable(error.to_string())),
+                ),
+            },
+        }
+    }
+
+    /// What running the skill's code needs, reading the trust file afresh but digesting
+    /// nothing: for a runner that checks a pinned skill's files itself, as it copies the files
+    /// it will run (see [`crate::skill_store`]), so the files checked are the files run.
+    #[must_use]
+    pub fn requirement(&self, skill: &Skill) -> TrustRequirement {
+        if !self.is_gated(skill) {
+            return TrustRequirement::AsItIs;
+        }
+        self.requirement_with(&self.read_store(), skill)
+    }
+
+    /// [`TrustGate::requirement`] against a trust file already read.
+    #[must_use]
+    pub fn requirement_with(
+        &self,
+        store: &Result<Option<TrustStore>, TrustError>,
+        skill: &Skill,
+    ) -> TrustRequirement {
         let Some(gated) = self.gated_root(skill) else {
-            return TrustVerdict::Trusted;
+            return TrustRequirement::AsItIs;
         };
         let untrusted = |reason| {
-            TrustVerdict::Untrusted(Untrusted {
+            TrustRequirement::Refused(Untrusted {
                 skill: skill.id.to_string(),
                 root: gated.canonical.clone(),
                 reason,
@@ -648,15 +715,15 @@ impl TrustGate {
             return untrusted(UntrustedReason::NeverTrusted);
         };
         if entry.policy == TrustPolicy::Follow {
-            return TrustVerdict::Trusted;
+            return TrustRequirement::AsItIs;
         }
-        let Some(trusted_digest) = entry.skills.get(&skill_key(skill)) else {
-            return untrusted(UntrustedReason::AddedSince);
-        };
-        match skill_digest(skill) {
-            Ok(digest) if digest == *trusted_digest => TrustVerdict::Trusted,
-            Ok(_) => untrusted(UntrustedReason::Changed),
-            Err(error) => untrusted(UntrustedReason::Unverifiable(error.to_string())),
+        match entry.skills.get(&skill_key(skill)) {
+            Some(digest) => TrustRequirement::Pinned(PinnedSkill {
+                digest: digest.clone(),
+                skill: skill.id.to_string(),
+                root: gated.canonical.clone(),
+            }),
+            None => untrusted(UntrustedReason::AddedSince),
         }
     }
 

@@ -13,6 +13,6 @@ pub mod sandbox;
 pub mod workers;
 
 pub use error::{ErrorType, ExecError};
-pub use executor::{Executor, ExecutorConfig, RunOptions, ScriptResult, ToolCallResult};
+pub use executor::{Executor, ExecutorConfig, RunOptions, ScriptResult, SkillCopy, ToolCallResult};
 pub use sandbox::{HelperCommand, HostSupport, SandboxLevel, SandboxMode, SandboxPolicy};
 pub use workers::WorkerPoolConfig;

@@ -5,14 +5,20 @@
 //! `__workDir` inside the worker's workspace, which the worker itself creates and removes: the
 //! runtime never prepares a path inside a folder the sandbox can write. A call past its timeout
 //! kills the worker (it is replaced on the next call); a crashed worker is replaced likewise; a
-//! worker is retired after `max_calls_per_worker` calls; at most `max_workers` live at once
-//! (idle ones are evicted, oldest first). A call abandoned by its caller (a client that
-//! disconnects) retires its worker.
+//! worker is retired after `max_calls_per_worker` calls, and once idle for `idle_timeout`; at
+//! most `max_workers` live at once (idle ones are evicted, oldest first). A call abandoned by
+//! its caller (a client that disconnects) retires its worker.
+//!
+//! Nothing a call started outlives its answer: before a call's answer is given, every process
+//! of the worker but the worker itself is killed (see [`crate::sandbox::stray_processes`]), and
+//! a worker whose call left any is retired, zombies and all, as is one whose call left a thread
+//! running in it (the worker's thread count grew), since that thread could start processes
+//! after the answer.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use nix::unistd::Pid;
@@ -22,14 +28,21 @@ use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{Mutex, Semaphore};
 
 use crate::error::{ErrorType, ExecError};
+use crate::executor::SkillCopy;
 use crate::executor::layout::RunLayout;
 use crate::interpreter::Language;
 use crate::process::{Invocation, SandboxRuntime, kill_tree};
+use crate::sandbox::stray_processes::WorkerProcesses;
 
 /// Default most workers alive at once.
 pub const DEFAULT_MAX_WORKERS: usize = 4;
 /// Default calls a worker serves before it is replaced.
 pub const DEFAULT_MAX_CALLS_PER_WORKER: u64 = 1_000;
+/// Default time a worker may stay idle before it is retired, in seconds.
+pub const DEFAULT_WORKER_IDLE_SECONDS: u64 = 300;
+/// Longest the idle-worker reaper sleeps when no worker is idle (it wakes earlier for one that
+/// is).
+const REAPER_NAP: Duration = Duration::from_secs(60);
 /// Bytes of a worker's stderr kept for error messages.
 const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
@@ -88,6 +101,9 @@ pub struct WorkerPoolConfig {
     pub max_workers: usize,
     /// Calls a worker serves before it is replaced.
     pub max_calls_per_worker: u64,
+    /// How long a worker may wait for its next call before it is retired (its processes,
+    /// uid and memory given back).
+    pub idle_timeout: Duration,
 }
 
 impl Default for WorkerPoolConfig {
@@ -96,6 +112,7 @@ impl Default for WorkerPoolConfig {
             enabled: true,
             max_workers: DEFAULT_MAX_WORKERS,
             max_calls_per_worker: DEFAULT_MAX_CALLS_PER_WORKER,
+            idle_timeout: Duration::from_secs(DEFAULT_WORKER_IDLE_SECONDS),
         }
     }
 }
@@ -105,8 +122,12 @@ impl Default for WorkerPoolConfig {
 pub struct WorkerKey {
     /// Handler language.
     pub language: Language,
-    /// The skill folder (handlers of one skill share a worker).
+    /// The skill folder (handlers of one skill share a worker): for a skill pinned by trust,
+    /// its verified copy, so another version of its files gets another worker.
     pub skill_directory: PathBuf,
+    /// Which copy of its name the skill is: its secrets, in the worker's environment, depend
+    /// on it.
+    pub copy: SkillCopy,
 }
 
 /// How to start a worker for a key.
@@ -120,6 +141,8 @@ pub(crate) struct WorkerSpawn<'a> {
 struct Worker {
     _child: tokio::process::Child,
     process_id: Option<Pid>,
+    /// Every process of the worker, to end what a call leaves behind.
+    processes: Option<WorkerProcesses>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     stderr_tail: Arc<std::sync::Mutex<Vec<u8>>>,
@@ -166,10 +189,18 @@ impl Drop for Worker {
     /// its slot counts it out of its pool.
     fn drop(&mut self) {
         kill_tree(self.process_id);
-        // The killed helper could not remove its run's control group.
+        // The killed helper could not remove its run's control group. Without namespaces the
+        // worker's processes do not die with it: those in its group, or of its uid, are killed
+        // first.
         if let Some(pid) = self.process_id {
             let helper = pid.as_raw().unsigned_abs();
-            let remove = move || crate::sandbox::cgroups::remove_group_of(helper);
+            let mut processes = self.processes.take();
+            let remove = move || {
+                if let Some(processes) = &mut processes {
+                    processes.end_stragglers();
+                }
+                crate::sandbox::cgroups::remove_group_of(helper);
+            };
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => drop(runtime.spawn_blocking(remove)),
                 Err(_) => drop(std::thread::spawn(remove)),
@@ -181,10 +212,26 @@ impl Drop for Worker {
 /// The pool.
 pub struct WorkerPool {
     config: WorkerPoolConfig,
-    idle: Mutex<HashMap<WorkerKey, Vec<Worker>>>,
+    idle: Arc<IdleWorkers>,
     /// Workers alive or starting: each holds a [`LiveSlot`].
     live: Arc<AtomicUsize>,
     permits: Semaphore,
+    /// The task retiring workers idle past [`WorkerPoolConfig::idle_timeout`], once started.
+    reaper: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// Idle workers by what they serve.
+type IdleWorkers = Mutex<HashMap<WorkerKey, Vec<Worker>>>;
+
+impl Drop for WorkerPool {
+    /// The reaper goes with the pool (its idle workers are dropped, and so killed, with it).
+    fn drop(&mut self) {
+        if let Ok(mut reaper) = self.reaper.lock()
+            && let Some(task) = reaper.take()
+        {
+            task.abort();
+        }
+    }
 }
 
 impl std::fmt::Debug for WorkerPool {
@@ -202,10 +249,29 @@ impl WorkerPool {
         let permits = Semaphore::new(config.max_workers.max(1));
         WorkerPool {
             config,
-            idle: Mutex::new(HashMap::new()),
+            idle: Arc::new(Mutex::new(HashMap::new())),
             live: Arc::new(AtomicUsize::new(0)),
             permits,
+            reaper: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Start the task that retires idle workers, unless it runs (it lives as long as the pool
+    /// and the async runtime it was started on).
+    fn ensure_reaper(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let Ok(mut reaper) = self.reaper.lock() else {
+            return;
+        };
+        if reaper.as_ref().is_some_and(|task| !task.is_finished()) {
+            return;
+        }
+        *reaper = Some(runtime.spawn(retire_idle_workers(
+            Arc::downgrade(&self.idle),
+            self.config.idle_timeout,
+        )));
     }
 
     /// Workers currently alive.
@@ -238,13 +304,54 @@ impl WorkerPool {
                 );
             }
         };
+        let mut worker = worker;
+        let threads_before = worker
+            .processes
+            .as_mut()
+            .and_then(WorkerProcesses::worker_threads);
         // A call abandoned by its caller (this future dropped) drops the worker with it, which
         // kills it and counts it out.
-        let (outcome, worker) = Self::round_trip(worker, handler, arguments, limits).await;
+        let (mut outcome, worker) = Self::round_trip(worker, handler, arguments, limits).await;
         if let Some(mut worker) = worker {
             worker.calls += 1;
             worker.last_used = Instant::now();
-            if worker.calls >= self.config.max_calls_per_worker {
+            let mut left_processes = false;
+            // A quick look first: ending them may wait for them to die.
+            if let Some(processes) = &mut worker.processes
+                && processes.any_stragglers()
+            {
+                let ended = crate::executor::off_the_async_threads(|| processes.end_stragglers());
+                if ended.still_running > 0 {
+                    outcome = (
+                        json!({ "error": format!("the handler left {} processes running that could not be stopped", ended.still_running) }),
+                        Some(ErrorType::ExecutionFailed),
+                    );
+                }
+                left_processes = ended.found;
+            }
+            // A thread the call left behind could start processes later, with no run place
+            // held: the worker goes with it.
+            let threads_after = worker
+                .processes
+                .as_mut()
+                .and_then(WorkerProcesses::worker_threads);
+            // The Python bootstrap runs on one thread, so any other is the handler's; a node
+            // worker's own threads (V8's, libuv's) are all there once it has answered a call,
+            // so more after a call than before it are the handler's.
+            let left_threads = match (key.language, threads_before, threads_after) {
+                (Language::Python, _, Some(after)) => after > 1,
+                (_, Some(before), Some(after)) => after > before,
+                _ => false,
+            };
+            tracing::debug!(
+                ?threads_before,
+                ?threads_after,
+                left_processes,
+                "a warm call ended"
+            );
+            // A worker whose call left processes, zombies it will not reap, or threads is
+            // retired.
+            if left_processes || left_threads || worker.calls >= self.config.max_calls_per_worker {
                 drop(worker);
             } else {
                 self.idle
@@ -253,6 +360,7 @@ impl WorkerPool {
                     .entry(key.clone())
                     .or_default()
                     .push(worker);
+                self.ensure_reaper();
             }
         }
         outcome
@@ -409,6 +517,10 @@ fn start_worker(spawn: &WorkerSpawn<'_>, slot: LiveSlot) -> Result<Worker, Strin
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .map(Pid::from_raw);
+    let processes = process_id.map(|helper| {
+        let uid = layout.folder.lease.as_ref().map(|lease| lease.uid);
+        WorkerProcesses::new(helper.as_raw(), spawn.sandbox.layers, uid)
+    });
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -432,6 +544,7 @@ fn start_worker(spawn: &WorkerSpawn<'_>, slot: LiveSlot) -> Result<Worker, Strin
     Ok(Worker {
         _child: child,
         process_id,
+        processes,
         stdin,
         stdout: BufReader::new(stdout),
         stderr_tail,
@@ -441,4 +554,41 @@ fn start_worker(spawn: &WorkerSpawn<'_>, slot: LiveSlot) -> Result<Worker, Strin
         _layout: layout,
         _slot: slot,
     })
+}
+
+/// Retire the workers of the pool `idle` once they have waited `timeout` for a call; ends with
+/// the pool.
+async fn retire_idle_workers(idle: Weak<IdleWorkers>, timeout: Duration) {
+    loop {
+        let next = {
+            let Some(idle) = idle.upgrade() else {
+                return;
+            };
+            let mut idle = idle.lock().await;
+            let now = Instant::now();
+            let mut retired = Vec::new();
+            let mut next: Option<Instant> = None;
+            for workers in idle.values_mut() {
+                let mut index = 0;
+                while index < workers.len() {
+                    let due = workers[index].last_used.checked_add(timeout);
+                    match due {
+                        Some(due) if due > now => {
+                            next = Some(next.map_or(due, |next| next.min(due)));
+                            index += 1;
+                        }
+                        None => index += 1,
+                        Some(_) => retired.push(workers.swap_remove(index)),
+                    }
+                }
+            }
+            idle.retain(|_, workers| !workers.is_empty());
+            drop(idle);
+            // Killed outside the lock.
+            drop(retired);
+            next
+        };
+        let wake = next.unwrap_or_else(|| Instant::now() + REAPER_NAP);
+        tokio::time::sleep_until(wake.into()).await;
+    }
 }

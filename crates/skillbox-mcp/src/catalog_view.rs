@@ -20,7 +20,7 @@ use skillbox_tools::provider::declared_argument_names;
 use skillbox_tools::registry::{self, Offer};
 use skillbox_tools::{SkillsProvider, ToolProfile};
 
-use crate::uri::{self, SkillUri};
+use crate::uri;
 
 /// Largest file `resources/read` returns, in bytes (the skills extension's per-skill total).
 pub const MAX_RESOURCE_BYTES: u64 = 16 * 1024 * 1024;
@@ -336,10 +336,13 @@ pub fn read_target(
     provider: &SkillsProvider,
     uri: &str,
 ) -> Result<(Arc<Skill>, String, u64), ErrorData> {
-    let SkillUri { skill, path } = uri::parse(uri).map_err(not_found)?;
-    let skill = provider
-        .find_model_skill(&skill, None)
-        .map_err(|_| not_found(format!("no skill named `{skill}` is served here ({uri})")))?;
+    let parsed = uri::parse(uri).map_err(not_found)?;
+    let (skill, path) = uri::resolve(provider, &parsed).ok_or_else(|| {
+        not_found(format!(
+            "no skill named `{}` is served here ({uri})",
+            parsed.skill
+        ))
+    })?;
     if path.is_empty() {
         return Err(ErrorData::invalid_params(
             format!(
@@ -374,7 +377,8 @@ pub fn read_target(
 /// extension cannot carry: one whose frontmatter `name` differs from its name (a Skills
 /// Protocol title), or with more files or bytes than hosts must accept. Blocks on the file
 /// system (digests): call it off the async threads.
-pub fn skill_entry(skill: &Skill) -> Result<SkillEntry, String> {
+pub fn skill_entry(provider: &SkillsProvider, skill: &Skill) -> Result<SkillEntry, String> {
+    let segment = uri::skill_segment(provider, skill);
     let raw = skill.properties.raw();
     let frontmatter_name = raw.get("name").and_then(Value::as_str).unwrap_or_default();
     if frontmatter_name != skill.name() {
@@ -405,7 +409,7 @@ pub fn skill_entry(skill: &Skill) -> Result<SkillEntry, String> {
             .resource_sha256(&file.path)
             .map_err(|error| format!("`{}` cannot be read: {error}", file.path))?;
         entries.push(SkillEntryFile::new(
-            uri::file_uri(skill.name(), uri_path(skill, &file.path)),
+            uri::file_uri(&segment, uri_path(skill, &file.path)),
             format!("sha256:{digest}"),
             file.size_bytes,
         ));
@@ -417,7 +421,7 @@ pub fn skill_entry(skill: &Skill) -> Result<SkillEntry, String> {
         }
     }
     let entry = SkillEntry::new(
-        uri::file_uri(skill.name(), SKILL_MD),
+        uri::file_uri(&segment, SKILL_MD),
         frontmatter,
         SkillResources::Files(entries),
     );

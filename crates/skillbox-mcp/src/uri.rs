@@ -5,6 +5,7 @@
 //! hidden in an escape), before the catalog's own containment check.
 
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+use skillbox_core::limits::MAX_DISCOVERY_DEPTH;
 
 /// The scheme of every resource this server serves.
 pub const SCHEME: &str = "skill://";
@@ -35,7 +36,7 @@ const SEGMENT: &AsciiSet = &CONTROLS
 pub fn file_uri(skill: &str, relative_path: &str) -> String {
     let mut uri = String::with_capacity(SCHEME.len() + skill.len() + relative_path.len() + 1);
     uri.push_str(SCHEME);
-    uri.extend(utf8_percent_encode(skill, SEGMENT));
+    push_segments(&mut uri, skill);
     for segment in relative_path.split('/') {
         uri.push('/');
         uri.extend(utf8_percent_encode(segment, SEGMENT));
@@ -48,7 +49,7 @@ pub fn file_uri(skill: &str, relative_path: &str) -> String {
 pub fn directory_uri(skill: &str, relative_path: &str) -> String {
     if relative_path.is_empty() {
         let mut uri = String::from(SCHEME);
-        uri.extend(utf8_percent_encode(skill, SEGMENT));
+        push_segments(&mut uri, skill);
         uri
     } else {
         file_uri(skill, relative_path)
@@ -100,6 +101,62 @@ pub fn parse(uri: &str) -> Result<SkillUri, UriError> {
         skill,
         path: path.join("/"),
     })
+}
+
+/// The skill a URI names and the path inside it. The first segment is a skill's name; when no
+/// skill a model may see has that name, the shortest run of leading segments that is a skill's
+/// path in its root names it instead (`skill://openai/skill-creator/SKILL.md` reaches the copy
+/// of `skill-creator` under `openai/`, which another copy of that name shadows). Skills are
+/// found at most [`MAX_DISCOVERY_DEPTH`] folders deep, so at most that many runs are tried,
+/// whatever the URI's length. `None` when neither names a skill.
+#[must_use]
+pub fn resolve(
+    provider: &skillbox_tools::SkillsProvider,
+    parsed: &SkillUri,
+) -> Option<(std::sync::Arc<skillbox_core::Skill>, String)> {
+    if let Ok(skill) = provider.find_model_skill(&parsed.skill, None) {
+        return Some((skill, parsed.path.clone()));
+    }
+    let segments: Vec<&str> = parsed.path.splitn(MAX_DISCOVERY_DEPTH + 1, '/').collect();
+    let mut named = parsed.skill.clone();
+    for (taken, segment) in segments.iter().enumerate().take(MAX_DISCOVERY_DEPTH) {
+        named.push('/');
+        named.push_str(segment);
+        // A skill's folder holds no other skill: the first path that names one is its folder.
+        if let Ok(skill) = provider.find_model_skill(&named, None) {
+            let rest = segments.get(taken + 1..).unwrap_or_default().join("/");
+            return Some((skill, rest));
+        }
+    }
+    None
+}
+
+/// How URIs name `skill`: by its name when it is the copy in effect, else by its path in its
+/// root (see [`resolve`]).
+#[must_use]
+pub fn skill_segment(
+    provider: &skillbox_tools::SkillsProvider,
+    skill: &skillbox_core::Skill,
+) -> String {
+    if provider
+        .catalog()
+        .get(skill.name())
+        .is_some_and(|in_effect| std::ptr::eq(in_effect.as_ref(), skill))
+    {
+        skill.name().to_owned()
+    } else {
+        skill.path_in_root()
+    }
+}
+
+/// `skill` (a name, or a path in a root) as URI segments, each encoded.
+fn push_segments(uri: &mut String, skill: &str) {
+    for (index, segment) in skill.split('/').enumerate() {
+        if index > 0 {
+            uri.push('/');
+        }
+        uri.extend(utf8_percent_encode(segment, SEGMENT));
+    }
 }
 
 fn decode_segment(segment: &str, uri: &str) -> Result<String, UriError> {

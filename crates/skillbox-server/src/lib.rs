@@ -5,6 +5,7 @@
 
 pub mod access;
 mod answers;
+pub mod auth_throttle;
 mod metrics;
 pub mod protocol;
 pub mod server;

@@ -2,7 +2,8 @@
 //! (encoded by `prometheus-client`, never formatted by hand).
 //!
 //! Recorded here: every HTTP request by door and status, and every JSON-RPC call of `/rpc` and
-//! `/mcp` by method and outcome, each with a latency histogram. Read when scraped: the catalog's
+//! `/mcp` by method and outcome, each with a latency histogram, and the tokens refused (by the
+//! throttle of `auth_throttle.rs`). Read when scraped: the catalog's
 //! size and reloads, and the run queue. Registered from `skillbox-services`: blob bytes, refused
 //! runs and run durations.
 //!
@@ -30,6 +31,7 @@ use serde::Deserialize;
 use skillbox_tools::{DoorPolicy, LiveProvider, registry};
 
 use crate::answers::Holding;
+use crate::auth_throttle::FailedAuthCounter;
 use crate::protocol;
 
 /// The media type of the answer: OpenMetrics text, which Prometheus asks for first.
@@ -79,7 +81,8 @@ pub(crate) enum Door {
 }
 
 impl Door {
-    fn of_path(path: &str) -> Self {
+    /// The door a request to `path` came through.
+    pub(crate) fn of_path(path: &str) -> Self {
         match path {
             "/rpc" => Door::Rpc,
             "/mcp" => Door::Mcp,
@@ -89,7 +92,8 @@ impl Door {
         }
     }
 
-    fn label(self) -> &'static str {
+    /// The door's name as a label value.
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Door::Rpc => "rpc",
             Door::Mcp => "mcp",
@@ -142,8 +146,12 @@ pub(crate) struct Metrics {
 
 impl Metrics {
     /// Metrics over this live provider and the run queue of this door policy (read when
-    /// scraped).
-    pub(crate) fn new(live: Arc<LiveProvider>, policy: Arc<DoorPolicy>) -> Self {
+    /// scraped), with the counter of wrong tokens the server's throttle counts in.
+    pub(crate) fn new(
+        live: Arc<LiveProvider>,
+        policy: Arc<DoorPolicy>,
+        failed_authentications: FailedAuthCounter,
+    ) -> Self {
         let http_requests = Family::<HttpLabels, Counter>::default();
         let http_duration: Histograms<DoorLabels> = Family::new_with_constructor(latency_histogram);
         let calls = Family::<CallLabels, Counter>::default();
@@ -171,6 +179,11 @@ impl Metrics {
             "Time a JSON-RPC call took, by door and method (for mcp, until its answer had been sent)",
             Unit::Seconds,
             call_duration.clone(),
+        );
+        registry.register(
+            "skillbox_failed_authentications",
+            "Tokens refused, by door (rpc, mcp, web, metrics, healthz) and outcome: `wrong` (compared and wrong), `throttled` (not compared: the client's address presented too many wrong ones lately, answered 429)",
+            failed_authentications,
         );
         skillbox_services::metrics::register(&mut registry);
         registry.register_collector(Box::new(Gauges { live, policy }));

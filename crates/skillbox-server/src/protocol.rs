@@ -349,12 +349,6 @@ pub fn check_params(method: &str, params: &RawValue, max_bytes: usize) -> Result
     .map_err(RpcError::invalid_params)
 }
 
-/// A success response.
-#[must_use]
-pub fn success(id: Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
-}
-
 /// An error response.
 #[must_use]
 pub fn failure(id: Value, error: RpcError) -> Value {

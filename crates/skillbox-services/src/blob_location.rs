@@ -143,6 +143,7 @@ impl RemoteLocation {
                 self.settings_hint()
             ))
         };
+        crate::tls::install_crypto_provider();
         let store: Arc<dyn ObjectStore> = match self.kind {
             RemoteKind::AmazonS3 => {
                 // As `AmazonS3Builder::from_env` reads them, from the environment given.

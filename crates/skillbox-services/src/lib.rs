@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod params;
 pub mod protocol;
 pub mod runs;
+pub mod tls;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -47,6 +48,16 @@ pub trait RunContext: Sync {
     /// # Errors
     /// The message for the caller: what was not found and what may help find it.
     fn find_skill(&self, name: &str, version: Option<&str>) -> Result<Arc<Skill>, String>;
+
+    /// Whether `skill` is the copy of its name in effect: the one [`RunContext::find_skill`]
+    /// gives for the name without a version (the latest root's). Secrets the operator granted
+    /// to the name reach only that copy; another version asked for by number (a copy in an
+    /// earlier, less trusted root, say) runs without them. A copy is told by its folder and
+    /// version, so a catalog reloaded since still tells the same copy apart.
+    fn is_in_effect(&self, skill: &Skill) -> bool {
+        self.find_skill(skill.name(), None)
+            .is_ok_and(|current| current.directory == skill.directory && current.id == skill.id)
+    }
 
     /// The executor that runs the skills' code.
     fn executor(&self) -> &Arc<Executor>;

@@ -13,6 +13,16 @@ use serde_json::Value;
 use crate::params::{JsonObject, NonBlank, Text, TextList};
 use crate::runs::{MAX_INPUT_BLOBS, MAX_MOUNTED_SKILLS, MAX_RUN_TIMEOUT};
 
+/// The run and blob tools' names, spelled once: the services label their runs with them
+/// (metrics, audit) and the tool registry offers the tools under them.
+pub const EXECUTE_SKILL: &str = "execute_skill";
+/// See [`EXECUTE_SKILL`].
+pub const RUN_CODE: &str = "run_code";
+/// See [`EXECUTE_SKILL`].
+pub const CREATE_BLOB: &str = "create_blob";
+/// See [`EXECUTE_SKILL`].
+pub const READ_BLOB: &str = "read_blob";
+
 /// A run's wall-clock limit in milliseconds, from 1 to [`MAX_RUN_TIMEOUT`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeoutMs(pub Duration);

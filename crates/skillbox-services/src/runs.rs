@@ -15,7 +15,7 @@ use skillbox_exec::executor::python_run::{
     InputBlob, MAX_OUTPUT_BYTES_TOTAL, PythonRun, PythonRunOutcome, PythonTarget, RunFailure,
     is_python_identifier, open_output_file,
 };
-use skillbox_exec::{ErrorType, Executor, RunOptions};
+use skillbox_exec::{ErrorType, Executor, RunOptions, SkillCopy};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::blobs::{BlobError, BlobMeta};
@@ -165,6 +165,14 @@ impl Services {
             .timeout_ms
             .map_or(DEFAULT_RUN_TIMEOUT, |timeout| timeout.0);
         let skill = find_skill(context, &name, version.as_deref())?;
+        // A secret granted to the name goes only to the copy the name gives without a
+        // version: another copy (another version, a copy in an earlier, less trusted root)
+        // runs without it. Asked whatever the lookup was, so no way of naming a copy skips it.
+        let copy = if context.is_in_effect(&skill) {
+            SkillCopy::InEffect
+        } else {
+            SkillCopy::Other
+        };
         let label = match skill.id.version.as_ref() {
             Some(version) => format!("`{name}` {version}"),
             None => format!("`{name}`"),
@@ -172,7 +180,7 @@ impl Services {
         let run = |work: RunWork| PlannedRun {
             services: self.clone(),
             executor: Arc::clone(context.executor()),
-            method: "execute_skill",
+            method: crate::protocol::EXECUTE_SKILL,
             skill_name: Some(name.clone()),
             label: label.clone(),
             timeout,
@@ -186,7 +194,7 @@ impl Services {
         {
             let blobs = check_input_blobs(self, &blob_ids).await?;
             return Ok(run(RunWork::Python {
-                export: Some(skill),
+                export: Some((skill, copy)),
                 code: None,
                 args,
                 mount_skills: Vec::new(),
@@ -197,6 +205,7 @@ impl Services {
             let (tool, arguments) = tool_call(&skill, args, &blob_ids)?;
             return Ok(run(RunWork::Tool {
                 skill,
+                copy,
                 tool,
                 arguments,
             }));
@@ -258,7 +267,7 @@ impl Services {
         Ok(PlannedRun {
             services: self.clone(),
             executor: Arc::clone(context.executor()),
-            method: "run_code",
+            method: crate::protocol::RUN_CODE,
             skill_name: None,
             label: "the code".to_owned(),
             timeout,
@@ -299,7 +308,8 @@ impl std::fmt::Debug for PlannedRun {
 enum RunWork {
     /// A Python run: an action skill's export, or model-written code.
     Python {
-        export: Option<Arc<Skill>>,
+        /// The action skill whose export runs, and which copy of its name it is.
+        export: Option<(Arc<Skill>, SkillCopy)>,
         code: Option<(String, String)>,
         args: Value,
         mount_skills: Vec<Arc<Skill>>,
@@ -308,6 +318,8 @@ enum RunWork {
     /// A `tools.json` tool.
     Tool {
         skill: Arc<Skill>,
+        /// Which copy of its name the skill is.
+        copy: SkillCopy,
         tool: ToolDefinition,
         arguments: Value,
     },
@@ -337,8 +349,11 @@ impl PlannedRun {
                 mount_skills,
                 blobs,
             } => {
+                let copy = export
+                    .as_ref()
+                    .map_or(SkillCopy::InEffect, |(_, copy)| *copy);
                 let target = match (&export, code) {
-                    (Some(skill), _) => PythonTarget::Export(skill),
+                    (Some((skill, _)), _) => PythonTarget::Export(skill),
                     (None, Some((code, entrypoint))) => PythonTarget::Code { code, entrypoint },
                     (None, None) => PythonTarget::Code {
                         code: String::new(),
@@ -349,7 +364,7 @@ impl PlannedRun {
                     &services,
                     &executor,
                     &label,
-                    target,
+                    (target, copy),
                     args,
                     &mount_skills,
                     &blobs,
@@ -359,9 +374,10 @@ impl PlannedRun {
             }
             RunWork::Tool {
                 skill,
+                copy,
                 tool,
                 arguments,
-            } => execute_tool(&executor, &skill, &tool, &label, arguments, timeout).await,
+            } => execute_tool(&executor, (&skill, copy), &tool, &label, arguments, timeout).await,
         };
         services.remember_run(method, skill_name.as_deref(), &run);
         Ok(run)
@@ -382,7 +398,7 @@ async fn run_python(
     services: &Services,
     executor: &Executor,
     label: &str,
-    target: PythonTarget<'_>,
+    (target, copy): (PythonTarget<'_>, SkillCopy),
     args: Value,
     mount_skills: &[Arc<Skill>],
     blobs: &[BlobMeta],
@@ -396,6 +412,7 @@ async fn run_python(
             mount_skills: mount_skills.iter().map(AsRef::as_ref).collect(),
             input_blobs: std::mem::take(&mut input_blobs.files),
             timeout,
+            copy,
         })
         .await;
     let run = run_object(services, label, outcome).await;
@@ -470,7 +487,7 @@ fn tool_call(
 /// Call a `tools.json` tool and answer with the Run.
 async fn execute_tool(
     executor: &Executor,
-    skill: &Skill,
+    (skill, copy): (&Skill, SkillCopy),
     tool: &ToolDefinition,
     label: &str,
     arguments: Value,
@@ -478,8 +495,9 @@ async fn execute_tool(
 ) -> Value {
     let started = Instant::now();
     let result = executor
-        .call_tool(
+        .call_tool_as(
             skill,
+            copy,
             tool,
             arguments,
             RunOptions {

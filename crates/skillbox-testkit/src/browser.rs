@@ -166,8 +166,8 @@ impl Browser {
             unreachable!("json! of an object literal is an object")
         };
         let connect = async {
-            ClientBuilder::rustls()
-                .map_err(|error| error.to_string())?
+            // chromedriver listens on loopback: plain HTTP, no TLS stack.
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
                 .capabilities(capabilities)
                 .connect(&self.webdriver_url)
                 .await

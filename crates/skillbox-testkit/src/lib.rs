@@ -199,3 +199,19 @@ pub fn wait_until(
         std::thread::sleep(interval);
     }
 }
+
+/// A builder for the HTTP clients tests talk to servers with, with the process's TLS crypto
+/// provider installed first (reqwest is built without one of its own; see
+/// `skillbox_services::tls`).
+pub fn http_client_builder() -> reqwest::ClientBuilder {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    reqwest::Client::builder()
+}
+
+/// An HTTP client for tests (see [`http_client_builder`]).
+#[must_use]
+pub fn http_client() -> reqwest::Client {
+    http_client_builder().build().expect("an HTTP client")
+}

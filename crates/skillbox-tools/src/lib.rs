@@ -22,7 +22,7 @@ pub mod tools;
 pub use approval::{Approval, ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest};
 pub use door::{CallContext, Door, DoorPolicy, call_once};
 pub use live::{CatalogChange, LiveProvider, ReloadCounts, RootWatcher, watch_roots};
-pub use outcome::{CallStatus, ToolOutcome};
+pub use outcome::{CallStatus, Content, Rendered, ToolOutcome};
 pub use prompt::{
     OmittedSkillsHint, PromptBudget, PromptFormat, render_prompt, render_prompt_hinting,
 };
@@ -32,5 +32,6 @@ pub use provider::{
 pub use registry::{Offer, Tool, ToolProfile, ToolRef};
 pub use session::Session;
 pub use skillbox_services::params::{self, Arguments};
+pub use skillbox_services::tls::install_crypto_provider;
 pub use skillbox_services::{ReadBudget, Unbudgeted};
 pub use tool_spec::{ToolFormat, ToolSpec, render_tools};

@@ -2,8 +2,12 @@
 //! and how the call ended. Each door maps the [`CallStatus`] to its wire once (a JSON-RPC code,
 //! an MCP error result, an HTTP status, an exit code); the message is the same everywhere.
 
+use std::ops::Deref;
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde::ser::SerializeStruct;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use skillbox_services::ServiceError;
 
@@ -53,12 +57,111 @@ impl CallStatus {
     }
 }
 
+/// An answer rendered once for a catalog snapshot and shared by every call that asks for it:
+/// the value, and its JSON text, so a door that writes JSON sends the text as it is.
+#[derive(Debug)]
+pub struct Rendered {
+    value: Value,
+    json: Box<RawValue>,
+}
+
+impl Rendered {
+    /// Render `value` once.
+    #[must_use]
+    pub fn new(value: Value) -> Self {
+        let json =
+            serde_json::value::to_raw_value(&value).unwrap_or_else(|_| RawValue::NULL.to_owned());
+        Rendered { value, json }
+    }
+
+    /// The value.
+    #[must_use]
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// Its JSON text.
+    #[must_use]
+    pub fn json(&self) -> &RawValue {
+        &self.json
+    }
+
+    /// Bytes it holds, roughly (for the bound on what a snapshot keeps).
+    #[must_use]
+    pub fn size(&self) -> usize {
+        // The value as a tree costs a few times its text.
+        self.json.get().len() * 4
+    }
+}
+
+/// What a call answered: a value made for this call, or a snapshot's shared rendered answer.
+/// Either reads as a [`Value`].
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// Made for this call.
+    Value(Value),
+    /// Rendered once for the catalog snapshot.
+    Rendered(Arc<Rendered>),
+}
+
+impl Content {
+    /// The value, owned (a shared answer is copied).
+    #[must_use]
+    pub fn into_value(self) -> Value {
+        match self {
+            Content::Value(value) => value,
+            Content::Rendered(rendered) => rendered.value.clone(),
+        }
+    }
+
+    /// The JSON text, when it was rendered already.
+    #[must_use]
+    pub fn rendered_json(&self) -> Option<&RawValue> {
+        match self {
+            Content::Value(_) => None,
+            Content::Rendered(rendered) => Some(rendered.json()),
+        }
+    }
+}
+
+impl Deref for Content {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        match self {
+            Content::Value(value) => value,
+            Content::Rendered(rendered) => &rendered.value,
+        }
+    }
+}
+
+impl PartialEq for Content {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl From<Value> for Content {
+    fn from(value: Value) -> Self {
+        Content::Value(value)
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Content::Value(value) => value.serialize(serializer),
+            Content::Rendered(rendered) => rendered.json.serialize(serializer),
+        }
+    }
+}
+
 /// What a tool call produced: text or JSON for the caller, and how it ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutcome {
     /// The result: a string (instructions, file text) or a JSON value; for an error,
     /// `{"error": message}` (or the tool's own failure report, such as a script's result).
-    pub content: Value,
+    pub content: Content,
     /// How the call ended.
     pub status: CallStatus,
 }
@@ -68,7 +171,16 @@ impl ToolOutcome {
     #[must_use]
     pub fn ok(content: Value) -> Self {
         ToolOutcome {
-            content,
+            content: Content::Value(content),
+            status: CallStatus::Ok,
+        }
+    }
+
+    /// A successful answer rendered once for the snapshot.
+    #[must_use]
+    pub fn rendered(answer: Arc<Rendered>) -> Self {
+        ToolOutcome {
+            content: Content::Rendered(answer),
             status: CallStatus::Ok,
         }
     }
@@ -77,7 +189,7 @@ impl ToolOutcome {
     #[must_use]
     pub fn with_status(status: CallStatus, message: impl Into<String>) -> Self {
         ToolOutcome {
-            content: json!({ "error": message.into() }),
+            content: Content::Value(json!({ "error": message.into() })),
             status,
         }
     }
@@ -92,7 +204,7 @@ impl ToolOutcome {
     #[must_use]
     pub fn failed_with(content: Value) -> Self {
         ToolOutcome {
-            content,
+            content: Content::Value(content),
             status: CallStatus::Failed,
         }
     }
@@ -142,7 +254,7 @@ impl ToolOutcome {
     /// The result as the text a model receives.
     #[must_use]
     pub fn text(&self) -> String {
-        match &self.content {
+        match &*self.content {
             Value::String(text) => text.clone(),
             other => serde_json::to_string_pretty(other).unwrap_or_default(),
         }

@@ -20,8 +20,12 @@ use crate::tools::define_tool::DefinedTools;
 
 mod instructions;
 mod options;
+mod snapshot_answers;
 
 pub use options::{FindSkillsOffer, ProviderOptions};
+pub use snapshot_answers::MAX_SNAPSHOT_ANSWER_BYTES;
+
+use snapshot_answers::SnapshotAnswers;
 
 /// Bytes of a file `read_skill_file` returns before cutting it with a note.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024;
@@ -82,6 +86,9 @@ pub struct SkillsProvider {
     unlocked: Arc<std::collections::BTreeSet<String>>,
     /// Whether the prompt budget leaves skills out, worked out on first use for this catalog.
     budget_leaves_skills_out: Arc<std::sync::OnceLock<bool>>,
+    /// Answers rendered once for this snapshot (and this visibility: a provider that unlocks
+    /// skills has a store of its own).
+    answers: Arc<SnapshotAnswers>,
 }
 
 impl std::fmt::Debug for SkillsProvider {
@@ -129,6 +136,7 @@ impl SkillsProvider {
             services: None,
             unlocked: Arc::default(),
             budget_leaves_skills_out: Arc::default(),
+            answers: Arc::default(),
         }
     }
 
@@ -168,6 +176,7 @@ impl SkillsProvider {
     pub fn with_unlocked(&self, unlocked: std::collections::BTreeSet<String>) -> Self {
         let mut provider = self.clone();
         provider.unlocked = Arc::new(unlocked);
+        provider.answers = Arc::default();
         provider
     }
 
@@ -245,6 +254,42 @@ impl SkillsProvider {
     #[must_use]
     pub fn model_skills(&self) -> Vec<Arc<Skill>> {
         self.catalog.latest_visible_to_model().cloned().collect()
+    }
+
+    /// Which copy of its name `skill` is: the one in effect, or another (an older version, a
+    /// copy reached by its path): secrets granted by name reach only the one in effect.
+    #[must_use]
+    pub fn copy_of(&self, skill: &Skill) -> skillbox_exec::SkillCopy {
+        let in_effect = self
+            .catalog
+            .get(skill.name())
+            .is_some_and(|found| std::ptr::eq(found.as_ref(), skill));
+        if in_effect {
+            skillbox_exec::SkillCopy::InEffect
+        } else {
+            skillbox_exec::SkillCopy::Other
+        }
+    }
+
+    /// The copies a model may see that another copy of their name shadows in the same root,
+    /// each reached by its path in the root (`openai/skill-creator`; see
+    /// [`skillbox_core::SkillCatalog::find_by_path`]): only those that path finds.
+    #[must_use]
+    pub fn other_model_copies(&self) -> Vec<Arc<Skill>> {
+        self.catalog
+            .shadowed()
+            .iter()
+            .filter(|skill| {
+                let path = skill.path_in_root();
+                skill.visible_to_model()
+                    && path.contains('/')
+                    && self
+                        .catalog
+                        .find(&path, None)
+                        .is_ok_and(|found| Arc::ptr_eq(found, skill))
+            })
+            .cloned()
+            .collect()
     }
 
     /// Look up a skill a model may see, by name and optional version text. A skill hidden
@@ -386,6 +431,16 @@ impl SkillsProvider {
     /// The tools made with `define_tool`.
     pub(crate) fn defined_tools(&self) -> &DefinedTools {
         &self.defined
+    }
+
+    /// The answer of this snapshot kept under `key`, or the one `render` makes (see
+    /// `snapshot_answers.rs`): for catalog answers that depend on nothing else.
+    pub(crate) fn snapshot_answer(
+        &self,
+        key: String,
+        render: impl FnOnce() -> Result<Value, crate::outcome::ToolOutcome>,
+    ) -> crate::outcome::ToolOutcome {
+        self.answers.get_or_render(key, render)
     }
 }
 

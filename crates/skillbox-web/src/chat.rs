@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::Visitor;
 use crate::catalog_pages::async_stream_of;
 use crate::pages::{Layout, render};
+use crate::request_body::{JsonBody, LimitedBody, MAX_SMALL_BODY_BYTES};
 use crate::{ApiError, WebError, WebState, on_blocking_thread};
 
 /// Turns running at once across all conversations; more wait for none: the page is told to
@@ -38,6 +39,9 @@ pub const MAX_CONVERSATIONS_IN_MEMORY: usize = 256;
 pub const MAX_EVENT_STREAMS: usize = 256;
 /// Longest message a person may send, in bytes.
 pub const MAX_PROMPT_BYTES: usize = 64 * 1024;
+/// Largest body of `POST /api/chat/{id}/turns`: a message of [`MAX_PROMPT_BYTES`] even when
+/// JSON spells each of its bytes in six (`\u0001`), and the model's label.
+pub const MAX_TURN_BODY_BYTES: usize = 6 * MAX_PROMPT_BYTES + MAX_SMALL_BODY_BYTES;
 /// Events one conversation's log keeps before it is rebuilt from the messages (text pieces
 /// merged).
 pub const MAX_LOG_EVENTS: usize = 20_000;
@@ -470,7 +474,7 @@ pub(crate) struct CreateRequest {
 /// `POST /api/chat`: a new conversation's id.
 pub(crate) async fn create_conversation(
     State(state): State<Arc<WebState>>,
-    Json(request): Json<CreateRequest>,
+    JsonBody(request): JsonBody<CreateRequest, MAX_SMALL_BODY_BYTES>,
 ) -> Result<Json<Value>, ApiError> {
     // Creating one writes its transcript's first line: on a blocking thread.
     let room = on_blocking_thread(&state, {
@@ -494,7 +498,7 @@ pub(crate) struct TurnRequest {
 pub(crate) async fn start_turn(
     State(state): State<Arc<WebState>>,
     Path(id): Path<String>,
-    Json(request): Json<TurnRequest>,
+    JsonBody(request): JsonBody<TurnRequest, MAX_TURN_BODY_BYTES>,
 ) -> Result<Json<Value>, ApiError> {
     let hub = &state.chat;
     if request.text.trim().is_empty() {
@@ -582,10 +586,12 @@ pub(crate) async fn start_turn(
     Ok(Json(json!({ "started": true, "conversation": room.id })))
 }
 
-/// `POST /api/chat/{id}/stop`: cancel the running turn.
+/// `POST /api/chat/{id}/stop`: cancel the running turn. The body (`{}`) says nothing; a
+/// larger one than a few KiB is refused.
 pub(crate) async fn stop_turn(
     State(state): State<Arc<WebState>>,
     Path(id): Path<String>,
+    _body: LimitedBody<MAX_SMALL_BODY_BYTES>,
 ) -> Result<Json<Value>, ApiError> {
     let room = find_room(&state, &id).await?;
     let stopped = room
@@ -607,7 +613,7 @@ pub(crate) struct ApprovalAnswer {
 pub(crate) async fn answer_approval(
     State(state): State<Arc<WebState>>,
     Path((id, number)): Path<(String, u64)>,
-    Json(answer): Json<ApprovalAnswer>,
+    JsonBody(answer): JsonBody<ApprovalAnswer, MAX_SMALL_BODY_BYTES>,
 ) -> Result<Json<Value>, ApiError> {
     let room = find_room(&state, &id).await?;
     let sender = room.lock()?.approvals.remove(&number).ok_or_else(|| {

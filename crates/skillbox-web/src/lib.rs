@@ -15,6 +15,7 @@ pub mod chat;
 mod pages;
 mod playground;
 pub mod render;
+pub mod request_body;
 mod runs;
 
 use std::path::PathBuf;
@@ -56,11 +57,12 @@ const BUSY_RETRY_AFTER_SECONDS: u64 = 2;
 /// Bytes handed to the connection at a time from a counted answer: its share of the budget is
 /// held until the last piece is taken.
 const ANSWER_PIECE_BYTES: usize = 64 * 1024;
-/// Largest request body the web app reads, in bytes: a playground call's arguments
-/// (`MAX_CALL_ARGUMENTS_BYTES`, 1 MiB) with room for the JSON around them. The server's
-/// own bound is far larger (for `/rpc`'s blobs), and a body is read and parsed whole before
-/// its size is judged: eight 60 MiB calls at once held 660 MB.
-pub const MAX_BODY_BYTES: usize = 2 * playground::MAX_CALL_ARGUMENTS_BYTES;
+/// Largest request body the web app reads, in bytes: a playground call's (its arguments with
+/// the JSON around them). Each endpoint reads at most its own bound
+/// ([`request_body`]), most of them a few KiB; this one is the backstop of every route. The
+/// server's own bound is far larger (for `/rpc`'s blobs): eight 60 MiB calls at once had held
+/// 660 MB.
+pub const MAX_BODY_BYTES: usize = playground::MAX_CALL_BODY_BYTES;
 
 /// What the web app is given by the server that mounts it.
 pub struct WebConfig {
@@ -69,6 +71,10 @@ pub struct WebConfig {
     pub token: Option<String>,
     /// The chat page's models and agent settings.
     pub chat: ChatSetup,
+    /// Compares the tokens `/login` and bearer headers present, and bounds how often one
+    /// client may present a wrong one (the server's, shared with its other doors).
+    /// `None` compares without any bound.
+    pub token_guard: Option<Arc<dyn auth::TokenGuard>>,
 }
 
 /// The web app: its state, and the routes [`WebApp::router`] serves it with.
@@ -119,7 +125,10 @@ impl WebApp {
         policy: Arc<DoorPolicy>,
         config: WebConfig,
     ) -> Result<Self, WebError> {
-        let auth = Auth::new(config.token)?;
+        let mut auth = Auth::new(config.token)?;
+        if let Some(guard) = config.token_guard {
+            auth = auth.with_token_guard(guard);
+        }
         let chat = chat::ChatHub::new(config.chat, Arc::clone(&live), Arc::clone(&policy));
         // The syntax set takes tens of milliseconds to load: not on the first file's request.
         std::thread::spawn(render::warm_up);
@@ -173,7 +182,12 @@ impl WebApp {
                 auth::require_session,
             ));
         Router::new()
-            .route("/login", get(auth::login_page).post(auth::login))
+            .route(
+                "/login",
+                get(auth::login_page)
+                    .post(auth::login)
+                    .layer(DefaultBodyLimit::max(auth::MAX_LOGIN_BODY_BYTES)),
+            )
             .route("/assets/{name}", get(assets::asset))
             .merge(pages)
             .fallback(pages::not_found)
@@ -286,6 +300,18 @@ pub enum WebError {
     /// The request is malformed; the message names the parameter.
     #[error("{0}")]
     BadRequest(String),
+    /// The request's body is larger than its endpoint reads; the message names the bound.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The client presented wrong tokens too often lately: it may try again after this many
+    /// seconds.
+    #[error("{message}")]
+    TooManyAttempts {
+        /// What the client is told.
+        message: String,
+        /// Seconds until it may try again (`Retry-After`).
+        retry_after_seconds: u64,
+    },
     /// The server is busy (file reads, chat turns); try again.
     #[error("{0}")]
     Busy(String),
@@ -299,6 +325,8 @@ impl WebError {
         match self {
             WebError::NotFound(_) => StatusCode::NOT_FOUND,
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            WebError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            WebError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             WebError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             WebError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -316,17 +344,36 @@ impl From<WebError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (
+        let mut response = (
             self.0.status(),
             axum::Json(serde_json::json!({ "error": self.0.to_string() })),
         )
-            .into_response()
+            .into_response();
+        self.0.add_retry_after(&mut response);
+        response
     }
 }
 
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
-        pages::error_page(self.status(), &self.to_string())
+        let mut response = pages::error_page(self.status(), &self.to_string());
+        self.add_retry_after(&mut response);
+        response
+    }
+}
+
+impl WebError {
+    /// `Retry-After` on the answer of an error that says when to try again.
+    fn add_retry_after(&self, response: &mut Response) {
+        if let WebError::TooManyAttempts {
+            retry_after_seconds,
+            ..
+        } = self
+        {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_seconds));
+        }
     }
 }
 

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use askama::Template;
-use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -19,10 +18,14 @@ use skillbox_tools::{Arguments, CallContext, CallStatus, Door, SkillsProvider, U
 
 use crate::auth::Visitor;
 use crate::pages::{Layout, render};
+use crate::request_body::LimitedBody;
 use crate::{ApiError, WebError, WebState};
 
 /// Largest arguments object a call may send, in bytes of JSON.
 pub const MAX_CALL_ARGUMENTS_BYTES: usize = 1024 * 1024;
+/// Largest body of a call: its arguments and room for the tool's name and the JSON around
+/// them.
+pub const MAX_CALL_BODY_BYTES: usize = MAX_CALL_ARGUMENTS_BYTES + 64 * 1024;
 /// Deepest nesting of a call's arguments (as `/rpc` allows).
 pub const MAX_ARGUMENTS_DEPTH: usize = 64;
 /// Most JSON values in a call's arguments (as `/rpc` allows).
@@ -118,7 +121,10 @@ struct CallRequest<'a> {
 /// `POST /api/call`: one tool call through the door policy, as any door makes it (the same
 /// run queue, blocking pool and answers), with how long it took and the sandbox level code
 /// runs at.
-pub(crate) async fn call(State(state): State<Arc<WebState>>, body: Bytes) -> Response {
+pub(crate) async fn call(
+    State(state): State<Arc<WebState>>,
+    LimitedBody(body): LimitedBody<MAX_CALL_BODY_BYTES>,
+) -> Response {
     let request: CallRequest<'_> = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(error) => {
@@ -161,11 +167,7 @@ pub(crate) async fn call(State(state): State<Arc<WebState>>, body: Bytes) -> Res
         .await;
     match outcome.status {
         CallStatus::UnknownTool => {
-            return ApiError(WebError::NotFound(format!(
-                "no tool is named `{}`; GET /api/tools lists them",
-                request.tool
-            )))
-            .into_response();
+            return ApiError(WebError::NotFound(outcome.message())).into_response();
         }
         CallStatus::Busy { retry_after_ms } => {
             let mut response = ApiError(WebError::Busy(outcome.message())).into_response();

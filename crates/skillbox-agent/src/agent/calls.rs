@@ -1,9 +1,11 @@
-//! How one round's calls are answered: each is checked against what this turn allows (offered
-//! to the model, a JSON object, not repeated too often, within the sub-agent's scope and the
-//! active skill's `allowed-tools`), then run through the door policy every door uses (which
-//! asks the approval hook and takes the run queue), concurrently, results in call order.
+//! How one round's calls are answered: each is checked, in order, against what this turn
+//! allows (offered to the model, a JSON object, not repeated too often, within the
+//! sub-agent's scope and the `allowed-tools` bound as the calls before it left it), then run
+//! through the door policy every door uses (which asks the approval hook and takes the run
+//! queue), concurrently, results in call order.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,6 +18,7 @@ use skillbox_tools::{
     SkillsProvider, ToolOutcome, Unbudgeted,
 };
 
+use super::bound::ToolBound;
 use super::fork::{Scope, is_fork};
 use super::turn::{Emit, Round};
 use super::{Agent, Conversation, MAX_CALLS_PER_ROUND, MAX_FORK_DEPTH, MAX_IDENTICAL_CALLS};
@@ -30,11 +33,32 @@ pub(super) enum Plan {
     Answer(ToolOutcome),
     /// Through the door policy, with the model's argument text.
     Run,
-    /// By a sub-agent running this skill.
+    /// By a sub-agent running this skill, held to `bound` (the parent's, as the calls before
+    /// this one left it).
     Fork {
         skill: Arc<Skill>,
         arguments: Option<String>,
+        bound: ToolBound,
     },
+}
+
+/// How often each call (tool and arguments, key order ignored) was made in a turn. Calls are
+/// kept as hashes (keyed anew for every turn): a turn of large arguments must not keep a copy
+/// of each.
+#[derive(Debug, Default)]
+pub(super) struct IdenticalCalls {
+    keys: RandomState,
+    seen: HashMap<u64, u32>,
+}
+
+impl IdenticalCalls {
+    /// Count one more call of `name` with `arguments`; returns how many there were in all.
+    fn count(&mut self, name: &str, arguments: &Value) -> u32 {
+        let key = self.keys.hash_one((name, canonical_json(arguments)));
+        let seen = self.seen.entry(key).or_insert(0);
+        *seen += 1;
+        *seen
+    }
 }
 
 /// The agent's approval hook, reporting a denial on the turn's events as it happens.
@@ -82,6 +106,9 @@ impl Agent {
             })
             .collect();
         let mut plans = Vec::with_capacity(calls.len());
+        // The bound as the calls before each one leave it: a load earlier in this response
+        // counts (whether or not it then succeeds), so no call runs outside it.
+        let mut bound = conversation.bound.clone();
         for (position, (call, effective)) in calls.iter().zip(&effective).enumerate() {
             emit(AgentEvent::ToolCallStarted {
                 id: call.id.clone(),
@@ -99,8 +126,16 @@ impl Agent {
                 continue;
             }
             let plan = self
-                .plan(provider, conversation, call, effective, offered, round)
+                .plan(provider, &bound, call, effective, offered, round)
                 .await;
+            if let Some(skill) = load_skill::target(
+                provider,
+                &effective.name,
+                Arguments::Text(&effective.arguments),
+            ) && !(is_fork(&skill) && round.scope.depth < MAX_FORK_DEPTH)
+            {
+                bound.narrow(&skill);
+            }
             plans.push(plan);
         }
         let scope = round.scope;
@@ -131,9 +166,21 @@ impl Agent {
                                 )
                                 .await
                         }
-                        Plan::Fork { skill, arguments } => {
-                            self.fork(provider, &skill, arguments.as_deref(), scope, emit, cancel)
-                                .await
+                        Plan::Fork {
+                            skill,
+                            arguments,
+                            bound,
+                        } => {
+                            self.fork(
+                                provider,
+                                &skill,
+                                arguments.as_deref(),
+                                scope,
+                                &bound,
+                                emit,
+                                cancel,
+                            )
+                            .await
                         }
                     };
                     let result = ToolResult {
@@ -188,7 +235,7 @@ impl Agent {
     pub(super) async fn plan(
         &self,
         provider: &SkillsProvider,
-        conversation: &Conversation,
+        bound: &ToolBound,
         call: &ToolCall,
         effective: &ToolCall,
         offered: &BTreeSet<String>,
@@ -210,15 +257,13 @@ impl Agent {
         }
         let arguments = Arguments::Text(&effective.arguments);
         if let Ok(parsed) = serde_json::from_str::<Value>(&effective.arguments) {
-            let key = format!("{name} {}", canonical_json(&parsed));
-            let seen = round.identical.entry(key).or_insert(0);
-            *seen += 1;
-            if *seen >= MAX_IDENTICAL_CALLS {
+            let seen = round.identical.count(name, &parsed);
+            if seen >= MAX_IDENTICAL_CALLS {
                 return Plan::Answer(ToolOutcome::with_status(
                     CallStatus::Denied,
                     format!(
                         "you already called `{name}` with these same arguments {} times in this turn, and the results are above; do not call it again: use those results, change the arguments, or answer the user",
-                        *seen - 1
+                        seen - 1
                     ),
                 ));
             }
@@ -230,20 +275,16 @@ impl Agent {
                 "no skill named `{skill}` is available here"
             )));
         }
-        if let Some(refusal) = conversation.session.refusal(name) {
+        if let Some(refusal) = round.scope.bound.refusal(name, "this sub-agent") {
             return Plan::Answer(refusal);
         }
-        if let Some(bound) = &round.scope.bound
-            && !bound.permits(name)
-        {
-            return Plan::Answer(ToolOutcome::with_status(
-                CallStatus::Denied,
-                format!(
-                    "the tool `{name}` is not in the allowed-tools of `{}` ({}), which bound this sub-agent",
-                    bound.active_skill().unwrap_or_default(),
-                    bound.allowed_tools().unwrap_or_default().join(", ")
-                ),
-            ));
+        let holder = if round.scope.depth > 0 {
+            "this sub-agent"
+        } else {
+            "this conversation until the person invokes a skill (/name)"
+        };
+        if let Some(refusal) = bound.refusal(name, holder) {
+            return Plan::Answer(refusal);
         }
         if round.scope.depth < MAX_FORK_DEPTH
             && let Some(skill) = load_skill::target(provider, name, arguments)
@@ -279,6 +320,7 @@ impl Agent {
             return Plan::Fork {
                 skill,
                 arguments: raw,
+                bound: bound.clone(),
             };
         }
         Plan::Run

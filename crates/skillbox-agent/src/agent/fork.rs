@@ -1,17 +1,20 @@
 //! `context: fork` skills run as sub-agents: a fresh history whose first message is the
 //! skill's instructions, the parent's skills minus this one, the skill's `model` when it names
-//! one, and its `allowed-tools` as a bound whatever the sub-agent loads next.
+//! one, and as a bound whatever the sub-agent loads next: its `allowed-tools` and those that
+//! bound the parent when the model started it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::Value;
 use skillbox_core::Skill;
-use skillbox_tools::{Session, SkillsProvider, ToolOutcome};
+use skillbox_tools::{SkillsProvider, ToolOutcome};
 use tokio_util::sync::CancellationToken;
 
+use super::bound::ToolBound;
+use super::calls::IdenticalCalls;
 use super::turn::{Emit, Round};
 use super::{Agent, Conversation};
 use crate::conversation::{Message, Usage};
@@ -23,9 +26,9 @@ use crate::wire::excerpt;
 pub(super) struct Scope {
     pub(super) allowed: Option<Arc<BTreeSet<String>>>,
     pub(super) depth: u32,
-    /// A sub-agent's bound: its fork skill's `allowed-tools`, which hold whatever skill the
-    /// sub-agent loads next (loading one must not widen them).
-    pub(super) bound: Option<Session>,
+    /// A sub-agent's bound: its fork skill's `allowed-tools` and the parent's bound when the
+    /// model started it, which hold whatever skill the sub-agent loads next.
+    pub(super) bound: ToolBound,
 }
 
 impl Scope {
@@ -39,13 +42,17 @@ impl Scope {
 impl Agent {
     /// Run a `context: fork` skill as a sub-agent: a fresh history whose first message is the
     /// skill's instructions, the parent's skills minus this one, the skill's `model` when it
-    /// names one. Its final answer is the result.
+    /// names one, held to `parent_bound` (the parent conversation's `allowed-tools` bound; an
+    /// empty one when the person invoked the skill) and the skill's own. Its final answer is
+    /// the result.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn fork<'a>(
         &'a self,
         provider: &'a SkillsProvider,
         skill: &'a Arc<Skill>,
         arguments: Option<&'a str>,
         parent: &'a Scope,
+        parent_bound: &'a ToolBound,
         emit: Emit<'a>,
         cancel: &'a CancellationToken,
     ) -> Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>> {
@@ -61,11 +68,8 @@ impl Agent {
                 .map(|skill| skill.name().to_owned())
                 .filter(|other| *other != name && parent.allows(other))
                 .collect();
-            let bound = (!skill.properties.allowed_tools.is_empty()).then(|| {
-                let mut bound = Session::new(true);
-                bound.activate(skill);
-                bound
-            });
+            let mut bound = parent.bound.joined(parent_bound);
+            bound.narrow(skill);
             let scope = Scope {
                 allowed: Some(Arc::new(allowed)),
                 depth: parent.depth + 1,
@@ -80,10 +84,7 @@ impl Agent {
             let mut conversation = Conversation::new(
                 format!("fork-{}", uuid::Uuid::now_v7().simple()),
                 // A fork skill's allowed-tools bound its sub-agent whatever the operator chose.
-                Session::new(
-                    self.options.enforce_allowed_tools
-                        || !skill.properties.allowed_tools.is_empty(),
-                ),
+                self.options.enforce_allowed_tools || !skill.properties.allowed_tools.is_empty(),
                 None,
             );
             conversation.activate(skill);
@@ -97,7 +98,7 @@ impl Agent {
                     .unwrap_or_else(|| self.options.model.clone()),
                 usage: Usage::default(),
                 rounds: 0,
-                identical: BTreeMap::new(),
+                identical: IdenticalCalls::default(),
                 emit: &forward,
                 cancel,
             };

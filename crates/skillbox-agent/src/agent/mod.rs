@@ -7,8 +7,10 @@
 //!
 //! The files follow the turn: `turn.rs` (a turn and its rounds), `offer.rs` (what a round
 //! offers the model), `calls.rs` (how a round's calls are checked and answered, through the
-//! door policy every door uses), `fork.rs` (sub-agents).
+//! door policy every door uses), `bound.rs` (`allowed-tools` as a bound), `fork.rs`
+//! (sub-agents).
 
+pub(crate) mod bound;
 mod calls;
 mod fork;
 mod offer;
@@ -20,19 +22,19 @@ use std::sync::{Arc, Mutex};
 
 use skillbox_tools::tools::load_skill::{self, LoadSkill};
 use skillbox_tools::{
-    Approval, ApprovalPolicy, Arguments, Door, DoorPolicy, LiveProvider, PromptFormat, Session,
+    Approval, ApprovalPolicy, Arguments, Door, DoorPolicy, LiveProvider, PromptFormat,
     SkillsProvider, Tool,
 };
 
+use crate::client::ModelClient;
 use crate::conversation::{Conversation, Message, ToolCall};
-use crate::model::ModelClient;
 use crate::transcript::Transcript;
 
 pub use turn::{Turn, TurnInput};
 
 use fork::is_fork;
 use offer::RoundOffer;
-use turn::not_run;
+use turn::{invoked_skill, not_run};
 
 /// Model calls one turn makes at most before it is ended.
 pub const DEFAULT_MAX_ROUNDS: u32 = 10;
@@ -67,7 +69,9 @@ pub struct AgentOptions {
     /// Offer a skill's `tools.json` tools only once its `load_skill` succeeded (seed 004):
     /// keeps the tool list short for large catalogs.
     pub tools_on_load: bool,
-    /// Refuse calls outside the active skill's `allowed-tools` (`load_skill` always passes).
+    /// Hold calls to the `allowed-tools` of the restricted skills loaded (`load_skill` always
+    /// passes): a bound the model can narrow but never widen; only the person sets it anew,
+    /// by invoking a skill (`/name`).
     pub enforce_allowed_tools: bool,
 }
 
@@ -181,16 +185,13 @@ impl Agent {
             || uuid::Uuid::now_v7().simple().to_string(),
             |transcript| transcript.header().id.clone(),
         );
-        Conversation::new(
-            id,
-            Session::new(self.options.enforce_allowed_tools),
-            transcript,
-        )
+        Conversation::new(id, self.options.enforce_allowed_tools, transcript)
     }
 
-    /// A conversation continued from saved messages: the skills it loaded are loaded again
-    /// (active skill, tools), and calls left without results (an interrupted turn) are
-    /// answered as not run, so the history is valid for every provider.
+    /// A conversation continued from saved messages: the skills it loaded or the person
+    /// invoked are loaded again, in order (active skill, tools, the `allowed-tools` bound),
+    /// calls left without results (an interrupted turn) are answered as not run, so the
+    /// history is valid for every provider, and the history is kept within its bound.
     #[must_use]
     pub fn resume(&self, transcript: Option<Transcript>, messages: Vec<Message>) -> Conversation {
         let mut conversation = self.conversation(transcript);
@@ -220,6 +221,13 @@ impl Agent {
                     }
                 }
                 other => {
+                    if let Message::User { content } = other
+                        && let Some(name) = invoked_skill(content)
+                        && let Some(skill) = provider.catalog().get(name).cloned()
+                        && !is_fork(&skill)
+                    {
+                        conversation.activate_invoked(&skill);
+                    }
                     if !pending.is_empty() {
                         restored.push(not_run(&pending, INTERRUPTED));
                         pending.clear();
@@ -231,7 +239,7 @@ impl Agent {
             }
             restored.push(message);
         }
-        conversation.messages = restored;
+        conversation.restore(restored);
         if !pending.is_empty() {
             // Saved too: the calls are the transcript's last lines, so the answer follows them.
             conversation.push(not_run(&pending, INTERRUPTED));

@@ -1,7 +1,7 @@
 //! A turn and its rounds: the person's input (a prompt, or `/name args`), then model calls
 //! and their tool calls until the model answers, the rounds run out, or the turn is cancelled.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -10,6 +10,8 @@ use skillbox_tools::{SkillsProvider, ToolOutcome};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::bound::ToolBound;
+use super::calls::IdenticalCalls;
 use super::fork::{Scope, is_fork};
 use super::{Agent, Conversation};
 use crate::conversation::{Message, ToolCall, ToolResult, Usage};
@@ -80,7 +82,7 @@ pub(super) struct Round<'a> {
     pub(super) model: String,
     pub(super) usage: Usage,
     pub(super) rounds: u32,
-    pub(super) identical: BTreeMap<String, u32>,
+    pub(super) identical: IdenticalCalls,
     pub(super) emit: Emit<'a>,
     pub(super) cancel: &'a CancellationToken,
 }
@@ -124,7 +126,7 @@ impl Agent {
             model: self.options.model.clone(),
             usage: Usage::default(),
             rounds: 0,
-            identical: BTreeMap::new(),
+            identical: IdenticalCalls::default(),
             emit,
             cancel,
         };
@@ -203,8 +205,17 @@ impl Agent {
         let raw = (!arguments.is_empty()).then_some(arguments);
         if is_fork(&skill) {
             conversation.push(Message::user(typed));
+            // The person chose this skill: its sub-agent is bound by its own allowed-tools only.
             let outcome = self
-                .fork(provider, &skill, raw, round.scope, emit, round.cancel)
+                .fork(
+                    provider,
+                    &skill,
+                    raw,
+                    round.scope,
+                    &ToolBound::default(),
+                    emit,
+                    round.cancel,
+                )
                 .await;
             let text = outcome.text();
             conversation.push(Message::assistant(text.clone()));
@@ -220,9 +231,9 @@ impl Agent {
             Err(outcome) => return finish_failed(round, outcome.message()),
         };
         conversation.push(Message::user(format!(
-            "{typed}\n\nI invoked the skill `{name}`. Its instructions follow; carry them out.\n\n{instructions}"
+            "{typed}\n\n{INVOKED_PREFIX}{name}{INVOKED_SUFFIX}\n\n{instructions}"
         )));
-        conversation.activate(&skill);
+        conversation.activate_invoked(&skill);
         if let Some(model) = skill.properties.model.clone() {
             round.model.clone_from(&model);
             emit(AgentEvent::ModelChanged {
@@ -322,6 +333,19 @@ impl Agent {
             conversation.push(Message::Tool { results });
         }
     }
+}
+
+/// How the person's message of a `/name` invocation names the skill, after the line typed.
+const INVOKED_PREFIX: &str = "I invoked the skill `";
+const INVOKED_SUFFIX: &str = "`. Its instructions follow; carry them out.";
+
+/// The skill a person's message invoked (`/name args`, then the line the invocation writes),
+/// when it is such a message: a resumed conversation sets the bound anew there too.
+pub(super) fn invoked_skill(content: &str) -> Option<&str> {
+    let (typed, rest) = content.split_once(&format!("\n\n{INVOKED_PREFIX}"))?;
+    let (name, _) = rest.split_once(INVOKED_SUFFIX)?;
+    let typed_name = typed.strip_prefix('/')?.split_whitespace().next()?;
+    (typed_name == name).then_some(name)
 }
 
 /// Results for calls that were not run, saying why.

@@ -9,6 +9,7 @@ use skillbox_core::search::MAX_SEARCH_LIMIT;
 use crate::EXIT_USAGE;
 use crate::arguments::{FindArguments, GlobalOptions};
 use crate::output::{indent, print_json, print_text};
+use crate::setup::Setup;
 
 /// One skill found, as `--json` prints it.
 #[derive(Serialize)]
@@ -46,7 +47,7 @@ pub fn run(global: &GlobalOptions, arguments: &FindArguments) -> anyhow::Result<
         );
         return Ok(ExitCode::from(EXIT_USAGE));
     }
-    let catalog = super::default_catalog(global)?;
+    let catalog = Setup::new(global, &[])?.catalog()?;
     let results = match catalog
         .search_index()
         .search(&query, arguments.limit, |skill| {

@@ -5,9 +5,11 @@ use std::process::ExitCode;
 use serde::{Serialize, Serializer};
 use skillbox_core::{Severity, SkillCatalog, SkillSummary, ValidationMode};
 
-use super::TrustMark;
 use crate::arguments::{GlobalOptions, ListArguments};
-use crate::output::{eprint_diagnostics, print_json, print_text, table, terminal_width};
+use crate::output::{
+    TrustMark, eprint_diagnostics, print_json, print_text, table, terminal_width, trust_mark_with,
+};
+use crate::setup::{Setup, trust_gate};
 
 /// One row of the listing: the skill's summary and, for skills under a project folder, whether
 /// their code may run (in JSON, the mark's label).
@@ -31,14 +33,12 @@ fn serialize_trust_label<S: Serializer>(
 
 /// Run the command.
 pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<ExitCode> {
-    let roots = super::roots(global, &arguments.roots)?;
-    let catalog = super::load_catalog(
-        roots,
+    let catalog = Setup::new(global, &arguments.roots)?.catalog_with(
         &arguments.include,
         &arguments.exclude,
         ValidationMode::Lenient,
     )?;
-    let gate = super::trust_gate(catalog.roots());
+    let gate = trust_gate(catalog.roots());
     // One reading of the trust file serves every row.
     let store = gate.read_store();
     let summaries: Vec<ListedSkill> = catalog
@@ -46,7 +46,7 @@ pub fn run(global: &GlobalOptions, arguments: &ListArguments) -> anyhow::Result<
         .iter()
         .map(|skill| ListedSkill {
             summary: skill.summary(catalog.is_latest(skill)),
-            trust: super::trust_mark_with(&gate, &store, skill),
+            trust: trust_mark_with(&gate, &store, skill),
         })
         .collect();
     // The trust column appears only when some skill's code would be refused.
@@ -119,11 +119,12 @@ fn report_problems(catalog: &SkillCatalog) {
     for skipped in catalog.skipped() {
         eprint_diagnostics(&skipped.diagnostics);
     }
+    // Every copy counts, the shadowed ones too: each says which copy is in effect and why.
     let (errors, warnings) = catalog
         .skills()
         .iter()
+        .chain(catalog.shadowed())
         .flat_map(|skill| &skill.diagnostics)
-        .filter(|diagnostic| diagnostic.code != skillbox_core::DiagnosticCode::SkillShadowed)
         .fold((0, 0), |(errors, warnings), diagnostic| {
             match diagnostic.severity {
                 Severity::Error => (errors + 1, warnings),

@@ -4,11 +4,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use skillbox_core::{CatalogOptions, ValidationMode};
 use skillbox_mcp::McpOptions;
 use skillbox_tools::{LiveProvider, ToolProfile, watch_roots};
 
 use crate::arguments::{GlobalOptions, McpArguments};
+use crate::setup::provider::{open_data_dir, served_provider};
+use crate::setup::{self, Setup};
 
 /// How long the end of a session waits for work still running (a tool call the client did not
 /// wait for) before the process exits.
@@ -22,21 +23,15 @@ pub fn run(global: &GlobalOptions, arguments: &McpArguments) -> anyhow::Result<E
             arguments.profile
         )
     })?;
-    let options = CatalogOptions {
-        roots: super::roots(global, &arguments.roots)?,
-        mode: ValidationMode::Lenient,
-        ..CatalogOptions::default()
-    };
+    let options = Setup::new(global, &arguments.roots)?.served_catalog_options();
     // The protocol profile's runs and blobs need the data folder (as `serve` and `call` use
     // it); the skills profile never opens it.
     let data = match profile {
-        ToolProfile::Protocol => {
-            Some(super::surface::open_data_dir(arguments.data_dir.as_deref())?.1)
-        }
+        ToolProfile::Protocol => Some(open_data_dir(arguments.data_dir.as_deref())?.1),
         ToolProfile::Skills => None,
     };
-    let provider = super::surface::served_provider(global, &options, data.as_ref())?;
-    let runtime = super::execute::runtime()?;
+    let provider = served_provider(global, &options, data.as_ref())?;
+    let runtime = setup::runtime()?;
     let outcome = runtime.block_on(async {
         let live = LiveProvider::new(provider);
         let _watcher = if arguments.no_watch {

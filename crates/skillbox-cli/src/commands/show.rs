@@ -8,7 +8,8 @@ use skillbox_core::{Diagnostic, Skill, ToolDefinition};
 
 use crate::EXIT_USAGE;
 use crate::arguments::{GlobalOptions, ShowArguments};
-use crate::output::{human_bytes, indent, print_json, print_text};
+use crate::output::{human_bytes, indent, print_json, print_text, trust_mark};
+use crate::setup::{Setup, trust_gate};
 
 #[derive(Serialize)]
 struct ResourceView {
@@ -54,7 +55,7 @@ mod indexmap_json {
 
 /// Run the command.
 pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<ExitCode> {
-    let catalog = super::default_catalog(global)?;
+    let catalog = Setup::new(global, &arguments.roots)?.catalog()?;
     let skill = match catalog.find(&arguments.name, arguments.version.as_deref()) {
         Ok(skill) => skill,
         Err(error) => {
@@ -64,7 +65,9 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
             if let Some(close) = catalog.closest_name(&arguments.name) {
                 eprintln!("  hint: did you mean `{}`?", printable(close));
             } else if known.is_empty() {
-                eprintln!("  hint: no skills were found; pass --root DIR or set SKILLBOX_ROOTS");
+                eprintln!(
+                    "  hint: no skills were found; name a root after the skill (`skillbox show NAME DIR`), pass --root DIR, or set SKILLBOX_ROOTS"
+                );
             } else {
                 eprintln!(
                     "  hint: `skillbox list` shows the {} skill(s) found",
@@ -75,7 +78,7 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
         }
     };
     let latest = catalog.is_latest(skill);
-    let trust = super::trust_mark(&super::trust_gate(catalog.roots()), skill);
+    let trust = trust_mark(&trust_gate(catalog.roots()), skill);
     let body = skill.body()?;
     let (resources, resources_truncated) = skill.resources();
     let summary = skill.summary(latest);

@@ -8,12 +8,13 @@ use skillbox_core::printable::{printable_line, printable_path};
 
 use crate::arguments::{GlobalOptions, ValidateArguments};
 use crate::output::{indent, print_bytes, print_text};
+use crate::setup::Setup;
 use crate::{EXIT_PROBLEMS, EXIT_USAGE};
 
 /// Run the command.
 pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Result<ExitCode> {
-    let roots = super::roots(global, &arguments.paths)?;
-    for root in &roots {
+    let setup = Setup::new(global, &arguments.paths)?;
+    for root in &setup.roots {
         if root.origin == skillbox_core::RootOrigin::Explicit && !root.path.exists() {
             eprintln!(
                 "error: `{}` does not exist; name a skill folder, a SKILL.md, an archive, or a folder of skills",
@@ -22,12 +23,12 @@ pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Res
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     }
-    let mode = if arguments.strict {
+    let mode = if arguments.spec_only {
         ValidationMode::Strict
     } else {
         ValidationMode::Lenient
     };
-    let catalog = super::load_catalog(roots.clone(), &[], &[], mode)?;
+    let catalog = setup.catalog_with(&[], &[], mode)?;
     let mut report = ValidationReport::from_catalog(&catalog);
     // The tool-name clashes, decided as the LLM provider decides them.
     skillbox_core::tool_names::ToolOwnership::for_model(
@@ -36,7 +37,8 @@ pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Res
     )
     .add_to_report(&mut report);
     if report.checked == 0 {
-        let places: Vec<String> = roots
+        let places: Vec<String> = setup
+            .roots
             .iter()
             .map(|root| format!("`{}`", root.path.display()))
             .collect();
@@ -50,6 +52,9 @@ pub fn run(global: &GlobalOptions, arguments: &ValidateArguments) -> anyhow::Res
             ),
         );
         report.valid = false;
+    }
+    if arguments.strict {
+        report.treat_warnings_as_errors();
     }
     if arguments.json {
         let mut json = report.to_json_pretty()?;

@@ -1192,3 +1192,117 @@ fn a_model_whose_prompt_leaves_skills_out_finds_them_with_find_skills() {
     let tools = request_body(&server, 0)["tools"].to_string();
     assert!(tools.contains("find_skills"), "{tools}");
 }
+
+/// The files under `data`'s transcripts folder (none when it was never made).
+fn transcript_files(data: &std::path::Path) -> Vec<std::path::PathBuf> {
+    match fs_err::read_dir(data.join("transcripts")) {
+        Ok(entries) => entries.flatten().map(|entry| entry.path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn a_model_server_that_is_not_running_is_one_line_at_once_and_nothing_is_saved() {
+    let tree = agent_tree();
+    let data = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let base_url = format!("http://127.0.0.1:{port}/v1");
+    let started = std::time::Instant::now();
+    let output = agent_command(tree.path())
+        .args(["ask", "--base-url", &base_url, "--data-dir"])
+        .arg(data.path())
+        .arg("hello")
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr,
+        format!(
+            "error: cannot reach the model server at {base_url}/chat/completions: nothing listens there (connection refused); start the server, or check --base-url\n"
+        )
+    );
+    // Retrying a refused connection sleeps 3.5 s (0.5 + 1 + 2) before giving up.
+    assert!(elapsed < std::time::Duration::from_secs(3), "{elapsed:?}");
+    assert_eq!(
+        transcript_files(data.path()),
+        Vec::<std::path::PathBuf>::new()
+    );
+
+    // Any failure before the model's first answer saves nothing either.
+    let server = ScriptedModelServer::start(vec![Reply::error(
+        401,
+        r#"{"error":{"message":"No auth credentials found"}}"#,
+    )]);
+    let output = agent_command(tree.path())
+        .args(["ask", "--base-url", &server.base_url, "--data-dir"])
+        .arg(data.path())
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(
+        transcript_files(data.path()),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
+
+/// `reply` sent after `delay`, all at once (a model that thinks before it answers).
+fn after(delay: std::time::Duration, reply: Reply) -> Reply {
+    match reply {
+        Reply::Events(events) => Reply::PacedEvents(vec![events.join("\n\n")], delay),
+        other => other,
+    }
+}
+
+#[test]
+fn a_slow_model_gets_one_waiting_line_per_round_on_a_plain_stderr() {
+    let tree = agent_tree();
+    let delay = std::time::Duration::from_secs(3);
+    let server = ScriptedModelServer::start(vec![
+        after(delay, calls("load_skill", r#"{"skill":"greet"}"#)),
+        after(delay, says("Loaded.")),
+        after(delay, says("Quiet.")),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let output = agent_command(tree.path())
+        .args([
+            "ask",
+            "--model",
+            "thinker",
+            "--base-url",
+            &server.base_url,
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .arg("Load greet")
+        .output()
+        .unwrap();
+    assert_exit(&output, 0);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let waiting: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("waiting for"))
+        .collect();
+    assert_eq!(
+        waiting,
+        vec![
+            "waiting for the model thinker (round 1)",
+            "waiting for the model thinker (round 2)"
+        ],
+        "{stderr}"
+    );
+    // With --json the events say it; stderr stays quiet.
+    let asked = ask_json(&server, tree.path(), &["Anything?"]);
+    assert_exit(&asked.output, 0);
+    assert!(
+        !asked.stderr().contains("waiting for"),
+        "{}",
+        asked.stderr()
+    );
+}

@@ -426,3 +426,90 @@ fn a_problem_in_every_parameter_does_not_stall_the_catalog() {
     assert!(column_of(invalid[0]) > Some(40), "{}", invalid[0]);
     assert_eq!(column_of(invalid[30_000]), Some(2), "{}", invalid[30_000]);
 }
+
+/// Two published skills with one name and no version under one root (as Anthropic's and
+/// OpenAI's `skill-creator`): one is in effect for models, each copy's warning says which is
+/// in effect and why, `list` counts the warnings, and the other copy is reached by its path in
+/// the root wherever a skill name goes.
+#[test]
+fn a_shadowed_copy_in_one_root_is_reached_by_its_path_and_each_copy_says_which_is_used() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("skills");
+    write_tree(
+        &root,
+        &[
+            (
+                "anthropic/skill-creator/SKILL.md",
+                "---\nname: skill-creator\ndescription: Anthropic's. Use to create skills.\n---\nAnthropic body.\n",
+            ),
+            (
+                "openai/skill-creator/SKILL.md",
+                "---\nname: skill-creator\ndescription: OpenAI's. Use to create skills.\n---\nOpenAI body.\n",
+            ),
+        ],
+    );
+    // The name finds the first in path order; the path finds either copy.
+    assert_eq!(
+        show(&[root.as_path()], "skill-creator", None)["description"],
+        "Anthropic's. Use to create skills."
+    );
+    assert_eq!(
+        show(&[root.as_path()], "openai/skill-creator", None)["description"],
+        "OpenAI's. Use to create skills."
+    );
+    assert_eq!(
+        show(&[root.as_path()], "anthropic/skill-creator", None)["description"],
+        "Anthropic's. Use to create skills."
+    );
+    // A model's tools take the path too.
+    let loaded = skillbox()
+        .args([
+            "call",
+            "load_skill",
+            "--args",
+            r#"{"name": "openai/skill-creator"}"#,
+        ])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(loaded.status.success(), "{loaded:?}");
+    assert!(String::from_utf8_lossy(&loaded.stdout).contains("OpenAI body."));
+    // Each copy says which copy it is and which one models see.
+    let report = validate(&[root.as_path()]);
+    let on_used = diagnostics_of(&report, "anthropic/skill-creator");
+    let on_shadowed = diagnostics_of(&report, "openai/skill-creator");
+    let (on_used, on_shadowed) = (
+        with_code(&on_used, "skill-shadowed")[0]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+        with_code(&on_shadowed, "skill-shadowed")[0]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    );
+    assert_ne!(on_used, on_shadowed);
+    assert!(
+        on_used.contains("`anthropic/skill-creator` is in effect"),
+        "{on_used}"
+    );
+    assert!(
+        on_shadowed.contains("`openai/skill-creator` is shadowed"),
+        "{on_shadowed}"
+    );
+    assert!(
+        on_shadowed.contains("skillbox show openai/skill-creator"),
+        "{on_shadowed}"
+    );
+    // `list` shows the copy in effect and counts both warnings.
+    let listed = skillbox().arg("list").arg(&root).output().unwrap();
+    let stderr = String::from_utf8_lossy(&listed.stderr);
+    assert!(stderr.contains("2 warning(s)"), "{stderr}");
+    // Paths that leave the root find nothing.
+    let escape = skillbox()
+        .args(["show", "../skills/openai/skill-creator"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(escape.status.code(), Some(2));
+}

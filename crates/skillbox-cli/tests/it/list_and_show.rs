@@ -238,3 +238,57 @@ fn what_skills_wrote_cannot_drive_the_terminal_or_forge_lines() {
     assert_eq!(listed[0]["name"], "evil\u{1b}]0;pwned\u{7}");
     assert!(listed[0]["path"].as_str().unwrap().contains(folder));
 }
+
+/// Roots are given the same way to every command: after the command's own arguments (or with
+/// `--root`/`-r` anywhere), and both spellings answer alike. The working directory holds no
+/// skills, so a command that ignored the root would find nothing.
+#[test]
+fn every_command_takes_roots_after_its_arguments_as_with_root() {
+    let examples = super::support::repo_root().join("examples/skills");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let examples = examples.to_str().unwrap();
+    let commands: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (vec!["list", "--json"], vec![]),
+        (vec!["validate", "--json"], vec![]),
+        (vec!["show", "text-tools", "--json"], vec![]),
+        (vec!["prompt", "--format", "xml"], vec![]),
+        (vec!["tools", "--format", "anthropic"], vec![]),
+        (
+            vec!["call", "load_skill", "--args", r#"{"name":"text-tools"}"#],
+            vec![],
+        ),
+        (
+            vec!["run", "--sandbox", "off", "csv-insights", "summarize.py"],
+            vec!["--", "--help"],
+        ),
+    ];
+    for (arguments, after) in commands {
+        let run = |roots: &[&str], flag: bool| {
+            let mut command = assert_cmd::Command::cargo_bin("skillbox").unwrap();
+            command
+                .current_dir(elsewhere.path())
+                .env_remove("SKILLBOX_ROOTS")
+                .env("HOME", elsewhere.path());
+            if flag {
+                command.args(["-r", roots[0]]).args(&arguments);
+            } else {
+                command.args(&arguments).args(roots);
+            }
+            command.args(&after).output().unwrap()
+        };
+        let positional = run(&[examples], false);
+        let flagged = run(&[examples], true);
+        assert!(
+            positional.status.success(),
+            "{arguments:?}: {}",
+            String::from_utf8_lossy(&positional.stderr)
+        );
+        assert_eq!(
+            positional.status.code(),
+            flagged.status.code(),
+            "{arguments:?}"
+        );
+        assert_eq!(positional.stdout, flagged.stdout, "{arguments:?}");
+        assert!(!positional.stdout.is_empty(), "{arguments:?}");
+    }
+}

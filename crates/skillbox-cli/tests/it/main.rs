@@ -4,6 +4,7 @@
 mod agent;
 mod archives;
 mod attacks_catalog;
+mod attacks_round3;
 mod discovery;
 mod execute;
 mod find;
@@ -12,6 +13,7 @@ mod list_and_show;
 mod local_model;
 mod mcp;
 mod metrics;
+mod one_way_in;
 mod replicas;
 mod scale_attacks;
 mod search_attacks;

@@ -279,7 +279,7 @@ fn mcp_over_http_refuses_foreign_origins_and_hosts_and_needs_the_token() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let status = |headers: &[(&str, &str)]| {
         runtime.block_on(async {
-            let mut request = reqwest::Client::new()
+            let mut request = skillbox_testkit::http_client()
                 .post(&mcp_url)
                 .header("Accept", "application/json, text/event-stream")
                 .json(&initialize);
@@ -296,7 +296,7 @@ fn mcp_over_http_refuses_foreign_origins_and_hosts_and_needs_the_token() {
     let accepted = status(&[with_token]);
     // MCP requests are small: a large body is refused before it is parsed.
     let large_body = runtime.block_on(async {
-        reqwest::Client::new()
+        skillbox_testkit::http_client()
             .post(&mcp_url)
             .header("Accept", "application/json, text/event-stream")
             .header("Content-Type", "application/json")
@@ -327,7 +327,7 @@ fn mcp_over_http_without_a_token_answers_loopback_names_only() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let status = |host: &str| {
         runtime.block_on(async {
-            reqwest::Client::new()
+            skillbox_testkit::http_client()
                 .post(&mcp_url)
                 .header("Accept", "application/json, text/event-stream")
                 .header("Host", host)
@@ -445,6 +445,13 @@ fn mcp_prompts_whose_commands_run_queue_with_the_run_limits() {
 
 /// One stateless 2026-07-28 request to `/mcp` (no session), its answer's `result`.
 fn stateless_request(mcp_url: &str, method: &str, name: &str, params: Value) -> Value {
+    let answer = stateless_answer(mcp_url, method, name, params);
+    assert!(answer["error"].is_null(), "{answer:#}");
+    answer["result"].clone()
+}
+
+/// One stateless 2026-07-28 request to `/mcp` (no session), its whole JSON-RPC answer.
+fn stateless_answer(mcp_url: &str, method: &str, name: &str, params: Value) -> Value {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -454,7 +461,7 @@ fn stateless_request(mcp_url: &str, method: &str, name: &str, params: Value) -> 
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let text = runtime.block_on(async {
-        reqwest::Client::new()
+        skillbox_testkit::http_client()
             .post(mcp_url)
             .header("Accept", "application/json, text/event-stream")
             .header("MCP-Protocol-Version", "2026-07-28")
@@ -479,10 +486,251 @@ fn stateless_request(mcp_url: &str, method: &str, name: &str, params: Value) -> 
             .trim()
             .to_owned()
     };
-    let answer: Value = serde_json::from_str(&answer)
-        .unwrap_or_else(|error| panic!("not a JSON-RPC answer ({error}): {text:.300}"));
-    assert!(answer["error"].is_null(), "{answer:#}");
-    answer["result"].clone()
+    serde_json::from_str(&answer)
+        .unwrap_or_else(|error| panic!("not a JSON-RPC answer ({error}): {text:.300}"))
+}
+
+/// The JSON-RPC answer in an MCP HTTP response's body: the body itself, or the last `data:`
+/// line of its event stream.
+fn answer_in(text: &str) -> Value {
+    let answer = if text.trim_start().starts_with('{') {
+        text.to_owned()
+    } else {
+        text.lines()
+            .rev()
+            .find_map(|line| line.strip_prefix("data:"))
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    serde_json::from_str(&answer)
+        .unwrap_or_else(|error| panic!("not a JSON-RPC answer ({error}): {text:.300}"))
+}
+
+/// A 2025-06-18 session of `/mcp` over raw HTTP: its id once `initialize`d.
+struct HttpSession {
+    url: String,
+    id: String,
+    client: reqwest::Client,
+    runtime: &'static tokio::runtime::Runtime,
+}
+
+impl HttpSession {
+    fn open(url: &str) -> Self {
+        let client = skillbox_testkit::http_client();
+        let runtime = skillbox_testkit::runtime();
+        let id = runtime.block_on(async {
+            let response = client
+                .post(url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .body(INITIALIZE)
+                .send()
+                .await
+                .unwrap();
+            let id = response.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            let _ = response.text().await;
+            id
+        });
+        let session = HttpSession {
+            url: url.to_owned(),
+            id,
+            client,
+            runtime,
+        };
+        let (status, _) = session.post(INITIALIZED);
+        assert_eq!(status, 202);
+        session
+    }
+
+    /// POST one message in the session: the status and the body.
+    fn post(&self, message: &str) -> (u16, String) {
+        self.send(reqwest::Method::POST, message)
+    }
+
+    fn send(&self, method: reqwest::Method, message: &str) -> (u16, String) {
+        self.runtime.block_on(async {
+            let response = self
+                .client
+                .request(method, &self.url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .header("Mcp-Session-Id", &self.id)
+                .header("MCP-Protocol-Version", "2025-06-18")
+                .body(message.to_owned())
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            (status, response.text().await.unwrap())
+        })
+    }
+}
+
+/// `skills/get` without its `uri`: what each answer must say.
+const SKILLS_GET_WITHOUT_URI: [&str; 3] = [
+    r#"{"jsonrpc":"2.0","id":2,"method":"skills/get"}"#,
+    r#"{"jsonrpc":"2.0","id":3,"method":"skills/get","params":{}}"#,
+    r#"{"jsonrpc":"2.0","id":4,"method":"skills/get","params":{"url":"skill://alpha/SKILL.md"}}"#,
+];
+
+fn assert_names_the_missing_uri(answer: &Value) {
+    assert_eq!(answer["error"]["code"], -32602, "{answer:#}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("skills/get") && message.contains("`uri`"),
+        "{answer:#}"
+    );
+}
+
+#[test]
+fn skills_get_without_a_uri_is_invalid_params_naming_it_over_stdio_and_http() {
+    let mut lines = vec![INITIALIZE, INITIALIZED];
+    lines.extend(SKILLS_GET_WITHOUT_URI);
+    lines.push(r#"{"jsonrpc":"2.0","id":5,"method":"no/such/method","params":{}}"#);
+    let answers = exchange(&lines);
+    let by_id = |id: i64| {
+        answers
+            .iter()
+            .find(|answer| answer["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to request {id}: {answers:#?}"))
+    };
+    for id in 2..=4 {
+        assert_names_the_missing_uri(by_id(id));
+    }
+    // A method nobody knows is still "method not found".
+    assert_eq!(by_id(5)["error"]["code"], -32601, "{answers:#?}");
+
+    let temp = tempfile::tempdir().unwrap();
+    write_mcp_root(temp.path());
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) =
+        super::serve::start_server_with(data.path(), &[temp.path().to_path_buf()], &[]);
+    let mcp_url = url.replace("/rpc", "/mcp");
+    let answers = std::panic::catch_unwind(|| {
+        let session = HttpSession::open(&mcp_url);
+        let mut answers: Vec<Value> = SKILLS_GET_WITHOUT_URI
+            .iter()
+            .map(|message| answer_in(&session.post(message).1))
+            .collect();
+        // The same without a session, in 2026-07-28's stateless way.
+        answers.push(stateless_answer(
+            &mcp_url,
+            "skills/get",
+            "",
+            json!({"url": "skill://alpha/SKILL.md"}),
+        ));
+        answers
+    });
+    server.kill().unwrap();
+    server.wait().unwrap();
+    for answer in answers.unwrap() {
+        assert_names_the_missing_uri(&answer);
+    }
+}
+
+#[test]
+fn cacheable_results_of_2026_07_28_carry_a_ttl_and_older_revisions_none() {
+    let temp = tempfile::tempdir().unwrap();
+    write_mcp_root(temp.path());
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) =
+        super::serve::start_server_with(data.path(), &[temp.path().to_path_buf()], &[]);
+    let mcp_url = url.replace("/rpc", "/mcp");
+    let outcome = std::panic::catch_unwind(|| {
+        let mut hinted = Vec::new();
+        for (method, name, params) in [
+            ("server/discover", "", json!({})),
+            ("tools/list", "", json!({})),
+            ("prompts/list", "", json!({})),
+            ("resources/list", "", json!({})),
+            ("resources/templates/list", "", json!({})),
+            ("skills/list", "", json!({})),
+            ("skills/get", "", json!({"uri": "skill://alpha/SKILL.md"})),
+            (
+                "resources/read",
+                "skill://alpha/SKILL.md",
+                json!({"uri": "skill://alpha/SKILL.md"}),
+            ),
+            (
+                "resources/directory/read",
+                "",
+                json!({"uri": "skill://alpha/references"}),
+            ),
+        ] {
+            let result = stateless_request(&mcp_url, method, name, params);
+            hinted.push((
+                method,
+                result["ttlMs"].clone(),
+                result["cacheScope"].clone(),
+            ));
+        }
+        let session = HttpSession::open(&mcp_url);
+        let legacy = answer_in(
+            &session
+                .post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#)
+                .1,
+        );
+        (hinted, legacy)
+    });
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let (hinted, legacy) = outcome.unwrap();
+    for (method, ttl, scope) in hinted {
+        assert_eq!((ttl, scope), (json!(60_000), json!("private")), "{method}");
+    }
+    assert!(legacy["result"]["tools"].is_array(), "{legacy:#}");
+    assert!(legacy["result"].get("ttlMs").is_none(), "{legacy:#}");
+}
+
+/// Opens a session with the official Python SDK, lists the tools and leaves, which ends the
+/// session with a `DELETE`; the SDK logs (at WARNING) an answer other than 200 or 204.
+const SDK_SESSION_END: &str = r#"
+import asyncio, json, logging, sys
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+async def main():
+    async with streamable_http_client(sys.argv[1]) as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+    print(json.dumps({"tools": len(tools.tools)}))
+asyncio.run(main())
+"#;
+
+#[test]
+fn ending_an_http_session_answers_204_and_the_python_sdk_takes_it() {
+    let temp = tempfile::tempdir().unwrap();
+    write_mcp_root(temp.path());
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) =
+        super::serve::start_server_with(data.path(), &[temp.path().to_path_buf()], &[]);
+    let mcp_url = url.replace("/rpc", "/mcp");
+    let outcome = std::panic::catch_unwind(|| {
+        let session = HttpSession::open(&mcp_url);
+        let ended = session.send(reqwest::Method::DELETE, "");
+        let after = session.post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#);
+        let sdk = Command::new(peer_python())
+            .args(["-c", SDK_SESSION_END, &mcp_url])
+            .output()
+            .unwrap();
+        (ended, after.0, sdk)
+    });
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let (ended, status_after, sdk) = outcome.unwrap();
+    assert_eq!(ended, (204, String::new()));
+    // The session is gone.
+    assert_eq!(status_after, 404);
+    let stderr = String::from_utf8_lossy(&sdk.stderr);
+    assert!(sdk.status.success(), "{stderr}");
+    let report: Value = serde_json::from_slice(&sdk.stdout).unwrap();
+    assert!(report["tools"].as_u64().unwrap() >= 3, "{report}");
+    assert!(!stderr.contains("Session termination failed"), "{stderr}");
 }
 
 #[test]
@@ -514,4 +762,69 @@ fn a_resource_over_the_free_read_allowance_is_served_over_http() {
         bytes,
         fs_err::read(root.join("alpha/assets/big.bin")).unwrap()
     );
+}
+
+/// Two published skills of one name under one root: MCP offers the copy in effect by its name
+/// and the other by its path in the root, both in `skills/list`, and reads each by its URI.
+#[test]
+fn a_shadowed_copy_of_a_name_is_listed_and_read_by_its_path() {
+    let temp = tempfile::tempdir().unwrap();
+    super::support::write_tree(
+        temp.path(),
+        &[
+            (
+                "anthropic/skill-creator/SKILL.md",
+                "---\nname: skill-creator\ndescription: Anthropic's. Use to create skills.\n---\nAnthropic body.\n",
+            ),
+            (
+                "openai/skill-creator/SKILL.md",
+                "---\nname: skill-creator\ndescription: OpenAI's. Use to create skills.\n---\nOpenAI body.\n",
+            ),
+        ],
+    );
+    super::support::make_world_readable(temp.path());
+    let data = tempfile::tempdir().unwrap();
+    let (mut server, url) =
+        super::serve::start_server_with(data.path(), &[temp.path().to_path_buf()], &[]);
+    let mcp_url = url.replace("/rpc", "/mcp");
+    let outcome = std::panic::catch_unwind(|| {
+        let listed = stateless_request(&mcp_url, "skills/list", "", json!({}));
+        let read =
+            |uri: &str| stateless_request(&mcp_url, "resources/read", uri, json!({"uri": uri}));
+        let got = stateless_request(
+            &mcp_url,
+            "skills/get",
+            "",
+            json!({"uri": "skill://openai/skill-creator/SKILL.md"}),
+        );
+        (
+            listed,
+            read("skill://skill-creator/SKILL.md"),
+            read("skill://openai/skill-creator/SKILL.md"),
+            got,
+        )
+    });
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let (listed, in_effect, other, got) = outcome.unwrap();
+    let uris: Vec<&str> = listed["skills"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed:#}"))
+        .iter()
+        .map(|entry| entry["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://openai/skill-creator/SKILL.md",
+            "skill://skill-creator/SKILL.md"
+        ],
+        "{listed:#}"
+    );
+    assert!(
+        in_effect.to_string().contains("Anthropic body."),
+        "{in_effect:#}"
+    );
+    assert!(other.to_string().contains("OpenAI body."), "{other:#}");
+    assert!(got.to_string().contains("OpenAI's."), "{got:#}");
 }

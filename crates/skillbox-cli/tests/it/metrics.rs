@@ -91,7 +91,7 @@ impl Server {
             base: url.trim_end_matches("/rpc").to_owned(),
             skills,
             _data: data,
-            client: reqwest::Client::builder()
+            client: skillbox_testkit::http_client_builder()
                 .timeout(Duration::from_secs(60))
                 .build()
                 .unwrap(),
@@ -386,6 +386,55 @@ fn the_scrape_needs_the_token_and_passes_the_origin_check() {
             &[("door", "metrics"), ("status", "403")]
         ),
         1.0
+    );
+    // The wrong token (not the missing one: nothing was guessed) is counted as a failed
+    // authentication, by door and outcome, and so is one at each other door.
+    assert_eq!(
+        scrape.family_type("skillbox_failed_authentications"),
+        "counter"
+    );
+    let failed = |door: &str, outcome: &str| {
+        scrape.value(
+            "skillbox_failed_authentications_total",
+            &[("door", door), ("outcome", outcome)],
+        )
+    };
+    assert_eq!(failed("metrics", "wrong"), 1.0, "{}", scrape.text);
+    assert_eq!(failed("metrics", "throttled"), 0.0, "{}", scrape.text);
+    let (status, _, _) = send(
+        server
+            .client
+            .post(format!("{}/rpc", server.base))
+            .bearer_auth("wrong-token")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "list_skills"})),
+    );
+    assert_eq!(status, 401);
+    let (status, _, _) = send(
+        server
+            .client
+            .post(format!("{}/login", server.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("token=wrong-token&next=/"),
+    );
+    assert_eq!(status, 401);
+    let scrape = server.scrape();
+    assert_eq!(
+        scrape.value(
+            "skillbox_failed_authentications_total",
+            &[("door", "rpc"), ("outcome", "wrong")]
+        ),
+        1.0,
+        "{}",
+        scrape.text
+    );
+    assert_eq!(
+        scrape.value(
+            "skillbox_failed_authentications_total",
+            &[("door", "web"), ("outcome", "wrong")]
+        ),
+        1.0,
+        "{}",
+        scrape.text
     );
 }
 

@@ -553,7 +553,7 @@ fn a_huge_or_slow_body_sent_to_metrics_is_not_waited_for() {
 #[test]
 fn many_scrapes_at_once_are_all_answered() {
     let server = Scraped::start();
-    let client = reqwest::Client::builder()
+    let client = skillbox_testkit::http_client_builder()
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap();
@@ -636,7 +636,7 @@ fn a_failing_bucket_shows_clients_no_details_and_the_log_no_secret() {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 204"), "{answer}");
-    let client = reqwest::Client::new();
+    let client = skillbox_testkit::http_client();
     let failure = super::serve::rpc(
         &client,
         skillbox_testkit::runtime(),

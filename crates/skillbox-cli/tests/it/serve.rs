@@ -103,7 +103,7 @@ pub fn rpc(
 fn acknowledged_blobs_survive_a_kill_9_and_no_partial_blob_is_visible() {
     let data = tempfile::tempdir().unwrap();
     let runtime = skillbox_testkit::runtime();
-    let client = reqwest::Client::new();
+    let client = skillbox_testkit::http_client();
     let (mut server, url) = start_server(data.path());
     let acknowledged: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let writer = {
@@ -114,7 +114,7 @@ fn acknowledged_blobs_survive_a_kill_9_and_no_partial_blob_is_visible() {
                 .enable_all()
                 .build()
                 .unwrap();
-            let client = reqwest::Client::new();
+            let client = skillbox_testkit::http_client();
             for round in 0..100_000u32 {
                 let content = format!("{round}:").repeat(20_000 + (round as usize % 7) * 1_000);
                 match rpc(

@@ -431,3 +431,274 @@ fn a_token_on_the_command_line_is_warned_about() {
     let stderr = serve(&[], Some("s3cret"));
     assert!(!stderr.contains(warning), "{stderr}");
 }
+
+/// `skillbox serve examples/skills` with `token` in `SKILLBOX_TOKEN`, its log kept: the server
+/// (`/rpc` URL) and the lines it has written to stderr so far.
+fn start_keeping_the_log(data: &Path, token: &str) -> (Server, Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillbox"))
+        .current_dir(repo_root())
+        .arg("serve")
+        .arg(repo_root().join("examples/skills"))
+        .args(["--listen", "127.0.0.1:0", "--sandbox", "off", "--no-watch"])
+        .arg("--data-dir")
+        .arg(data)
+        .env("SKILLBOX_TOKEN", token)
+        .env("SKILLBOX_CONFIG", "/dev/null")
+        .env_remove("SKILLBOX_LOG")
+        .env_remove("SKILLBOX_ROOTS")
+        .env_remove("SKILLBOX_ALLOWED_HOSTS")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let Some(Ok(line)) = lines.next() else {
+            let _ = child.kill();
+            panic!("the server did not announce its address");
+        };
+        if let Some(rest) = line.strip_prefix("skillbox: serving the Skills Protocol at ") {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            kept.lock().unwrap().push(without_colours(&line));
+        }
+    });
+    (Server::new((child, url)), log)
+}
+
+/// A log line without its terminal colour codes (`ESC [ … m`).
+fn without_colours(line: &str) -> String {
+    let mut plain = String::new();
+    let mut rest = line;
+    while let Some(start) = rest.find('\u{1b}') {
+        plain.push_str(&rest[..start]);
+        rest = &rest[start..];
+        rest = rest.find('m').map_or("", |end| &rest[end + 1..]);
+    }
+    plain.push_str(rest);
+    plain
+}
+
+/// Status and `Retry-After` (seconds) of a request sent with `client`.
+async fn status_and_retry(request: reqwest::RequestBuilder) -> (u16, Option<u64>) {
+    let response = request.send().await.unwrap();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok()?.parse().ok());
+    (response.status().as_u16(), retry)
+}
+
+#[test]
+fn wrong_tokens_from_many_connections_are_held_back_logged_and_counted() {
+    use skillbox_server::auth_throttle::{FAILED_AUTH_BURST, FAILED_AUTH_REFILL};
+    let data = tempfile::tempdir().unwrap();
+    let token = "the-right-token-4b1d";
+    let (server, log) = start_keeping_the_log(data.path(), token);
+    let base = server.url.trim_end_matches("/rpc").to_owned();
+    let runtime = server.runtime;
+    // A browser signed in before the guessing starts.
+    let session = runtime.block_on(async {
+        let response = skillbox_testkit::http_client_builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .post(format!("{base}/login"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("token={token}&next=/"))
+            .send()
+            .await
+            .unwrap();
+        let cookie = response.headers()["set-cookie"].to_str().unwrap();
+        cookie.split(';').next().unwrap().to_owned()
+    });
+
+    // Four connections guess as fast as they are answered, for two seconds.
+    let guessing_for = Duration::from_secs(2);
+    let started = Instant::now();
+    let answers: Vec<(u16, Option<u64>)> = runtime.block_on(async {
+        let guessers = (0..4).map(|connection| {
+            let url = server.url.clone();
+            tokio::spawn(async move {
+                let client = skillbox_testkit::http_client();
+                let mut answers = Vec::new();
+                let mut guess = 0;
+                while started.elapsed() < guessing_for {
+                    guess += 1;
+                    answers.push(
+                        status_and_retry(
+                            client
+                                .post(&url)
+                                .bearer_auth(format!("guess-{connection}-{guess}"))
+                                .header("content-type", "application/json")
+                                .body(LIST),
+                        )
+                        .await,
+                    );
+                }
+                answers
+            })
+        });
+        let mut all = Vec::new();
+        for guesser in guessers.collect::<Vec<_>>() {
+            all.extend(guesser.await.unwrap());
+        }
+        all
+    });
+    let took = started.elapsed();
+    let compared = answers.iter().filter(|(status, _)| *status == 401).count();
+    let held_back: Vec<Option<u64>> = answers
+        .iter()
+        .filter(|(status, _)| *status == 429)
+        .map(|(_, retry)| *retry)
+        .collect();
+    eprintln!(
+        "{} wrong tokens in {took:?}: {compared} compared, {} held back",
+        answers.len(),
+        held_back.len()
+    );
+    assert_eq!(compared + held_back.len(), answers.len(), "{answers:?}");
+    // The burst, then one per refill: the comparisons are bounded, however many connections.
+    let refills = took.as_millis().div_ceil(FAILED_AUTH_REFILL.as_millis());
+    assert!(
+        compared as u128 <= u128::from(FAILED_AUTH_BURST) + refills + 1,
+        "{compared} compared in {took:?}"
+    );
+    assert!(!held_back.is_empty());
+    assert!(
+        held_back.iter().all(|retry| matches!(retry, Some(1..=2))),
+        "{held_back:?}"
+    );
+
+    // The other doors behind the token hold the same address back (a wrong token is compared
+    // at most once more, if a refill came meanwhile).
+    let wrong = "Bearer another-guess";
+    let doors: Vec<(&str, u16)> = runtime.block_on(async {
+        let client = skillbox_testkit::http_client();
+        let mut doors = Vec::new();
+        for door in ["/mcp", "/metrics", "/healthz", "/login"] {
+            let mut status = 0;
+            for _ in 0..3 {
+                let url = format!("{base}{door}");
+                let request = match door {
+                    "/mcp" => client
+                        .post(url)
+                        .header("authorization", wrong)
+                        .header("accept", "application/json, text/event-stream")
+                        .header("content-type", "application/json")
+                        .body(super::mcp::INITIALIZE),
+                    "/login" => client
+                        .post(url)
+                        .header("content-type", "application/x-www-form-urlencoded")
+                        .body("token=another-guess&next=/"),
+                    _ => client.get(url).header("authorization", wrong),
+                };
+                let (answer, retry) = status_and_retry(request).await;
+                status = answer;
+                if answer == 429 {
+                    assert!(matches!(retry, Some(1..=2)), "{door}: {retry:?}");
+                    break;
+                }
+                assert_eq!(answer, 401, "{door}");
+            }
+            doors.push((door, status));
+        }
+        doors
+    });
+    assert_eq!(
+        doors,
+        [
+            ("/mcp", 429),
+            ("/metrics", 429),
+            ("/healthz", 429),
+            ("/login", 429)
+        ]
+    );
+    // The signed-in browser goes on: a session is not a token.
+    let page = runtime.block_on(status_and_retry(
+        skillbox_testkit::http_client()
+            .get(format!("{base}/skills"))
+            .header("cookie", &session),
+    ));
+    assert_eq!(page, (200, None));
+
+    // Once the guessing stops, the right token is let in after `Retry-After`.
+    let right = format!("Bearer {token}");
+    let (waits, scrape_status, scrape) = runtime.block_on(async {
+        let client = skillbox_testkit::http_client();
+        let mut waits = 0;
+        loop {
+            let (status, retry) = status_and_retry(
+                client
+                    .post(&server.url)
+                    .header("authorization", &right)
+                    .header("content-type", "application/json")
+                    .body(LIST),
+            )
+            .await;
+            match (status, retry) {
+                (200, _) => break,
+                (429, Some(seconds @ 1..=2)) if waits < 5 => {
+                    waits += 1;
+                    tokio::time::sleep(Duration::from_secs(seconds)).await;
+                }
+                other => panic!("the right token got {other:?}"),
+            }
+        }
+        let response = client
+            .get(format!("{base}/metrics"))
+            .header("authorization", &right)
+            .send()
+            .await
+            .unwrap();
+        (
+            waits,
+            response.status().as_u16(),
+            response.text().await.unwrap(),
+        )
+    });
+    assert_eq!(scrape_status, 200, "{scrape}");
+    // Every refusal was counted, by door and outcome.
+    let counted = |door: &str, outcome: &str| -> usize {
+        let prefix = format!(
+            "skillbox_failed_authentications_total{{door=\"{door}\",outcome=\"{outcome}\"}} "
+        );
+        scrape
+            .lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .map_or(0, |value| value.trim().parse().unwrap())
+    };
+    assert_eq!(counted("rpc", "wrong"), compared, "{scrape}");
+    // (The right token held back while waiting counts as held back too.)
+    assert_eq!(
+        counted("rpc", "throttled"),
+        held_back.len() + waits,
+        "{scrape}"
+    );
+    let other_doors: usize = ["mcp", "metrics", "healthz", "web"]
+        .iter()
+        .map(|door| counted(door, "wrong") + counted(door, "throttled"))
+        .sum();
+    assert!((4..=12).contains(&other_doors), "{scrape}");
+
+    // Logged, but not once per guess: one line for the address so far (the next comes a
+    // minute after it, with the count since).
+    let lines: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|line| line.contains("wrong tokens presented"))
+        .cloned()
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].contains("WARN") && lines[0].contains("client=loopback"),
+        "{lines:#?}"
+    );
+}

@@ -96,7 +96,7 @@ impl Server {
         Server {
             child,
             url,
-            client: reqwest::Client::new(),
+            client: skillbox_testkit::http_client(),
             runtime: skillbox_testkit::runtime(),
         }
     }

@@ -84,7 +84,7 @@ fn skills_ref_verdicts(paths: &[PathBuf]) -> BTreeMap<String, Vec<String>> {
 
 fn skillbox_strict_verdict(path: &Path) -> bool {
     let output = skillbox()
-        .args(["validate", "--strict", "--json"])
+        .args(["validate", "--spec-only", "--json"])
         .arg(path)
         .output()
         .unwrap();

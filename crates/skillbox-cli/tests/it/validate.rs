@@ -64,7 +64,7 @@ fn colon_in_description_gets_a_quoting_hint_with_position() {
 }
 
 #[test]
-fn strict_mode_rejects_extension_fields_that_lenient_mode_accepts() {
+fn spec_only_mode_rejects_extension_fields_that_lenient_mode_accepts() {
     let lenient = skillbox()
         .args(["validate", "examples/skills/release-checklist"])
         .output()
@@ -73,7 +73,7 @@ fn strict_mode_rejects_extension_fields_that_lenient_mode_accepts() {
     let strict = skillbox()
         .args([
             "validate",
-            "--strict",
+            "--spec-only",
             "--json",
             "examples/skills/release-checklist",
         ])
@@ -361,4 +361,59 @@ fn tool_name_clashes_are_warned_about_as_the_provider_decides_them() {
     assert_eq!(grabby.len(), 1, "{grabby:?}");
     assert_eq!(grabby[0]["code"], "tool-name-reserved");
     assert_eq!(report["warnings"], 2);
+}
+
+/// `--strict` checks more than plain `validate`, never less: every check of skillbox's formats
+/// still applies (a broken `tools.json` is an error), and warnings count as errors.
+#[test]
+fn strict_counts_warnings_as_errors_and_keeps_every_check() {
+    let root = tempfile::tempdir().unwrap();
+    super::support::write_tree(
+        root.path(),
+        &[
+            (
+                "warned/SKILL.md",
+                "---\nname: warned\ndescription: Says hello when asked.\nfavourite-colour: blue\n---\nBody.\n",
+            ),
+            (
+                "broken-tools/SKILL.md",
+                "---\nname: broken-tools\ndescription: Has tools.\n---\nBody.\n",
+            ),
+            (
+                "broken-tools/tools.json",
+                "[{\"name\": \"Bad Name\", \"description\": \"x\"}]",
+            ),
+        ],
+    );
+    let validate = |extra: &[&str], skill: &str| {
+        skillbox()
+            .arg("validate")
+            .args(extra)
+            .arg("--json")
+            .arg(root.path().join(skill))
+            .output()
+            .unwrap()
+    };
+    // A warning alone passes plain validation and fails --strict, naming the field.
+    assert_eq!(validate(&[], "warned").status.code(), Some(0));
+    let strict = validate(&["--strict"], "warned");
+    assert_eq!(strict.status.code(), Some(1), "{strict:?}");
+    let report = json_stdout(&strict);
+    assert_eq!(report["valid"], false);
+    assert_eq!(report["skills"][0]["valid"], false);
+    assert!(
+        report["skills"][0]["diagnostics"]
+            .to_string()
+            .contains("favourite-colour"),
+        "{report}"
+    );
+    // The tools.json checks hold under --strict ...
+    let strict = validate(&["--strict"], "broken-tools");
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(json_stdout(&strict).to_string().contains("tools.json"));
+    // ... and --spec-only, which checks what skills-ref checks, does not look at tools.json.
+    assert_eq!(
+        validate(&["--spec-only"], "broken-tools").status.code(),
+        Some(0)
+    );
 }

@@ -197,6 +197,30 @@ impl Web {
         self.send("GET", target, &[], b"")
     }
 
+    /// [`Web::send`] again after each 429 once its `Retry-After` has passed (a few times at
+    /// most): the right token, sent from an address that presented wrong ones just before.
+    fn send_after_waiting(
+        &self,
+        method: &str,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Answer {
+        for _ in 0..5 {
+            let answer = self.send(method, target, headers, body);
+            if answer.status != 429 {
+                return answer;
+            }
+            let seconds: u64 = answer
+                .header("retry-after")
+                .and_then(|seconds| seconds.parse().ok())
+                .expect("a 429 says when to retry");
+            assert!((1..=2).contains(&seconds), "Retry-After: {seconds}");
+            std::thread::sleep(Duration::from_secs(seconds));
+        }
+        panic!("{method} {target}: still 429 after waiting five times");
+    }
+
     fn get_with(&self, target: &str, headers: &[(&str, &str)]) -> Answer {
         self.send("GET", target, headers, b"")
     }
@@ -1177,13 +1201,19 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
         ("the token as a cookie", vec![("Cookie", &token_cookie)]),
     ];
     for (what, headers) in &strangers {
+        let guessing = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
         for target in &gets {
             let answer = web.get_with(target, headers);
             let to_login = answer
                 .header("location")
                 .is_some_and(|location| location.starts_with("/login?next="));
+            // Past a few wrong bearers in a row, an address is held back (429).
+            let held_back =
+                guessing && answer.status == 429 && answer.header("retry-after").is_some();
             assert!(
-                answer.status == 401 || (answer.status == 303 && to_login),
+                answer.status == 401 || (answer.status == 303 && to_login) || held_back,
                 "{target} with {what}: {} {:?} {}",
                 answer.status,
                 answer.headers,
@@ -1204,10 +1234,10 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
                 &[headers.clone(), vec![("Content-Type", "application/json")]].concat(),
                 b"{}",
             );
-            assert_eq!(
+            assert!(
+                answer.status == 401 || (guessing && answer.status == 429),
+                "POST {target} with {what}: {} {}",
                 answer.status,
-                401,
-                "POST {target} with {what}: {}",
                 answer.text()
             );
         }
@@ -1216,9 +1246,10 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
     assert_eq!(web.get("/assets/app.js").status, 200);
     assert_eq!(web.get("/login").status, 200);
     assert_eq!(web.get("/assets/..%2f..%2fsrc%2flib.rs").status, 404);
+    // The right bearer works once the wrong ones' wait has passed.
     let bearer = format!("Bearer {token}");
     assert_eq!(
-        web.get_with("/api/tools", &[("Authorization", &bearer)])
+        web.send_after_waiting("GET", "/api/tools", &[("Authorization", &bearer)], b"")
             .status,
         200
     );
@@ -1231,7 +1262,7 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
         if let Some(cookie) = cookie {
             headers.push(("Cookie", cookie));
         }
-        web.send("POST", "/login", &headers, form.as_bytes())
+        web.send_after_waiting("POST", "/login", &headers, form.as_bytes())
     };
     let started = Instant::now();
     let wrong = login("wrong", "/", None);
@@ -1243,7 +1274,8 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
     assert_eq!(signed.status, 303, "{}", signed.text());
     assert_eq!(signed.header("location"), Some("/skills/plain"));
     let cookie_header = signed.header("set-cookie").unwrap().to_owned();
-    for flag in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+    // The browser keeps the cookie as long as the server keeps the session at most: 7 days.
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=604800"] {
         assert!(cookie_header.contains(flag), "{cookie_header}");
     }
     let session = cookie_header.split(';').next().unwrap().to_owned();
@@ -1320,7 +1352,8 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
         200
     );
 
-    // Guessing: wrong tokens cost their sender time; many at once are measured, not bounded.
+    // Guessing: many wrong tokens at once from one address are held back: few are compared,
+    // the rest get 429 with `Retry-After` whatever they held.
     let started = Instant::now();
     let guesses: Vec<_> = (0..32)
         .map(|index| {
@@ -1339,12 +1372,32 @@ fn with_a_token_every_route_needs_a_session_and_sessions_stay_apart() {
             })
         })
         .collect();
-    for guess in guesses {
-        assert_eq!(guess.join().unwrap(), Some(401));
-    }
+    let statuses: Vec<_> = guesses
+        .into_iter()
+        .map(|guess| guess.join().unwrap())
+        .collect();
+    let compared = statuses
+        .iter()
+        .filter(|status| **status == Some(401))
+        .count();
+    let held_back = statuses
+        .iter()
+        .filter(|status| **status == Some(429))
+        .count();
+    assert_eq!(compared + held_back, 32, "{statuses:?}");
+    assert!(
+        compared <= skillbox_server::auth_throttle::FAILED_AUTH_BURST as usize,
+        "{statuses:?}"
+    );
     eprintln!(
-        "32 wrong tokens at once were refused in {:?}",
+        "32 wrong tokens at once: {compared} compared, {held_back} held back, in {:?}",
         started.elapsed()
+    );
+    // A signed-in browser is not held back: its session is not a token.
+    assert_eq!(
+        web.get_with("/skills", &[("Cookie", &other_session)])
+            .status,
+        200
     );
 }
 
@@ -1465,6 +1518,133 @@ fn oversized_and_deeply_nested_requests_are_refused_early() {
         assert!(matches!(answer.status, 200 | 431), "{}", answer.status);
     }
     assert_eq!(web.get("/skills").status, 200, "the server still answers");
+}
+
+/// Send `body` to `target` in 64 KiB chunks without a `Content-Length` (so its size is known
+/// only while it is read), with `headers`; the status, or `None` when the connection ends
+/// without an answer.
+fn send_chunked(web: &Web, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Option<u16> {
+    let mut stream = web.connect();
+    let mut head = format!("POST {target} HTTP/1.1\r\nHost: {}\r\n", web.address);
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).ok()?;
+    for piece in body.chunks(64 * 1024) {
+        let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
+        chunk.extend_from_slice(piece);
+        chunk.extend_from_slice(b"\r\n");
+        if stream.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    parse_answer(&bytes).map(|answer| answer.status)
+}
+
+#[test]
+fn every_endpoint_refuses_a_2_mib_body_before_building_anything_of_it() {
+    let root = plain_tree();
+    let web = Web::start(&[root.path()], &["--token", "tok-2mib"]);
+    let hex = "0123456789abcdef0123456789abcdef";
+    let session = web
+        .send(
+            "POST",
+            "/login",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            b"token=tok-2mib&next=/",
+        )
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let csrf = web.get_with("/playground", &[("Cookie", &session)]).csrf();
+    let json_headers = [
+        ("Content-Type", "application/json"),
+        ("X-Skillbox-Csrf", csrf.as_str()),
+        ("Cookie", session.as_str()),
+    ];
+    // 2 MiB of valid JSON every endpoint could start reading: the members each one wants, then
+    // one it does not know holding a million numbers (a tree of it took about 40 times its size).
+    let two_mib = 2 * 1024 * 1024;
+    let mut body =
+        r#"{"tool":"load_skill","model":"","text":"hi","approve":true,"junk":["#.to_owned();
+    while body.len() < two_mib - 4 {
+        body.push_str("0,");
+    }
+    body.push_str("0]}");
+    let targets = [
+        "/api/call".to_owned(),
+        "/api/chat".to_owned(),
+        format!("/api/chat/{hex}/turns"),
+        format!("/api/chat/{hex}/stop"),
+        format!("/api/chat/{hex}/approvals/1"),
+        "/logout".to_owned(),
+    ];
+    // The server's memory once warm: every endpoint answered once (but signing out).
+    for target in targets.iter().filter(|target| *target != "/logout") {
+        web.send("POST", target, &json_headers, b"{}");
+    }
+    // Bodies that say their size are refused unread.
+    let (_, before) = memory_kib(web.pid());
+    for target in &targets {
+        let answer = web.send("POST", target, &json_headers, body.as_bytes());
+        assert_eq!(answer.status, 413, "{target}: {}", shorten(&answer.text()));
+        let message = answer.json()["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            message.contains(&body.len().to_string()) && message.contains("at most"),
+            "{target}: {message}"
+        );
+    }
+    let form = format!("token={}&next=/", "x".repeat(two_mib));
+    let form_headers = [("Content-Type", "application/x-www-form-urlencoded")];
+    let login = web.send("POST", "/login", &form_headers, form.as_bytes());
+    assert_eq!(login.status, 413, "{}", shorten(&login.text()));
+    assert!(login.text().contains("65536"), "{}", shorten(&login.text()));
+    let (_, unread) = memory_kib(web.pid());
+    // Bodies sent in chunks are read up to their endpoint's bound (a call's 1 MiB of
+    // arguments is the largest), then refused.
+    for target in &targets {
+        assert_eq!(
+            send_chunked(&web, target, &json_headers, body.as_bytes()),
+            Some(413),
+            "{target} in chunks"
+        );
+    }
+    assert_eq!(
+        send_chunked(&web, "/login", &form_headers, form.as_bytes()),
+        Some(413)
+    );
+    let (_, after) = memory_kib(web.pid());
+    eprintln!(
+        "2 MiB bodies: server memory {before} KiB before, {unread} KiB after seven sized ones, {after} KiB after seven more in chunks"
+    );
+    assert!(
+        unread.saturating_sub(before) < 2 * 1024,
+        "seven bodies refused unread grew the server by {} KiB",
+        unread - before
+    );
+    assert!(
+        after.saturating_sub(before) < 8 * 1024,
+        "the server grew by {} KiB",
+        after - before
+    );
+    // Bodies of the sizes pages send still work.
+    let page = web.post_json(
+        "/api/call",
+        &csrf,
+        &json!({"tool": "load_skill", "arguments": {"skill": "plain"}}),
+        &[("Cookie", &session)],
+    );
+    assert_eq!(page.status, 200, "{}", page.text());
 }
 
 /// Read server-sent events from `stream` until their data lines satisfy `wanted` or the time

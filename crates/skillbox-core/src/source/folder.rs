@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, Stat};
 use rustix::io::Errno;
 
-use crate::discovery::{EntryKind, list_directory};
+use crate::directory_listing::{EntryKind, list_directory};
 use crate::error::CatalogError;
 
 /// Most symlinks one lookup inside a skill follows by hand (as many as Linux follows in a path).

@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 
 use super::TrustError;
 use crate::Skill;
-use crate::discovery::EntryKind;
+use crate::directory_listing::EntryKind;
 use crate::source::{
     ArchivedFiles, FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_stat,
     hash_reader, open_entry, regular_file, special_file_kind, walk_beneath,

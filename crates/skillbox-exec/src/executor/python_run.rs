@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use skillbox_core::Skill;
 
 use super::layout::{LayoutRequest, RunLayout, SANDBOX_BLOBS_DIR, SANDBOX_SKILLS_DIR, Shown};
-use super::{Executor, resolve_in_skill};
+use super::{Executor, SkillCopy, resolve_in_skill};
 use crate::error::{ErrorType, ExecError};
 use crate::interpreter::Language;
 use crate::process::{Completed, Invocation};
@@ -70,6 +70,9 @@ pub struct PythonRun<'a> {
     pub input_blobs: Vec<InputBlob>,
     /// Wall-clock limit.
     pub timeout: Duration,
+    /// Which copy of its name the exported skill is: a copy that is not the one in effect gets
+    /// no secret granted by name.
+    pub copy: SkillCopy,
 }
 
 /// Why a run failed: a type (a Python exception's class name, or one of the runtime's own)
@@ -156,7 +159,7 @@ impl Executor {
     pub async fn run_python(&self, run: PythonRun<'_>) -> PythonRunOutcome {
         let label = match &run.target {
             PythonTarget::Export(skill) => skill.name().to_owned(),
-            PythonTarget::Code { .. } => "run_code".to_owned(),
+            PythonTarget::Code { .. } => "model-written code".to_owned(),
         };
         let outcome = match self.prepare_python(&run) {
             Ok(prepared) => self.execute_python(run, prepared).await,
@@ -198,8 +201,7 @@ impl Executor {
                 continue;
             }
             check_mount_name(skill.name())?;
-            self.check_trusted(skill)?;
-            let host_directory = self.skill_directory(skill)?;
+            let host_directory = self.skill_directory(skill)?.directory;
             let entrypoint = match skill.manifest.as_ref().and_then(|m| m.runtime.as_ref()) {
                 Some(runtime) if runtime.language.eq_ignore_ascii_case("python") => {
                     let real = resolve_in_skill(&host_directory, &runtime.entrypoint, false)?;
@@ -320,7 +322,7 @@ impl Executor {
             PythonTarget::Code { .. } => self.config.policy.network,
         };
         let secrets_of = match &run.target {
-            PythonTarget::Export(skill) => Some(*skill),
+            PythonTarget::Export(skill) => Some((*skill, run.copy)),
             PythonTarget::Code { .. } => None,
         };
         let env = self.run_environment(&layout.workspace, &layout.tmp, secrets_of);

@@ -296,6 +296,34 @@ pub fn remove_group_of(helper: u32) {
     }
 }
 
+/// Every process in the group the helper `helper` made for its run (all hierarchies), the
+/// helper included: what a warm worker's call may have left running, whatever session or
+/// parent it has. Empty when there is no such group.
+pub(crate) fn group_processes(helper: u32) -> Vec<i32> {
+    // The runtime's own groups do not move: found once.
+    static HIERARCHY: std::sync::OnceLock<Option<Hierarchy>> = std::sync::OnceLock::new();
+    let Some(hierarchy) = HIERARCHY.get_or_init(hierarchy) else {
+        return Vec::new();
+    };
+    let homes = match hierarchy {
+        Hierarchy::Unified(group) => vec![group],
+        Hierarchy::Split { memory, pids } => vec![memory, pids],
+    };
+    let mut found = Vec::new();
+    for home in homes {
+        let procs = home
+            .join(format!("{GROUP_PREFIX}{helper}"))
+            .join("cgroup.procs");
+        if let Ok(text) = fs_err::read_to_string(procs) {
+            found.extend(
+                text.lines()
+                    .filter_map(|line| line.trim().parse::<i32>().ok()),
+            );
+        }
+    }
+    found
+}
+
 fn open_folder(path: &Path) -> Result<OwnedFd, String> {
     nix::fcntl::open(
         path,

@@ -17,6 +17,7 @@
 
 pub mod cgroups;
 pub mod helper;
+pub(crate) mod stray_processes;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -608,22 +609,27 @@ pub struct HelperCommand {
 }
 
 impl HelperCommand {
-    /// The `skillbox-sandbox` binary next to the current executable (or one directory up, as
-    /// cargo lays out test binaries).
+    /// The `skillbox-sandbox` binary next to the current executable (or, for a test binary in
+    /// cargo's `deps/` folder, one folder up), when it can be trusted as much as the executable
+    /// itself: a regular file owned by root or by this user, in a folder owned by one of them,
+    /// neither writable by anyone else. The helper runs every sandboxed program with this
+    /// process's privileges, so a file someone else planted there is never run (`None`: the
+    /// caller then uses its own binary as the helper).
     #[must_use]
     pub fn beside_current_executable() -> Option<Self> {
         let current = std::env::current_exe().ok()?;
         let directory = current.parent()?;
-        [
-            directory.join("skillbox-sandbox"),
-            directory.parent()?.join("skillbox-sandbox"),
-        ]
-        .into_iter()
-        .find(|candidate| candidate.is_file())
-        .map(|program| HelperCommand {
-            program,
-            leading_args: Vec::new(),
-        })
+        let mut candidates = vec![directory.join("skillbox-sandbox")];
+        if directory.file_name().is_some_and(|name| name == "deps") {
+            candidates.push(directory.parent()?.join("skillbox-sandbox"));
+        }
+        candidates
+            .into_iter()
+            .find(|candidate| is_trusted_helper(candidate))
+            .map(|program| HelperCommand {
+                program,
+                leading_args: Vec::new(),
+            })
     }
 
     /// Ask the helper what the host supports (cached for the life of the process).
@@ -812,4 +818,31 @@ pub fn readable_by_others(path: &Path) -> bool {
             .filter(|parent| !parent.as_os_str().is_empty());
     }
     true
+}
+
+/// Whether `path` is a helper binary as trustworthy as the running executable: a regular file
+/// (not a link) owned by root or the effective user and writable by no one else, in a folder
+/// with the same owners and writable by no one else. Refusals are logged: a helper that is
+/// there but not used is worth a line.
+fn is_trusted_helper(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let euid = nix::unistd::geteuid().as_raw();
+    let owned_and_closed = |metadata: &std::fs::Metadata| {
+        (metadata.uid() == 0 || metadata.uid() == euid) && metadata.mode() & 0o022 == 0
+    };
+    let Ok(file) = fs_err::symlink_metadata(path) else {
+        return false;
+    };
+    let folder_ok = path
+        .parent()
+        .and_then(|folder| fs_err::metadata(folder).ok())
+        .is_some_and(|folder| owned_and_closed(&folder));
+    let trusted = file.file_type().is_file() && owned_and_closed(&file) && folder_ok;
+    if !trusted {
+        tracing::warn!(
+            helper = %path.display(),
+            "not using this sandbox helper: it or its folder is owned or writable by another user"
+        );
+    }
+    trusted
 }

@@ -177,6 +177,7 @@ fn warm_workers_are_reused_and_replaced_after_a_crash_or_timeout() {
         enabled: true,
         max_workers: 2,
         max_calls_per_worker: 3,
+        ..WorkerPoolConfig::default()
     };
     let executor = Executor::new(config).unwrap();
     let first = call(&executor, &catalog, "counter", json!({}));
@@ -357,6 +358,7 @@ fn concurrent_new_workers_stay_within_the_pool_cap() {
         enabled: true,
         max_workers: MAX_WORKERS,
         max_calls_per_worker: 100,
+        ..WorkerPoolConfig::default()
     };
     let executor = std::sync::Arc::new(Executor::new(config).unwrap());
     let call_on = |name: &str| {
@@ -389,4 +391,95 @@ fn concurrent_new_workers_stay_within_the_pool_cap() {
             executor.live_workers()
         );
     }
+}
+
+/// A handler that starts a child in a session of its own (so a process-group kill misses it)
+/// and returns at once; the child writes `<workspace>/<marker>` after a second, then sleeps.
+const DETACHING_HANDLER: &str = "import subprocess\ndef handler(args):\n    marker = args['marker']\n    subprocess.Popen(['/bin/sh', '-c', 'sleep 1; echo escaped > /workspace/' + marker + '; sleep 60', marker], start_new_session=True)\n    return {'started': marker}\n";
+
+#[test]
+fn nothing_a_warm_call_started_outlives_its_answer() {
+    if !super::support::full_sandbox_or_skip("nothing_a_warm_call_started_outlives_its_answer") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = Fixture::new();
+    fixture.skill("detacher");
+    fixture.file(
+        "detacher/tools.json",
+        r#"[{"name": "detach", "description": "Starts a detached child",
+             "script": "scripts/detach.py",
+             "parameters": {"marker": {"type": "string", "description": "Marker"}}}]"#,
+    );
+    fixture.file("detacher/scripts/detach.py", DETACHING_HANDLER);
+    // The workspace is a host folder, so the test sees what the child would write.
+    let workdir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(workdir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut config = fixture.config();
+    config.working_directory = Some(workdir.path().to_path_buf());
+    let executor = Executor::new(config).unwrap();
+    let catalog = fixture.catalog();
+    let skill = catalog.get("detacher").unwrap();
+    let tool = &skill.tools[0];
+    let markers: Vec<String> = (0..2).map(|_| super::support::marker()).collect();
+    for marker in &markers {
+        let result = runtime().block_on(executor.call_tool(
+            skill,
+            tool,
+            json!({"marker": marker}),
+            RunOptions::default(),
+        ));
+        assert_eq!(result.value, json!({"started": marker}), "{result:?}");
+        assert!(result.warm, "{result:?}");
+        assert_eq!(
+            super::support::processes_with(marker),
+            Vec::<u32>::new(),
+            "a process the call started is still running after its answer"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    for marker in &markers {
+        assert!(
+            !workdir.path().join(marker).exists(),
+            "the call's detached child went on and wrote its marker"
+        );
+    }
+}
+
+#[test]
+fn idle_workers_retire_after_the_idle_timeout() {
+    let fixture = fixture();
+    let catalog = fixture.catalog();
+    let mut config = fixture.config();
+    config.workers = WorkerPoolConfig {
+        idle_timeout: Duration::from_millis(300),
+        ..WorkerPoolConfig::default()
+    };
+    let executor = Executor::new(config).unwrap();
+    let first = call(&executor, &catalog, "counter", json!({}));
+    assert!(first.warm, "{first:?}");
+    let worker = first.value["pid"].clone();
+    // Used within the timeout: the same worker answers.
+    let again = call(&executor, &catalog, "counter", json!({}));
+    assert_eq!(
+        (again.value["calls"].clone(), again.value["pid"].clone()),
+        (json!(2), worker),
+        "{again:?}"
+    );
+    assert_eq!(executor.live_workers(), 1);
+    // Left idle: it retires on its own, with no call to notice.
+    runtime().block_on(async { tokio::time::sleep(Duration::from_millis(1200)).await });
+    assert_eq!(
+        executor.live_workers(),
+        0,
+        "the idle worker was not retired"
+    );
+    let marker = fixture.root.path().display().to_string();
+    assert_eq!(
+        super::support::processes_with(&marker),
+        Vec::<u32>::new(),
+        "the retired worker's processes are still running"
+    );
+    let fresh = call(&executor, &catalog, "counter", json!({}));
+    assert_eq!(fresh.value["calls"], 1, "{fresh:?}");
 }

@@ -105,6 +105,7 @@ pub fn export_run(skill: &skillbox_core::Skill, args: serde_json::Value) -> Pyth
         mount_skills: Vec::new(),
         input_blobs: Vec::new(),
         timeout: Duration::from_secs(20),
+        copy: skillbox_exec::SkillCopy::InEffect,
     }
 }
 
@@ -119,6 +120,7 @@ pub fn code_run(code: &str) -> PythonRun<'static> {
         mount_skills: Vec::new(),
         input_blobs: Vec::new(),
         timeout: Duration::from_secs(20),
+        copy: skillbox_exec::SkillCopy::InEffect,
     }
 }
 

@@ -62,7 +62,7 @@ impl Server {
         ));
         Server {
             url,
-            client: reqwest::Client::new(),
+            client: skillbox_testkit::http_client(),
             _data: data,
             runtime,
         }

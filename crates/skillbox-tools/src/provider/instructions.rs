@@ -144,7 +144,7 @@ impl SkillsProvider {
                     commands_run += 1;
                     let result = self
                         .executor
-                        .run_command(skill, &command, RunOptions::default())
+                        .run_command_as(skill, self.copy_of(skill), &command, RunOptions::default())
                         .await;
                     let mut output = if result.success {
                         result.stdout.trim_end().to_owned()

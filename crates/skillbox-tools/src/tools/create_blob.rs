@@ -19,7 +19,7 @@ use crate::registry::{
 pub struct CreateBlob;
 
 impl Tool for CreateBlob {
-    const NAME: &'static str = "create_blob";
+    const NAME: &'static str = skillbox_services::protocol::CREATE_BLOB;
     const DESCRIPTION: &'static str = "Store large content as a blob and return its ID.";
     const FACTS: ToolFacts = ToolFacts {
         profiles: Profiles::PROTOCOL,

@@ -85,17 +85,26 @@ fn prepare<'a>(
     let name =
         super::first_skill_name([params.name.as_deref(), params.skill.as_deref(), None, None])
             .ok_or_else(|| ToolOutcome::invalid_params("missing required parameter `name`"))?;
-    let skill = super::model_skill(provider, name, params.version.as_deref())?;
     let detail = params.detail.unwrap_or(DescribeDetail::Summary);
     if detail == DescribeDetail::Full {
+        let skill = super::model_skill(provider, name, params.version.as_deref())?;
         return Ok(Prepared::reads_files(
             "reading the skill's files",
             move || ToolOutcome::ok(json!({ "skill": describe(&skill, detail) })),
         ));
     }
-    Ok(Prepared::answered(ToolOutcome::ok(
-        json!({ "skill": describe(&skill, detail) }),
-    )))
+    // Below `full`, the answer depends on the snapshot alone: rendered once.
+    let key = format!(
+        "{}\0{name}\0{:?}\0{}",
+        DescribeSkill::NAME,
+        params.version,
+        detail.as_str()
+    );
+    let outcome = provider.snapshot_answer(key, || {
+        let skill = super::model_skill(provider, name, params.version.as_deref())?;
+        Ok(json!({ "skill": describe(&skill, detail) }))
+    });
+    Ok(Prepared::answered(outcome))
 }
 
 /// The `describe_skill` view of a skill at a detail level.

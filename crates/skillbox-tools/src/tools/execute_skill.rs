@@ -20,7 +20,7 @@ use crate::registry::{
 pub struct ExecuteSkill;
 
 impl Tool for ExecuteSkill {
-    const NAME: &'static str = "execute_skill";
+    const NAME: &'static str = skillbox_services::protocol::EXECUTE_SKILL;
     const DESCRIPTION: &'static str = "Execute a skill's entrypoint in an ephemeral sandbox.";
     const FACTS: ToolFacts = ToolFacts {
         profiles: Profiles::PROTOCOL,

@@ -74,13 +74,20 @@ impl Tool for ListSkills {
         provider: &'a Arc<SkillsProvider>,
         params: ListSkillsParams,
     ) -> PrepareFuture<'a> {
-        Box::pin(std::future::ready(
-            page(provider, &params).map(Prepared::answered),
-        ))
+        let key = format!(
+            "{}\0{:?}\0{:?}\0{:?}\0{:?}",
+            Self::NAME,
+            params.namespace,
+            params.detail.map(ListDetail::as_str),
+            params.limit.map(Bounded::get),
+            params.cursor
+        );
+        let outcome = provider.snapshot_answer(key, || page(provider, &params));
+        Box::pin(std::future::ready(Ok(Prepared::answered(outcome))))
     }
 }
 
-fn page(provider: &SkillsProvider, params: &ListSkillsParams) -> Result<ToolOutcome, ToolOutcome> {
+fn page(provider: &SkillsProvider, params: &ListSkillsParams) -> Result<Value, ToolOutcome> {
     let summary = params.detail == Some(ListDetail::Summary);
     let limit = params.limit.map_or(DEFAULT_PAGE_SIZE, Bounded::count);
     let after = match params.cursor.as_deref() {
@@ -118,9 +125,7 @@ fn page(provider: &SkillsProvider, params: &ListSkillsParams) -> Result<ToolOutc
         }
         page.push(entry);
     }
-    Ok(ToolOutcome::ok(
-        json!({ "skills": page, "next_cursor": next_cursor }),
-    ))
+    Ok(json!({ "skills": page, "next_cursor": next_cursor }))
 }
 
 fn encode_cursor(name: &str) -> String {

@@ -18,7 +18,7 @@ use crate::registry::{
 pub struct ReadBlob;
 
 impl Tool for ReadBlob {
-    const NAME: &'static str = "read_blob";
+    const NAME: &'static str = skillbox_services::protocol::READ_BLOB;
     const DESCRIPTION: &'static str =
         "Retrieve a preview of blob content. Full reads discouraged for large blobs.";
     const FACTS: ToolFacts = ToolFacts {

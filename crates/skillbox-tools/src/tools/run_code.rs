@@ -19,7 +19,7 @@ use crate::registry::{
 pub struct RunCode;
 
 impl Tool for RunCode {
-    const NAME: &'static str = "run_code";
+    const NAME: &'static str = skillbox_services::protocol::RUN_CODE;
     const DESCRIPTION: &'static str =
         "Execute LLM-written code in a sandbox with specified skills and blobs mounted.";
     const FACTS: ToolFacts = ToolFacts {

@@ -44,7 +44,7 @@ pub(crate) fn prepare<'a>(
                 Some(_) => CallStatus::Failed,
             };
             ToolOutcome {
-                content: result.value,
+                content: result.value.into(),
                 status,
             }
         }),

@@ -146,9 +146,10 @@ impl Tool for UseSkill {
             Ok(Prepared::runs_code(
                 subject,
                 Box::pin(async move {
+                    let copy = provider.copy_of(&skill);
                     let result = provider
                         .executor()
-                        .run_script(&skill, &script, &arguments, RunOptions::default())
+                        .run_script_as(&skill, copy, &script, &arguments, RunOptions::default())
                         .await;
                     let content = serde_json::to_value(&result).unwrap_or(Value::Null);
                     if result.success {

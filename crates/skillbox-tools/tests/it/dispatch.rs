@@ -443,7 +443,7 @@ fn define_tool_is_off_by_default_and_live_at_once_when_enabled() {
     let skill = reloaded.get("shout-text").unwrap();
     assert!(!skill.has_errors(), "{:?}", skill.diagnostics);
     assert_eq!(
-        call(&provider, "shout_text", json!({"text": "hi"})).content,
+        *call(&provider, "shout_text", json!({"text": "hi"})).content,
         "HI"
     );
     // Removal: defined tools only, and their folders go with them.
@@ -548,7 +548,7 @@ fn a_provider_is_built_from_configuration_with_filters() {
                 mode: skillbox_exec::SandboxMode::Off,
                 ..skillbox_exec::SandboxPolicy::default()
             },
-            timeout: std::time::Duration::from_millis(200),
+            timeout: std::time::Duration::from_secs(10),
             max_output_bytes: 64,
             ..skillbox_exec::ExecutorConfig::default()
         },
@@ -579,4 +579,53 @@ fn a_provider_is_built_from_configuration_with_filters() {
         ProviderOptions::default(),
     );
     assert!(missing.unwrap_err().to_string().contains("/no/such/root"));
+}
+
+#[test]
+fn catalog_answers_are_rendered_once_per_snapshot_and_never_outlive_it() {
+    let provider = std::sync::Arc::new(examples_provider(ProviderOptions::default()));
+    let ask = |provider: &std::sync::Arc<SkillsProvider>, tool: &str, arguments: Value| {
+        runtime().block_on(skillbox_tools::call_once(provider, tool, &arguments))
+    };
+    let shared = |outcome: &skillbox_tools::ToolOutcome| match &outcome.content {
+        skillbox_tools::Content::Rendered(rendered) => std::sync::Arc::clone(rendered),
+        other => panic!("not a shared answer: {other:?}"),
+    };
+    let page = json!({"detail": "summary", "limit": 2});
+    let first = ask(&provider, "list_skills", page.clone());
+    let second = ask(&provider, "list_skills", page.clone());
+    assert!(std::sync::Arc::ptr_eq(&shared(&first), &shared(&second)));
+    assert_eq!(
+        serde_json::to_string(&*first.content).unwrap(),
+        shared(&first).json().get(),
+        "the kept text is the answer's own"
+    );
+    let described = ask(&provider, "describe_skill", json!({"name": "csv-insights"}));
+    let again = ask(&provider, "describe_skill", json!({"name": "csv-insights"}));
+    assert!(std::sync::Arc::ptr_eq(&shared(&described), &shared(&again)));
+    // A miss is answered each time, never kept as an answer.
+    let missing = ask(&provider, "describe_skill", json!({"name": "nope"}));
+    assert!(missing.is_error());
+    // Another snapshot (a reload) answers from its own store.
+    let reloaded =
+        std::sync::Arc::new(provider.with_catalog(std::sync::Arc::clone(provider.catalog())));
+    let third = ask(&reloaded, "list_skills", page);
+    assert!(!std::sync::Arc::ptr_eq(&shared(&first), &shared(&third)));
+    assert_eq!(*first.content, *third.content);
+    // A conversation that unlocked a hidden skill sees it; others never get its answer.
+    let unlocked = std::sync::Arc::new(
+        provider.with_unlocked(std::iter::once("release-checklist".to_owned()).collect()),
+    );
+    let hidden = ask(
+        &unlocked,
+        "describe_skill",
+        json!({"name": "release-checklist"}),
+    );
+    assert!(!hidden.is_error(), "{hidden:?}");
+    let from_shared = ask(
+        &provider,
+        "describe_skill",
+        json!({"name": "release-checklist"}),
+    );
+    assert!(from_shared.is_error(), "{from_shared:?}");
 }

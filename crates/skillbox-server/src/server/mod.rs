@@ -23,7 +23,7 @@ use skillbox_services::credentials::{bearer_token, token_matches};
 use skillbox_services::{BlockingPool, DataDir, RunLimits, Services};
 use skillbox_tools::registry::{self, Offer, ParamsSize};
 use skillbox_tools::{
-    Arguments, CallContext, CallStatus, Door, DoorPolicy, LiveProvider, SkillsProvider,
+    Arguments, CallContext, CallStatus, Content, Door, DoorPolicy, LiveProvider, SkillsProvider,
     ToolOutcome, ToolProfile,
 };
 use tokio::sync::Semaphore;
@@ -31,12 +31,23 @@ use tokio_util::sync::CancellationToken;
 
 use crate::access::{AccessPolicy, check_access, json_body_refusal};
 use crate::answers::{Answer, BudgetShare, Holding, budget_spent};
+use crate::auth_throttle::{AuthThrottle, FailedAuthCounter, TokenVerdict, client_address};
 use crate::metrics::{Metrics, count_mcp_calls, count_requests};
 use crate::protocol::{
     self, MAX_PARAMS_BYTES, MAX_RUN_PARAMS_BYTES, Rejected, RpcBody, RpcError, RpcRequest, failure,
-    parse_request, success,
+    parse_request,
 };
 use crate::stalled_writes::StallTimeout;
+
+mod listening;
+mod rpc_door;
+
+pub use listening::{
+    SHUTDOWN_GRACE, ServeError, bind, check_listen, serve, serve_listener, serve_on,
+    serve_with_grace,
+};
+pub(crate) use rpc_door::dispatch;
+use rpc_door::rpc;
 
 pub use crate::answers::MAX_BATCH_ANSWER_BYTES;
 pub use crate::protocol::MAX_BATCH_REQUESTS;
@@ -90,6 +101,10 @@ pub struct AppState {
     /// What `GET /metrics` shows: requests counted by the doors, gauges read from the live
     /// provider and the services.
     metrics: Arc<Metrics>,
+    /// How often one client address may present a wrong token, at every door behind the
+    /// token (the web app's too), and the counter of what it refused.
+    auth_throttle: Arc<AuthThrottle>,
+    failed_authentications: FailedAuthCounter,
     /// MCP over streamable HTTP at `/mcp`, when on ([`AppState::with_mcp`]).
     mcp: Option<McpDoor>,
     /// The web app at `/`, when on ([`AppState::with_web`]).
@@ -122,8 +137,15 @@ impl AppState {
         let services = Arc::new(Services::new(data, RunLimits::default()));
         let live = LiveProvider::new(provider.with_services(Arc::clone(&services)));
         let policy = Arc::new(DoorPolicy::new(RunLimits::default()));
+        let failed_authentications = FailedAuthCounter::default();
         AppState {
-            metrics: Arc::new(Metrics::new(Arc::clone(&live), Arc::clone(&policy))),
+            metrics: Arc::new(Metrics::new(
+                Arc::clone(&live),
+                Arc::clone(&policy),
+                failed_authentications.clone(),
+            )),
+            auth_throttle: Arc::new(AuthThrottle::new(failed_authentications.clone())),
+            failed_authentications,
             live,
             services,
             policy,
@@ -179,6 +201,7 @@ impl AppState {
             skillbox_web::WebConfig {
                 token: self.token.clone(),
                 chat,
+                token_guard: Some(Arc::new(WebTokenGuard(Arc::clone(&self.auth_throttle)))),
             },
         )
         .map_err(|error| ServeError::Web(error.to_string()))?;
@@ -236,6 +259,7 @@ impl AppState {
         self.metrics = Arc::new(Metrics::new(
             Arc::clone(&self.live),
             Arc::clone(&self.policy),
+            self.failed_authentications.clone(),
         ));
     }
 
@@ -289,7 +313,12 @@ pub fn router(state: AppState) -> Router {
             accept_json_body,
         ))
     };
-    let token: Option<Arc<str>> = state.token().map(Arc::from);
+    let token_door = state.token().map(|token| {
+        Arc::new(TokenDoor {
+            token: Arc::from(token),
+            throttle: Arc::clone(&state.auth_throttle),
+        })
+    });
     let metrics = Arc::clone(&state.metrics);
     let mut routes = Router::new()
         .route("/rpc", json_body(post(rpc)))
@@ -299,6 +328,7 @@ pub fn router(state: AppState) -> Router {
         routes = routes.merge(
             Router::new()
                 .route_service("/mcp", door.service.clone())
+                .route_layer(middleware::from_fn(end_sessions_with_no_content))
                 .route_layer(middleware::from_fn_with_state(
                     Arc::clone(&state.large_bodies),
                     hold_answer_budget,
@@ -313,7 +343,7 @@ pub fn router(state: AppState) -> Router {
     #[cfg(feature = "web")]
     let web = state.web.clone();
     let routes: Router = routes
-        .layer(middleware::from_fn_with_state(token, require_token))
+        .layer(middleware::from_fn_with_state(token_door, require_token))
         .with_state(Arc::new(state));
     // The web app checks its own sessions (a cookie made with the token, or the bearer).
     #[cfg(feature = "web")]
@@ -345,6 +375,20 @@ async fn hold_answer_budget(
     next.run(request)
         .await
         .map(|body| axum::body::Body::new(Holding { body, _held: share }))
+}
+
+/// Route layer of `/mcp`: a session ended with `DELETE` is answered 204 (No Content). rmcp
+/// answers 202, which the official Python SDK takes for a failure ("Session termination
+/// failed: 202"): it accepts 200 and 204, and the transport spec has nothing to accept.
+async fn end_sessions_with_no_content(request: Request, next: Next) -> Response {
+    let ends_session = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if ends_session && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+        response.headers_mut().remove(header::CONTENT_LENGTH);
+    }
+    response
 }
 
 /// Route layer for endpoints that take a JSON body, before the body is read: the body must be
@@ -425,12 +469,21 @@ fn body_length(headers: &HeaderMap) -> BodyLength {
     }
 }
 
+/// What the layer in front of `/rpc`, `/mcp`, `/metrics` and `/healthz` checks tokens with.
+struct TokenDoor {
+    token: Arc<str>,
+    throttle: Arc<AuthThrottle>,
+}
+
+/// Layer: with a token set, a request needs `Authorization: Bearer <token>` (401 otherwise).
+/// A presented token is compared through the throttle: from an address that presented too
+/// many wrong ones lately it is not compared, and the request gets 429 with `Retry-After`.
 async fn require_token(
-    State(token): State<Option<Arc<str>>>,
+    State(door): State<Option<Arc<TokenDoor>>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(token) = token else {
+    let Some(door) = door else {
         return next.run(request).await;
     };
     let presented = request
@@ -438,15 +491,58 @@ async fn require_token(
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(bearer_token);
-    if presented.is_some_and(|presented| token_matches(presented, &token)) {
-        next.run(request).await
-    } else {
-        (
+    let verdict = match presented {
+        None => TokenVerdict::Wrong,
+        Some(presented) => door.throttle.check(
+            client_address(request.extensions()),
+            crate::metrics::Door::of_path(request.uri().path()),
+            || token_matches(presented, &door.token),
+        ),
+    };
+    match verdict {
+        TokenVerdict::Right => next.run(request).await,
+        TokenVerdict::Wrong => (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             Json(json!({"error": "missing or wrong bearer token: send `Authorization: Bearer <token>`"})),
         )
-            .into_response()
+            .into_response(),
+        TokenVerdict::Throttled(retry_after) => {
+            let seconds = retry_after.as_millis().div_ceil(1000).max(1);
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, seconds.to_string())],
+                Json(json!({"error": format!(
+                    "too many wrong tokens came from your address lately; try again in {seconds} s"
+                )})),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// The web app's token checks (`/login`, bearer headers) through the server's throttle, so one
+/// address's wrong tokens count alike at every door.
+#[cfg(feature = "web")]
+struct WebTokenGuard(Arc<AuthThrottle>);
+
+#[cfg(feature = "web")]
+impl skillbox_web::auth::TokenGuard for WebTokenGuard {
+    fn check(
+        &self,
+        extensions: &axum::http::Extensions,
+        matches: &dyn Fn() -> bool,
+    ) -> skillbox_web::auth::TokenCheck {
+        use skillbox_web::auth::TokenCheck;
+        match self.0.check(
+            client_address(extensions),
+            crate::metrics::Door::Web,
+            matches,
+        ) {
+            TokenVerdict::Right => TokenCheck::Right,
+            TokenVerdict::Wrong => TokenCheck::Wrong,
+            TokenVerdict::Throttled(retry_after) => TokenCheck::Throttled { retry_after },
+        }
     }
 }
 
@@ -458,356 +554,6 @@ async fn scrape_metrics(State(state): State<Arc<AppState>>) -> Response {
 async fn healthz(State(state): State<Arc<AppState>>) -> Json<Value> {
     let skills = state.provider().catalog().latest_visible_to_model().count();
     Json(json!({ "status": "ok", "skills": skills }))
-}
-
-/// Answer a body. Each answer is serialized as soon as it is made; a batch stops running its
-/// requests once its answers hold [`MAX_BATCH_ANSWER_BYTES`]. The answer keeps the budget its
-/// blob reads took until it has been handed to the connection.
-async fn rpc(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    let started = Instant::now();
-    let mut share = BudgetShare::new(&state.large_bodies, LARGE_BODIES_BUDGET_BYTES);
-    let answer = match protocol::parse_body(&body) {
-        Err(error) => {
-            state
-                .metrics
-                .record_rpc_call(None, Some(error.code), started);
-            Some(to_json(&failure(Value::Null, error)))
-        }
-        Ok(RpcBody::Batch(entries)) => {
-            let mut answers = Vec::new();
-            for entry in entries {
-                let entry = entry.get().as_bytes();
-                let response = if answers.len() < MAX_BATCH_ANSWER_BYTES {
-                    answer(&state, entry, &mut share).await
-                } else {
-                    not_run(&state, entry, answers.len())
-                };
-                if let Some(response) = response {
-                    answers.push(if answers.is_empty() { b'[' } else { b',' });
-                    write_json(&mut answers, &response);
-                }
-            }
-            (!answers.is_empty()).then(|| {
-                answers.push(b']');
-                answers
-            })
-        }
-        Ok(RpcBody::Single(entry)) => answer(&state, entry, &mut share)
-            .await
-            .map(|response| to_json(&response)),
-    };
-    drop(body);
-    match answer {
-        Some(answer) => Answer::response(answer, share),
-        None => StatusCode::NO_CONTENT.into_response(),
-    }
-}
-
-fn to_json(value: &Value) -> Vec<u8> {
-    let mut json = Vec::new();
-    write_json(&mut json, value);
-    json
-}
-
-fn write_json(json: &mut Vec<u8>, value: &Value) {
-    // Writing a `Value` into memory cannot fail.
-    let _ = serde_json::to_writer(json, value);
-}
-
-/// The answer to a request that could not be read, counted as a call of no method.
-fn unreadable(state: &AppState, rejected: Rejected, started: Instant) -> Option<Value> {
-    state
-        .metrics
-        .record_rpc_call(None, Some(rejected.error.code), started);
-    Some(failure(rejected.id, rejected.error))
-}
-
-/// The answer to a batch entry that is not run because the batch's answers are already large.
-fn not_run(state: &AppState, entry: &[u8], answered_bytes: usize) -> Option<Value> {
-    let started = Instant::now();
-    let id = match parse_request(entry) {
-        Ok(request) => {
-            let method = Some(&*request.method);
-            state
-                .metrics
-                .record_rpc_call(method, Some(protocol::SERVER_BUSY), started);
-            request.id?
-        }
-        Err(rejected) => return unreadable(state, *rejected, started),
-    };
-    Some(failure(
-        id,
-        RpcError::new(
-            protocol::SERVER_BUSY,
-            format!(
-                "not run: the answers before it in this batch already hold {answered_bytes} bytes, and a batch's answers may hold {MAX_BATCH_ANSWER_BYTES}; send this request again in another batch"
-            ),
-        ),
-    ))
-}
-
-/// Answer one request; `None` for notifications (which get no reply, even on error).
-async fn answer(state: &AppState, entry: &[u8], share: &mut BudgetShare) -> Option<Value> {
-    let started = Instant::now();
-    let request = match parse_request(entry) {
-        Ok(request) => request,
-        Err(rejected) => return unreadable(state, *rejected, started),
-    };
-    let RpcRequest { id, method, params } = request;
-    let outcome = dispatch(state, &method, params, share).await;
-    let code = outcome.as_ref().err().map(|error| error.code);
-    state.metrics.record_rpc_call(Some(&method), code, started);
-    let id = id?;
-    Some(match outcome {
-        Ok(result) => success(id, result),
-        Err(error) => failure(id, error),
-    })
-}
-
-/// The Skills Protocol methods, through the door policy. Each method's params are measured
-/// within its own limit before anything is decoded: only `create_blob` takes tens of MiB (read
-/// straight from the body, never built into a tree), runs take a few MiB, the rest a few KiB;
-/// params too large, too deep or with too many values are refused first. A blob read takes the
-/// bytes it returns from the large-body budget into `share` before fetching them.
-///
-/// # Errors
-/// The JSON-RPC error to answer with.
-pub(crate) async fn dispatch(
-    state: &AppState,
-    method: &str,
-    params: Option<&RawValue>,
-    share: &mut BudgetShare,
-) -> Result<Value, RpcError> {
-    let provider = state.provider();
-    let Some(tool) = registry::lookup(&provider, Offer::Rpc, method) else {
-        let methods: Vec<String> = registry::offered(&provider, Offer::Rpc)
-            .iter()
-            .map(|tool| tool.name().to_owned())
-            .collect();
-        return Err(RpcError::new(
-            protocol::METHOD_NOT_FOUND,
-            format!(
-                "unknown method `{method}`; the methods are {}",
-                methods.join(", ")
-            ),
-        ));
-    };
-    let arguments = match (params, tool.facts().params_size) {
-        (None, _) => Arguments::None,
-        (Some(params), ParamsSize::Body) => Arguments::Text(params.get()),
-        (Some(params), ParamsSize::Small) => {
-            protocol::check_params(method, params, MAX_PARAMS_BYTES)?;
-            Arguments::Text(params.get())
-        }
-        (Some(params), ParamsSize::Run) => {
-            protocol::check_params(method, params, MAX_RUN_PARAMS_BYTES)?;
-            Arguments::Text(params.get())
-        }
-    };
-    let outcome = state
-        .policy
-        .call(
-            &provider,
-            method,
-            arguments,
-            CallContext::new(Door::Rpc, Offer::Rpc, share),
-        )
-        .await;
-    rpc_result(outcome)
-}
-
-/// A tool outcome as a JSON-RPC result or error.
-fn rpc_result(outcome: ToolOutcome) -> Result<Value, RpcError> {
-    let code = match outcome.status {
-        CallStatus::Ok => return Ok(outcome.content),
-        CallStatus::InvalidParams | CallStatus::Failed => protocol::INVALID_PARAMS,
-        CallStatus::UnknownTool => protocol::METHOD_NOT_FOUND,
-        CallStatus::Busy { retry_after_ms } => {
-            return Err(RpcError::busy_for(outcome.message(), retry_after_ms));
-        }
-        CallStatus::TimedOut => protocol::TIMED_OUT,
-        _ => protocol::INTERNAL_ERROR,
-    };
-    Err(RpcError::new(code, outcome.message()))
-}
-
-/// Why the server refused to start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ServeError {
-    /// Listening beyond loopback without a token.
-    #[error(
-        "refusing to listen on {0} without a token: anyone who can reach it could run skills; pass --token (or SKILLBOX_TOKEN), or listen on 127.0.0.1"
-    )]
-    TokenRequired(SocketAddr),
-    /// The web app could not be set up.
-    #[error("cannot set up the web app: {0}")]
-    Web(String),
-    /// The address could not be bound.
-    #[error("cannot listen on {address}: {message}")]
-    Bind {
-        /// The address.
-        address: SocketAddr,
-        /// Why.
-        message: String,
-    },
-}
-
-/// Check the listening rule: beyond loopback a token is required.
-///
-/// # Errors
-/// [`ServeError::TokenRequired`].
-pub fn check_listen(address: SocketAddr, token: Option<&str>) -> Result<(), ServeError> {
-    if !address.ip().is_loopback() && token.is_none_or(str::is_empty) {
-        return Err(ServeError::TokenRequired(address));
-    }
-    Ok(())
-}
-
-/// How long requests in flight may take to finish after shutdown is asked for. A client that
-/// never completes its request (a half-sent header, say) cannot hold shutdown longer than this.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
-/// How long to wait before accepting again when accepting fails for want of resources (too
-/// many open files, say).
-const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(100);
-
-/// Serve on an already bound listener until `shutdown` resolves, then let requests in flight
-/// finish for at most [`SHUTDOWN_GRACE`]. Serving does not fail: a failed accept is logged and
-/// retried, a failed connection logged.
-pub async fn serve_on(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) {
-    serve_with_grace(listener, state, shutdown, SHUTDOWN_GRACE).await;
-}
-
-/// [`serve_on`] with a chosen grace period.
-///
-/// Each connection is served by hyper's HTTP/1 server with the state's header-read timeout,
-/// so a client that sends its request line or headers slowly (or not at all) is disconnected
-/// instead of holding the connection forever; and a client that stops reading its answer is
-/// disconnected after the send-stall timeout, which frees the answer.
-pub async fn serve_with_grace(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    grace: Duration,
-) {
-    let send_stall_timeout = state.send_stall_timeout;
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(state.header_read_timeout);
-    let app = router(state);
-    let connections = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
-                Err(error) => {
-                    tracing::warn!(%error, "cannot accept a connection");
-                    tokio::time::sleep(ACCEPT_RETRY_DELAY).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let connection = http.serve_connection(
-            hyper_util::rt::TokioIo::new(StallTimeout::new(stream, send_stall_timeout)),
-            hyper_util::service::TowerToHyperService::new(app.clone()),
-        );
-        let connection = connections.watch(connection);
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection ended with an error");
-            }
-        });
-    }
-    drop(listener);
-    tokio::select! {
-        () = connections.shutdown() => {}
-        () = tokio::time::sleep(grace) => {
-            tracing::warn!(grace_seconds = grace.as_secs(), "requests still open after the shutdown grace period were dropped");
-        }
-    }
-}
-
-/// Bind `address` after checking the token rule.
-///
-/// # Errors
-/// Token rule or bind failure.
-pub async fn bind(
-    address: SocketAddr,
-    token: Option<&str>,
-) -> Result<tokio::net::TcpListener, ServeError> {
-    check_listen(address, token)?;
-    tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|error| ServeError::Bind {
-            address,
-            message: error.to_string(),
-        })
-}
-
-/// Serve a bound listener until SIGINT or SIGTERM, sweeping expired blobs meanwhile.
-pub async fn serve_listener(listener: tokio::net::TcpListener, state: AppState) {
-    let blobs = state.services.blobs().clone();
-    let sweeper = tokio::spawn(async move {
-        let mut interval = tokio::time::interval(BLOB_SWEEP_INTERVAL);
-        loop {
-            interval.tick().await;
-            match blobs.sweep().await {
-                Ok(0) => {}
-                Ok(removed) => tracing::info!(removed, "expired blobs removed"),
-                Err(error) => tracing::warn!(%error, "blob sweep failed"),
-            }
-        }
-    });
-    let mcp_shutdown = state.mcp.as_ref().map(|door| door.shutdown.clone());
-    #[cfg(feature = "web")]
-    let web = state.web.clone();
-    let shutdown = async move {
-        shutdown_signal().await;
-        // Open MCP and web event streams would hold the graceful shutdown forever.
-        if let Some(mcp_shutdown) = mcp_shutdown {
-            mcp_shutdown.cancel();
-        }
-        #[cfg(feature = "web")]
-        if let Some(web) = web {
-            web.shutdown();
-        }
-    };
-    serve_on(listener, state, shutdown).await;
-    sweeper.abort();
-}
-
-/// Bind `address` (after the token rule) and serve until SIGINT or SIGTERM.
-///
-/// # Errors
-/// Token rule or bind failure.
-pub async fn serve(address: SocketAddr, state: AppState) -> Result<(), ServeError> {
-    let listener = bind(address, state.token()).await?;
-    serve_listener(listener, state).await;
-    Ok(())
-}
-
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = interrupt => {}
-        () = terminate => {}
-    }
-    tracing::info!("shutting down: finishing requests in flight");
 }
 
 /// Handlers run on a multi-threaded runtime: the futures they await must be `Send`.

@@ -23,6 +23,15 @@ use crate::properties::ValidationMode;
 use crate::skill::{Skill, SkillId};
 use crate::source::{SkillFolder, SkillSource};
 
+mod archive_budget;
+mod precedence;
+
+use archive_budget::{admit_archives, refuse_archives_past_the_unpacked_budget};
+use precedence::{
+    PrecedenceKey, add_diagnostic, apply_root_precedence, kept_last_good, precedence_key,
+    same_version_messages, shadowing_warning, warn_about_confusable_names,
+};
+
 /// Environment variable holding colon-separated skill roots; replaces the default roots.
 pub const ROOTS_ENVIRONMENT_VARIABLE: &str = "SKILLBOX_ROOTS";
 
@@ -334,10 +343,11 @@ impl SkillCatalog {
                     if same_root {
                         std::mem::swap(&mut kept[existing], &mut loser);
                     }
-                    let message = same_version_message(&kept[existing], &loser, same_root);
-                    let on_winner = shadowing_warning(&message, &kept[existing]);
+                    let (for_winner, for_loser) =
+                        same_version_messages(&kept[existing], &loser, same_root);
+                    let on_winner = shadowing_warning(&for_winner, &kept[existing]);
                     add_diagnostic(&mut kept[existing], on_winner);
-                    let on_loser = shadowing_warning(&message, &loser);
+                    let on_loser = shadowing_warning(&for_loser, &loser);
                     add_diagnostic(&mut loser, on_loser.clone());
                     diagnostics.push(on_loser);
                     shadowed.push(loser);
@@ -478,6 +488,10 @@ impl SkillCatalog {
             version: version.map(str::to_owned),
         };
         match version {
+            None | Some("latest") if name.contains('/') => self
+                .get(name)
+                .or_else(|| self.find_by_path(name))
+                .ok_or_else(not_found),
             None | Some("latest") => self.get(name).ok_or_else(not_found),
             Some(text) => {
                 let wanted = semver::Version::parse(text.trim_start_matches('v'))
@@ -485,6 +499,36 @@ impl SkillCatalog {
                 self.get_version(name, &wanted).ok_or_else(not_found)
             }
         }
+    }
+
+    /// The skill whose folder is at `path` within its root (`openai/skill-creator`; a
+    /// trailing `/` or `/SKILL.md` is ignored), in effect or shadowed, the latest root first:
+    /// how a copy that another of the same name shadows is still reached. `..`, empty and
+    /// absolute paths find nothing.
+    #[must_use]
+    pub fn find_by_path(&self, path: &str) -> Option<&Arc<Skill>> {
+        let wanted = path
+            .strip_suffix("/SKILL.md")
+            .or_else(|| path.strip_suffix("/skill.md"))
+            .unwrap_or(path)
+            .trim_end_matches('/');
+        if wanted.is_empty()
+            || wanted.starts_with('/')
+            || wanted
+                .split('/')
+                .any(|part| part.is_empty() || part == "." || part == "..")
+        {
+            return None;
+        }
+        let mut found: Option<&Arc<Skill>> = None;
+        for skill in self.skills.iter().chain(&self.shadowed) {
+            if skill.path_in_root() == wanted
+                && found.is_none_or(|best| skill.root_index > best.root_index)
+            {
+                found = Some(skill);
+            }
+        }
+        found
     }
 
     /// Whether `skill` is the copy of its name in effect ([`SkillCatalog::get`]).
@@ -560,231 +604,6 @@ impl SkillCatalog {
     }
 }
 
-/// Attach a diagnostic to a skill being merged. A skill kept from the previous snapshot
-/// ([`SkillCatalog::reload`]) is shared with it and keeps the diagnostics it had; the new one
-/// is logged instead (the catalog's own list has it too for shadowing, the only case).
-fn add_diagnostic(skill: &mut Arc<Skill>, diagnostic: Diagnostic) {
-    match Arc::get_mut(skill) {
-        Some(skill) => skill.diagnostics.push(diagnostic),
-        None => {
-            let skill = &skill.id;
-            tracing::warn!(%skill, %diagnostic, "not attached to a skill kept from the previous load");
-        }
-    }
-}
-
-/// The warning for a skill whose last good copy a reload keeps: which skill, and what is
-/// wrong with the files now.
-fn kept_last_good(good: &Skill, problems: &[&Diagnostic]) -> Diagnostic {
-    let reasons: Vec<String> = problems
-        .iter()
-        .take(3)
-        .map(|problem| problem.message.clone())
-        .collect();
-    let diagnostic = Diagnostic::warning(
-        DiagnosticCode::SkillKeptLastGood,
-        format!(
-            "skill `{}` no longer loads cleanly ({}); its last good version is still served",
-            good.id,
-            reasons.join("; ")
-        ),
-    )
-    .in_file(&good.skill_md_path)
-    .with_hint("fix the files (`skillbox validate` shows every problem); the next save reloads it");
-    tracing::warn!("{diagnostic}");
-    diagnostic
-}
-
-/// What copies of a skill are merged by: the name, and the version without build metadata
-/// (semver: build metadata has no precedence, so `1.0.0+a` and `1.0.0` are one version).
-type PrecedenceKey = (String, Option<semver::Version>);
-
-fn precedence_key(id: &SkillId) -> PrecedenceKey {
-    let version = id.version.as_ref().map(|version| semver::Version {
-        build: semver::BuildMetadata::EMPTY,
-        ..version.clone()
-    });
-    (id.name.clone(), version)
-}
-
-/// The `skill-shadowed` warning on one side of an override, in that side's own file.
-fn shadowing_warning(message: &str, skill: &Skill) -> Diagnostic {
-    Diagnostic::warning(DiagnosticCode::SkillShadowed, message)
-        .in_file(&skill.skill_md_path)
-        .with_hint(
-            "remove or rename one copy; to use another version, ask for it (`show NAME --version V`)",
-        )
-}
-
-/// Why `winner` is used instead of `loser`, which is the same name and version (build metadata
-/// aside).
-fn same_version_message(winner: &Skill, loser: &Skill, same_root: bool) -> String {
-    let build = if winner.id == loser.id {
-        ""
-    } else {
-        " (build metadata does not count)"
-    };
-    if same_root {
-        let same = if loser.id.version.is_some() {
-            "is the same version as"
-        } else {
-            "has the same name, and no version, as"
-        };
-        format!(
-            "skill `{}` at `{}` {same} `{}` at `{}` in the same root{build}; the first in path order is used and the other ignored",
-            loser.id,
-            loser.directory.display(),
-            winner.id,
-            winner.directory.display()
-        )
-    } else {
-        let why = if build.is_empty() {
-            "the same version in a later root wins"
-        } else {
-            "build metadata does not count, so they are one version, and a later root wins"
-        };
-        format!(
-            "skill `{}` from root `{}` is in effect over `{}` from the earlier root `{}`: {why}; asking for either spelling of the version finds the one in effect",
-            winner.id,
-            winner.root.display(),
-            loser.id,
-            loser.root.display()
-        )
-    }
-}
-
-/// A later root wins for a name, whatever the versions: every copy of a name from a root
-/// before the latest root holding it gets a warning, as does the copy in effect. A versioned
-/// copy stays (reachable by asking for its version); an unversioned one cannot be asked for
-/// and goes to `shadowed`.
-fn apply_root_precedence(
-    mut kept: Vec<Arc<Skill>>,
-    shadowed: &mut Vec<Arc<Skill>>,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<Arc<Skill>> {
-    // With one root nothing is overridden across roots.
-    if kept.first().is_none_or(|first| {
-        kept.iter()
-            .all(|skill| skill.root_index == first.root_index)
-    }) {
-        return kept;
-    }
-    // The copy in effect for each name: the latest root's, highest version.
-    let mut in_effect: HashMap<&str, usize> = HashMap::with_capacity(kept.len());
-    for (index, skill) in kept.iter().enumerate() {
-        in_effect
-            .entry(skill.name())
-            .and_modify(|best| {
-                let current = &kept[*best];
-                if (skill.root_index, &skill.id.version) > (current.root_index, &current.id.version)
-                {
-                    *best = index;
-                }
-            })
-            .or_insert(index);
-    }
-    let overridden: Vec<(usize, usize)> = kept
-        .iter()
-        .enumerate()
-        .filter_map(|(index, skill)| {
-            let winner = in_effect[skill.name()];
-            (kept[winner].root_index > skill.root_index).then_some((index, winner))
-        })
-        .collect();
-    if overridden.is_empty() {
-        return kept;
-    }
-    let mut unreachable = vec![false; kept.len()];
-    for (loser, winner) in overridden {
-        let tail = match &kept[loser].id.version {
-            Some(version) => format!("it is used only when version `{version}` is asked for"),
-            None => {
-                unreachable[loser] = true;
-                "it has no version to ask for, so it is never used".to_owned()
-            }
-        };
-        let message = format!(
-            "skill `{}` from root `{}` is in effect over `{}` from the earlier root `{}`: a later root wins for a name, whatever the versions; {tail}",
-            kept[winner].id,
-            kept[winner].root.display(),
-            kept[loser].id,
-            kept[loser].root.display()
-        );
-        let on_winner = shadowing_warning(&message, &kept[winner]);
-        add_diagnostic(&mut kept[winner], on_winner);
-        let on_loser = shadowing_warning(&message, &kept[loser]);
-        add_diagnostic(&mut kept[loser], on_loser.clone());
-        diagnostics.push(on_loser);
-    }
-    let mut in_force = Vec::with_capacity(kept.len());
-    for (skill, unreachable) in kept.into_iter().zip(unreachable) {
-        if unreachable {
-            shadowed.push(skill);
-        } else {
-            in_force.push(skill);
-        }
-    }
-    in_force
-}
-
-/// A `name-confusable` warning on every skill whose name looks like another's (the same TR39
-/// skeleton, [`crate::names::confusable_groups`]), naming the others and where they are.
-fn warn_about_confusable_names(skills: &mut [Arc<Skill>]) {
-    // Skills are sorted by name: the first of each name is the copy in effect.
-    let mut first_of: HashMap<&str, usize> = HashMap::new();
-    let mut names: Vec<&str> = Vec::new();
-    for (index, skill) in skills.iter().enumerate() {
-        if !first_of.contains_key(skill.name()) {
-            first_of.insert(skill.name(), index);
-            names.push(skill.name());
-        }
-    }
-    let groups = crate::names::confusable_groups(&names);
-    if groups.is_empty() {
-        return;
-    }
-    let mut warnings: Vec<(String, Diagnostic)> = Vec::new();
-    for group in &groups {
-        for name in group {
-            let others: Vec<String> = group
-                .iter()
-                .filter(|other| *other != name)
-                .map(|other| {
-                    format!(
-                        "`{}` (at `{}`)",
-                        printable(other),
-                        skills[first_of[other]].directory.display()
-                    )
-                })
-                .collect();
-            let foreign = crate::names::foreign_letters(name);
-            let holds = if foreign.is_empty() {
-                String::new()
-            } else {
-                format!("; it holds {foreign}")
-            };
-            let message = format!(
-                "skill name `{}` looks like {} (the same Unicode TR39 confusable skeleton): a person or a model may take one for the other{holds}",
-                printable(name),
-                others.join(" and ")
-            );
-            warnings.push((
-                (*name).to_owned(),
-                Diagnostic::warning(DiagnosticCode::NameConfusable, message).with_hint(
-                    "rename one of them so the names differ visibly; both skills still load",
-                ),
-            ));
-        }
-    }
-    let by_name: HashMap<String, Diagnostic> = warnings.into_iter().collect();
-    for skill in skills.iter_mut() {
-        if let Some(warning) = by_name.get(skill.name()) {
-            let warning = warning.clone().in_file(&skill.skill_md_path);
-            add_diagnostic(skill, warning);
-        }
-    }
-}
-
 /// The refusal of a skill that uses a reserved name outside a built-in root.
 fn reserved_name_refusal(skill: &Skill, options: &CatalogOptions) -> Option<Diagnostic> {
     let name = skill.name();
@@ -828,73 +647,6 @@ fn build_globs(patterns: &[String]) -> Result<Option<GlobSet>, CatalogError> {
             pattern: patterns.join(", "),
             message: error.to_string(),
         })
-}
-
-/// Give each archive its size out of the catalog's archive budget
-/// ([`CatalogLimits::max_catalog_archive_bytes`]), in path order, before any is read: an archive
-/// that does not fit is refused with an error. Returns each candidate with the bytes its archive
-/// may take (unused for folders).
-fn admit_archives(candidates: Vec<Candidate>, limits: &CatalogLimits) -> Vec<(Candidate, u64)> {
-    let mut remaining_bytes = limits.max_catalog_archive_bytes;
-    candidates
-        .into_iter()
-        .map(|candidate| {
-            let Candidate::Archive { path, root_index } = candidate else {
-                return (candidate, 0);
-            };
-            // An unreadable or oversized archive is reported by `unpack_archive` itself and
-            // takes nothing from the budget.
-            let size = match fs_err::metadata(&path) {
-                Ok(metadata) if metadata.len() <= limits.max_archive_bytes => metadata.len(),
-                _ => return (Candidate::Archive { path, root_index }, remaining_bytes),
-            };
-            if size > remaining_bytes {
-                let message = format!(
-                    "archive is {size} bytes and only {remaining_bytes} of the {} bytes all archives of a catalog may take are left (archives are given theirs in path order)",
-                    limits.max_catalog_archive_bytes
-                );
-                let refusal = Diagnostic::error(DiagnosticCode::ArchiveInvalid, message)
-                    .in_file(&path)
-                    .with_hint("unpack large archives into skill folders, or load fewer archives");
-                let outcome = LoadOutcome::Skipped(vec![refusal]);
-                return (Candidate::Loaded { path, outcome }, 0);
-            }
-            remaining_bytes -= size;
-            (Candidate::Archive { path, root_index }, size)
-        })
-        .collect()
-}
-
-/// Give each loaded archive what it expands to out of
-/// [`CatalogLimits::max_catalog_archive_unpacked_bytes`], in path order: running every archive
-/// of a catalog writes that much to the runtime folder. An archive past the budget is skipped
-/// with an error.
-fn refuse_archives_past_the_unpacked_budget(
-    outcomes: &mut [(PathBuf, LoadOutcome)],
-    limits: &CatalogLimits,
-) {
-    let mut remaining_bytes = limits.max_catalog_archive_unpacked_bytes;
-    for (path, outcome) in outcomes.iter_mut() {
-        let LoadOutcome::Loaded(skill) = outcome else {
-            continue;
-        };
-        let SkillSource::Archive(files) = &skill.source else {
-            continue;
-        };
-        let unpacked_bytes = files.unpacked_bytes();
-        if unpacked_bytes <= remaining_bytes {
-            remaining_bytes -= unpacked_bytes;
-            continue;
-        }
-        let message = format!(
-            "archive expands to {unpacked_bytes} bytes and only {remaining_bytes} of the {} bytes all archives of a catalog may expand to are left (archives are given theirs in path order)",
-            limits.max_catalog_archive_unpacked_bytes
-        );
-        let refusal = Diagnostic::error(DiagnosticCode::ArchiveInvalid, message)
-            .in_file(path.as_path())
-            .with_hint("unpack large archives into skill folders, or load fewer archives");
-        *outcome = LoadOutcome::Skipped(vec![refusal]);
-    }
 }
 
 fn load_candidate(

@@ -1,9 +1,12 @@
 //! Printing helpers: JSON to stdout, aligned text that fits the terminal, diagnostics to stderr.
 
+pub mod agent_events;
+
 use std::io::Write;
 
 use serde::Serialize;
-use skillbox_core::Diagnostic;
+use skillbox_core::trust::TrustError;
+use skillbox_core::{Diagnostic, TrustGate, TrustStore};
 
 /// Write a value as pretty JSON and a newline to stdout.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
@@ -117,4 +120,43 @@ pub fn indent(text: &str, spaces: usize) -> String {
         .map(|line| format!("{pad}{line}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// How `show` marks one skill's trust: as [`trust_mark_with`], reading the trust file only when
+/// the skill's root needs trust.
+pub fn trust_mark(gate: &TrustGate, skill: &skillbox_core::Skill) -> Option<TrustMark> {
+    if !gate.is_gated(skill) {
+        return None;
+    }
+    trust_mark_with(gate, &gate.read_store(), skill)
+}
+
+/// How a listing marks a skill's trust, against the trust file read once for the listing
+/// ([`TrustGate::read_store`]): nothing for skills whose root needs none, else the verdict's
+/// label and, when untrusted, the command that trusts the root.
+pub fn trust_mark_with(
+    gate: &TrustGate,
+    store: &Result<Option<TrustStore>, TrustError>,
+    skill: &skillbox_core::Skill,
+) -> Option<TrustMark> {
+    if !gate.is_gated(skill) {
+        return None;
+    }
+    let verdict = gate.verdict_with(store, skill);
+    Some(TrustMark {
+        label: verdict.label(),
+        command: match verdict {
+            skillbox_core::TrustVerdict::Trusted => None,
+            skillbox_core::TrustVerdict::Untrusted(untrusted) => Some(untrusted.trust_command()),
+        },
+    })
+}
+
+/// A skill's trust as `list` and `show` print it.
+#[derive(Debug, Clone)]
+pub struct TrustMark {
+    /// `trusted`, `untrusted`, `changed`, `new` or `unverifiable`.
+    pub label: &'static str,
+    /// The command that trusts the skill's root, when it is not trusted.
+    pub command: Option<String>,
 }

@@ -1,0 +1,123 @@
+//! The executor a command runs skill code with, as the execution options describe it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::Context;
+use skillbox_core::SkillRoot;
+use skillbox_exec::executor::Secret;
+use skillbox_exec::{
+    Executor, ExecutorConfig, HelperCommand, SandboxMode, SandboxPolicy, WorkerPoolConfig,
+};
+
+use crate::SANDBOX_HELPER_ARGUMENT;
+use crate::arguments::{ExecutionOptions, GlobalOptions, SandboxModeArgument};
+
+/// The executor configuration the command-line options describe. The sandbox helper is the
+/// small `skillbox-sandbox` binary beside this one when it is there (a release build or an
+/// install puts it there: no async runtime, no HTTP, a quarter of the start-up time), else this
+/// binary itself through its hidden helper argument.
+pub fn executor_config(options: &ExecutionOptions) -> anyhow::Result<ExecutorConfig> {
+    let helper = match HelperCommand::beside_current_executable() {
+        Some(helper) => helper,
+        None => HelperCommand {
+            program: std::env::current_exe().context("cannot locate the skillbox executable")?,
+            leading_args: vec![SANDBOX_HELPER_ARGUMENT.to_owned()],
+        },
+    };
+    let mut secrets: BTreeMap<String, Secret> = BTreeMap::new();
+    for given in &options.secrets {
+        let (name, skills) = parse_secret_grant(given)?;
+        let Ok(value) = std::env::var(&name) else {
+            tracing::warn!(secret = %name, "`--secret {given}` names a variable that is not set");
+            continue;
+        };
+        let secret = secrets.entry(name).or_insert_with(|| Secret {
+            value,
+            skills: Some(BTreeSet::new()),
+        });
+        // `--secret NAME` (no skills) grants every declaring skill, whatever else was given.
+        match (skills, &mut secret.skills) {
+            (None, granted) => *granted = None,
+            (Some(skills), Some(granted)) => granted.extend(skills),
+            (Some(_), None) => {}
+        }
+    }
+    Ok(ExecutorConfig {
+        helper: Some(helper),
+        policy: SandboxPolicy {
+            mode: match options.sandbox {
+                SandboxModeArgument::Required => SandboxMode::Required,
+                SandboxModeArgument::BestEffort => SandboxMode::BestEffort,
+                SandboxModeArgument::Off => SandboxMode::Off,
+            },
+            network: options.allow_network,
+            network_skills: options.allow_network_for.clone(),
+            ..SandboxPolicy::default()
+        },
+        audit_log: options.audit_log.clone(),
+        secrets,
+        environment_allowlist: options.pass_env.clone(),
+        working_directory: options.workdir.clone(),
+        workers: WorkerPoolConfig {
+            enabled: !options.no_warm_workers,
+            ..WorkerPoolConfig::default()
+        },
+        ..ExecutorConfig::default()
+    })
+}
+
+/// `NAME` or `NAME:skill,skill` from `--secret`.
+fn parse_secret_grant(given: &str) -> anyhow::Result<(String, Option<Vec<String>>)> {
+    let (name, skills) = match given.split_once(':') {
+        Some((name, skills)) => {
+            let skills: Vec<String> = skills
+                .split(',')
+                .map(str::trim)
+                .filter(|skill| !skill.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if skills.is_empty() {
+                anyhow::bail!(
+                    "`--secret {given}` names no skill after `:`; write `--secret {name}:SKILL[,SKILL...]`, or `--secret {name}` for every skill that declares it"
+                );
+            }
+            (name, Some(skills))
+        }
+        None => (given, None),
+    };
+    if !skillbox_core::properties::is_environment_name(name) {
+        anyhow::bail!(
+            "`--secret {given}`: `{name}` is not an environment variable name (letters, digits and `_`, not starting with a digit)"
+        );
+    }
+    Ok((name.to_owned(), skills))
+}
+
+/// The executor for a command that runs the code of the catalog with these roots: code from
+/// project folders runs only once trusted.
+pub fn executor(global: &GlobalOptions, roots: &[SkillRoot]) -> anyhow::Result<Executor> {
+    executor_in(global, roots, None)
+}
+
+/// [`executor`] keeping its runtime folder in `runtime_folder` unless `SKILLBOX_RUNTIME_DIR`
+/// names one.
+pub fn executor_in(
+    global: &GlobalOptions,
+    roots: &[SkillRoot],
+    runtime_folder: Option<std::path::PathBuf>,
+) -> anyhow::Result<Executor> {
+    let mut config = ExecutorConfig {
+        trust: super::trust_gate(roots),
+        ..executor_config(&global.execution)?
+    };
+    if let Some(folder) = runtime_folder
+        .filter(|_| skillbox_exec::executor::runtime_directory_from_environment().is_none())
+    {
+        config.workspace_root = folder;
+    }
+    let executor = Executor::new(config).map_err(|error| anyhow::anyhow!("{error}"))?;
+    executor
+        .check_working_directory(roots.iter().map(|root| root.path.as_path()))
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    Ok(executor)
+}
