@@ -282,7 +282,12 @@ fn unique_suffix() -> String {
 }
 
 /// Set a folder's modification time to now; fails when it does not exist.
-fn touch(directory: &Path) -> std::io::Result<()> {
+/// Set a folder's modification time to now, marking it used for the sweep; fails when it is
+/// not a folder (a link is not followed).
+///
+/// # Errors
+/// When the folder cannot be read or its time set.
+pub fn touch(directory: &Path) -> std::io::Result<()> {
     let metadata = fs_err::symlink_metadata(directory)?;
     if !metadata.is_dir() {
         return Err(std::io::Error::other("not a folder"));
@@ -291,9 +296,10 @@ fn touch(directory: &Path) -> std::io::Result<()> {
     fs_err::File::open(directory)?.set_times(now)
 }
 
-/// Remove a tree (its folders are opened for writing first, which the owner may always do);
-/// what cannot be removed is left and logged. Whether it is gone.
-fn remove_tree(directory: &Path) -> bool {
+/// Remove a read-only tree this store (or the runtime's unpacked archives) made: its folders are
+/// opened for writing first, which the owner may always do; what cannot be removed is left and
+/// logged. Whether it is gone.
+pub fn remove_tree(directory: &Path) -> bool {
     fn open_up(directory: &Path) -> std::io::Result<()> {
         fs_err::set_permissions(directory, std::fs::Permissions::from_mode(0o700))?;
         for entry in fs_err::read_dir(directory)? {
@@ -306,7 +312,7 @@ fn remove_tree(directory: &Path) -> bool {
     }
     let removed = open_up(directory).and_then(|()| fs_err::remove_dir_all(directory));
     if let Err(error) = &removed {
-        tracing::warn!(folder = %directory.display(), %error, "cannot remove a skill tree");
+        tracing::warn!(folder = %directory.display(), %error, "cannot remove a read-only tree");
     }
     removed.is_ok()
 }

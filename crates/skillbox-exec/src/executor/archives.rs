@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use skillbox_core::Skill;
+use skillbox_core::skill_store::{remove_tree, touch};
 use skillbox_core::source::contained_relative_path;
 
 use super::sweep::entries_untouched_for;
@@ -66,7 +67,7 @@ fn unpack_once(
         .and_then(|()| make_read_only_tree(&staging))
         .and_then(|()| fs_err::rename(&staging, directory));
     if let Err(error) = unpacked {
-        let _ = remove_read_only_tree(&staging);
+        let _ = remove_tree(&staging);
         // Another process may have put the same archive in place first.
         if touch(directory).is_ok() {
             return Ok(());
@@ -108,38 +109,11 @@ fn unpack_into(
     Ok(())
 }
 
-/// Set a folder's modification time to now; fails when it does not exist.
-fn touch(directory: &Path) -> std::io::Result<()> {
-    let now = std::fs::FileTimes::new().set_modified(std::time::SystemTime::now());
-    fs_err::File::open(directory)?.set_times(now)
-}
-
-/// Remove a tree [`make_read_only_tree`] made (its folders are opened for writing first, which
-/// the owner may always do); what cannot be removed is left and logged. Whether it is gone.
-fn remove_read_only_tree(directory: &Path) -> bool {
-    fn open_up(directory: &Path) -> std::io::Result<()> {
-        fs_err::set_permissions(directory, std::fs::Permissions::from_mode(0o700))?;
-        for entry in fs_err::read_dir(directory)? {
-            let entry = entry?;
-            if entry.file_type()?.is_dir() {
-                open_up(&entry.path())?;
-            }
-        }
-        Ok(())
-    }
-    let removed = open_up(directory).and_then(|()| fs_err::remove_dir_all(directory));
-    if let Err(error) = &removed {
-        tracing::warn!(folder = %directory.display(), %error, "cannot remove an unpacked archive");
-    }
-    removed.is_ok()
-}
-
 /// Remove unpacked archives no run has used for `age`, and staging folders a process left
 /// behind when it stopped mid-unpack.
 pub(super) fn sweep_unused_archives(root: &Path, age: Duration) {
     for entry in entries_untouched_for(&root.join(ARCHIVES_FOLDER), age) {
-        if entry.file_type().is_ok_and(|kind| kind.is_dir()) && remove_read_only_tree(&entry.path())
-        {
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) && remove_tree(&entry.path()) {
             tracing::info!(folder = %entry.path().display(), "removed an unused unpacked archive");
         }
     }
