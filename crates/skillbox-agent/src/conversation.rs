@@ -142,8 +142,11 @@ impl Usage {
 #[derive(Debug)]
 pub struct Conversation {
     pub(crate) id: String,
-    pub(crate) messages: Vec<Message>,
-    /// Each message's bytes as JSON, as the history bound counts them.
+    /// Private, so that only [`Conversation::push`] and [`Conversation::restore`] change it:
+    /// `sizes` follows it.
+    messages: Vec<Message>,
+    /// Each message's bytes as JSON, as the history bound counts them: kept, so that a push
+    /// serializes only the new message.
     sizes: Vec<usize>,
     pub(crate) session: Session,
     /// The `allowed-tools` in force (see [`ToolBound`]).

@@ -348,7 +348,7 @@ fn interpret_fields(
             .at(first)
             .for_field(unexpected.join(","))
             .with_hint(
-                "move client-specific settings under `metadata:`, or validate without --strict",
+                "move client-specific settings under `metadata:`, or validate without --spec-only",
             ),
         );
     }

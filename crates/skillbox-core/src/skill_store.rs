@@ -24,8 +24,8 @@
 //!
 //! The tree digest is the one [`crate::trust::digest`] computes over a folder: per entry in
 //! walk order, its kind, its relative path, and a file's content sha256 (its executable bit in
-//! the kind) or a link's target, each length-prefixed. The copy computes it from the records it
-//! writes; a unit test holds the two together.
+//! the kind) or a link's target, each length-prefixed. The copy feeds the records it writes to
+//! the same `TreeHasher`; a unit test checks that the copy and the folder digest alike.
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
@@ -47,7 +47,7 @@ use crate::source::{
     FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_stat, open_entry,
     regular_file, special_file_kind, walk_beneath,
 };
-use crate::trust::digest::{MAX_DIGEST_BYTES, MAX_DIGEST_DEPTH, MAX_DIGEST_ENTRIES};
+use crate::trust::digest::{MAX_DIGEST_BYTES, MAX_DIGEST_DEPTH, MAX_DIGEST_ENTRIES, TreeHasher};
 
 /// The folder of the store holding trees by their sha256 tree digest.
 pub const TREES_FOLDER: &str = "sha256";
@@ -62,8 +62,6 @@ const FILE_MODE: u32 = 0o444;
 const EXECUTABLE_MODE: u32 = 0o555;
 /// Mode of a copied folder, once the copy is complete.
 const FOLDER_MODE: u32 = 0o555;
-/// What a folder-source tree digest starts with (as [`crate::trust::digest`] hashes folders).
-const FOLDER_DOMAIN: &[u8] = b"skillbox trust digest v1 folder\n";
 /// Bytes copied at a time.
 const COPY_CHUNK_BYTES: usize = 64 * 1024;
 
@@ -281,7 +279,6 @@ fn unique_suffix() -> String {
     )
 }
 
-/// Set a folder's modification time to now; fails when it does not exist.
 /// Set a folder's modification time to now, marking it used for the sweep; fails when it is
 /// not a folder (a link is not followed).
 ///
@@ -317,34 +314,6 @@ pub fn remove_tree(directory: &Path) -> bool {
     removed.is_ok()
 }
 
-/// The records of a tree digest, fed as the copy writes each entry.
-struct TreeHasher(Sha256);
-
-impl TreeHasher {
-    fn new() -> Self {
-        let mut hasher = Sha256::new();
-        hasher.update(FOLDER_DOMAIN);
-        TreeHasher(hasher)
-    }
-
-    /// One entry: kind, length-prefixed path, length-prefixed payload.
-    fn record(&mut self, kind: u8, path: &[u8], payload: &[u8]) {
-        self.0.update([kind]);
-        self.0.update((path.len() as u64).to_le_bytes());
-        self.0.update(path);
-        self.0.update((payload.len() as u64).to_le_bytes());
-        self.0.update(payload);
-    }
-
-    fn finish(self) -> String {
-        format!(
-            "{}{}",
-            crate::trust::digest::DIGEST_PREFIX,
-            hex::encode(self.0.finalize())
-        )
-    }
-}
-
 /// Copy the skill folder (as loaded) into the empty folder `staging`, read-only, and return
 /// the tree digest of what was written. Every entry is opened relative to its parent without
 /// following links; each file's bytes are hashed as they are written.
@@ -357,7 +326,7 @@ fn copy_tree(folder: &SkillFolder, staging: &Path) -> Result<String, SkillStoreE
     let root = folder
         .open_checked(LISTING_FLAGS)
         .map_err(|error| refused(error.to_string()))?;
-    let mut hasher = TreeHasher::new();
+    let mut hasher = TreeHasher::folder();
     let mut entries = 0usize;
     let mut remaining_bytes = MAX_DIGEST_BYTES;
     let mut folders: Vec<PathBuf> = Vec::new();
@@ -382,7 +351,7 @@ fn copy_tree(folder: &SkillFolder, staging: &Path) -> Result<String, SkillStoreE
                     .mode(0o700)
                     .create(&target)
                     .map_err(|error| CopyFailure::Store(target.clone(), error))?;
-                hasher.record(b'd', entry.relative, &[]);
+                hasher.folder_entry(entry.relative);
                 folders.push(target);
                 return Ok(Visit::Enter);
             }
@@ -391,15 +360,14 @@ fn copy_tree(folder: &SkillFolder, staging: &Path) -> Result<String, SkillStoreE
                     .map_err(|error| source_refusal("cannot read the link", &shown(), error))?;
                 std::os::unix::fs::symlink(OsStr::from_bytes(link.as_bytes()), &target)
                     .map_err(|error| CopyFailure::Store(target.clone(), error))?;
-                hasher.record(b'l', entry.relative, link.as_bytes());
+                hasher.link(entry.relative, link.as_bytes());
             }
             EntryKind::File => {
                 let opened = open_entry(entry)
                     .map_err(|error| source_refusal("cannot open", &shown(), error))?;
                 let source = fs_err::File::from_parts(std::fs::File::from(opened), shown());
                 let (content_hash, executable) = copy_file(source, &target, &mut remaining_bytes)?;
-                let tag = if executable { b'x' } else { b'f' };
-                hasher.record(tag, entry.relative, &content_hash);
+                hasher.file(entry.relative, &content_hash, executable);
             }
             EntryKind::Special => {
                 let kind = entry_stat(entry).map_or("a special file", |stat| {

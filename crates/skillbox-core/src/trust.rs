@@ -580,6 +580,19 @@ impl PinnedSkill {
             reason,
         }
     }
+
+    /// Check that the skill's files, digested now, are the ones trusted; the refusal when
+    /// they changed or cannot be read.
+    ///
+    /// # Errors
+    /// [`UntrustedReason::Changed`] or [`UntrustedReason::Unverifiable`] in the refusal.
+    pub fn verify(&self, skill: &Skill) -> Result<(), Untrusted> {
+        match skill_digest(skill) {
+            Ok(digest) if digest == self.digest => Ok(()),
+            Ok(_) => Err(self.refusal(UntrustedReason::Changed)),
+            Err(error) => Err(self.refusal(UntrustedReason::Unverifiable(error.to_string()))),
+        }
+    }
 }
 
 /// What the executor asks before running a skill's code. The default gate trusts everything
@@ -668,12 +681,9 @@ impl TrustGate {
         match self.requirement_with(store, skill) {
             TrustRequirement::AsItIs => TrustVerdict::Trusted,
             TrustRequirement::Refused(refusal) => TrustVerdict::Untrusted(refusal),
-            TrustRequirement::Pinned(pin) => match skill_digest(skill) {
-                Ok(digest) if digest == pin.digest => TrustVerdict::Trusted,
-                Ok(_) => TrustVerdict::Untrusted(pin.refusal(UntrustedReason::Changed)),
-                Err(error) => TrustVerdict::Untrusted(
-                    pin.refusal(UntrustedReason::Unverifiable(error.to_string())),
-                ),
+            TrustRequirement::Pinned(pin) => match pin.verify(skill) {
+                Ok(()) => TrustVerdict::Trusted,
+                Err(refusal) => TrustVerdict::Untrusted(refusal),
             },
         }
     }

@@ -186,6 +186,19 @@ pub enum SkillCopy {
     Other,
 }
 
+impl SkillCopy {
+    /// Which copy of its name `skill` (from `catalog`) is: the catalog decides
+    /// ([`SkillCatalog::is_latest`]).
+    #[must_use]
+    pub fn in_catalog(catalog: &SkillCatalog, skill: &Skill) -> Self {
+        if catalog.is_latest(skill) {
+            SkillCopy::InEffect
+        } else {
+            SkillCopy::Other
+        }
+    }
+}
+
 impl From<&str> for Secret {
     fn from(value: &str) -> Self {
         Secret::for_any_declaring_skill(value)

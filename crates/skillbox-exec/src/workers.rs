@@ -295,7 +295,7 @@ impl WorkerPool {
                 Some(ErrorType::ExecutionFailed),
             );
         };
-        let worker = match self.checkout(key, spawn).await {
+        let mut worker = match self.checkout(key, spawn).await {
             Ok(worker) => worker,
             Err(message) => {
                 return (
@@ -304,11 +304,17 @@ impl WorkerPool {
                 );
             }
         };
-        let mut worker = worker;
-        let threads_before = worker
-            .processes
-            .as_mut()
-            .and_then(WorkerProcesses::worker_threads);
+        // The threads the worker may run once the call is over: the Python bootstrap runs on
+        // one, so any other is the handler's; a node worker's own threads (V8's, libuv's) are
+        // all there once it has answered a call, so more after a call than before it are the
+        // handler's.
+        let thread_baseline = match key.language {
+            Language::Python => Some(1),
+            _ => worker
+                .processes
+                .as_mut()
+                .and_then(WorkerProcesses::worker_threads),
+        };
         // A call abandoned by its caller (this future dropped) drops the worker with it, which
         // kills it and counts it out.
         let (mut outcome, worker) = Self::round_trip(worker, handler, arguments, limits).await;
@@ -335,22 +341,18 @@ impl WorkerPool {
                 .processes
                 .as_mut()
                 .and_then(WorkerProcesses::worker_threads);
-            // The Python bootstrap runs on one thread, so any other is the handler's; a node
-            // worker's own threads (V8's, libuv's) are all there once it has answered a call,
-            // so more after a call than before it are the handler's.
-            let left_threads = match (key.language, threads_before, threads_after) {
-                (Language::Python, _, Some(after)) => after > 1,
-                (_, Some(before), Some(after)) => after > before,
-                _ => false,
-            };
-            tracing::debug!(
-                ?threads_before,
-                ?threads_after,
-                left_processes,
-                "a warm call ended"
-            );
+            let left_threads = thread_baseline
+                .zip(threads_after)
+                .is_some_and(|(baseline, after)| after > baseline);
             // A worker whose call left processes, zombies it will not reap, or threads is
             // retired.
+            if left_processes || left_threads {
+                tracing::debug!(
+                    left_processes,
+                    left_threads,
+                    "retiring a warm worker: its call left processes or threads behind"
+                );
+            }
             if left_processes || left_threads || worker.calls >= self.config.max_calls_per_worker {
                 drop(worker);
             } else {
@@ -568,19 +570,13 @@ async fn retire_idle_workers(idle: Weak<IdleWorkers>, timeout: Duration) {
             let now = Instant::now();
             let mut retired = Vec::new();
             let mut next: Option<Instant> = None;
+            // When a worker is due (never, past what an instant can hold).
+            let due = |worker: &Worker| worker.last_used.checked_add(timeout);
             for workers in idle.values_mut() {
-                let mut index = 0;
-                while index < workers.len() {
-                    let due = workers[index].last_used.checked_add(timeout);
-                    match due {
-                        Some(due) if due > now => {
-                            next = Some(next.map_or(due, |next| next.min(due)));
-                            index += 1;
-                        }
-                        None => index += 1,
-                        Some(_) => retired.push(workers.swap_remove(index)),
-                    }
-                }
+                retired.extend(
+                    workers.extract_if(.., |worker| due(worker).is_some_and(|due| due <= now)),
+                );
+                next = workers.iter().filter_map(due).chain(next).min();
             }
             idle.retain(|_, workers| !workers.is_empty());
             drop(idle);

@@ -336,12 +336,9 @@ pub fn read_target(
     provider: &SkillsProvider,
     uri: &str,
 ) -> Result<(Arc<Skill>, String, u64), ErrorData> {
-    let parsed = uri::parse(uri).map_err(not_found)?;
-    let (skill, path) = uri::resolve(provider, &parsed).ok_or_else(|| {
-        not_found(format!(
-            "no skill named `{}` is served here ({uri})",
-            parsed.skill
-        ))
+    let (skill, path) = uri::locate(provider, uri).map_err(|error| match error {
+        uri::LocateError::NoSkill(_) => not_found(format!("{error} ({uri})")),
+        uri::LocateError::Uri(_) => not_found(error),
     })?;
     if path.is_empty() {
         return Err(ErrorData::invalid_params(

@@ -131,6 +131,29 @@ pub fn resolve(
     None
 }
 
+/// Why a URI leads to no skill served here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LocateError {
+    /// The URI is not one this server makes.
+    #[error(transparent)]
+    Uri(#[from] UriError),
+    /// No skill a model may see goes by the name (or path) it starts with.
+    #[error("no skill named `{0}` is served here")]
+    NoSkill(String),
+}
+
+/// The skill a client's URI names and the path inside it: [`parse`], then [`resolve`].
+///
+/// # Errors
+/// When it is not a skill URI, or names no skill a model may see.
+pub fn locate(
+    provider: &skillbox_tools::SkillsProvider,
+    uri: &str,
+) -> Result<(std::sync::Arc<skillbox_core::Skill>, String), LocateError> {
+    let parsed = parse(uri)?;
+    resolve(provider, &parsed).ok_or(LocateError::NoSkill(parsed.skill))
+}
+
 /// How URIs name `skill`: by its name when it is the copy in effect, else by its path in its
 /// root (see [`resolve`]).
 #[must_use]

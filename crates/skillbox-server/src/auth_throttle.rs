@@ -153,6 +153,11 @@ impl AuthThrottle {
         }
     }
 
+    /// The counter of what this throttle refused, for `/metrics` to show.
+    pub(crate) fn counter(&self) -> &FailedAuthCounter {
+        &self.counter
+    }
+
     /// Compare a token presented through `door` from `address` with `matches`, unless the
     /// address is held back. The check, the comparison and the count are one step under one
     /// lock, so no number of requests at once can slip more guesses through than the bucket

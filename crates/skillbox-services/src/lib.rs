@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use skillbox_core::Skill;
-use skillbox_exec::Executor;
+use skillbox_exec::{Executor, SkillCopy};
 
 pub use blob_location::BlobLocation;
 pub use blobs::{BlobError, BlobMeta, BlobStore, ReadMode};
@@ -49,15 +49,11 @@ pub trait RunContext: Sync {
     /// The message for the caller: what was not found and what may help find it.
     fn find_skill(&self, name: &str, version: Option<&str>) -> Result<Arc<Skill>, String>;
 
-    /// Whether `skill` is the copy of its name in effect: the one [`RunContext::find_skill`]
-    /// gives for the name without a version (the latest root's). Secrets the operator granted
-    /// to the name reach only that copy; another version asked for by number (a copy in an
-    /// earlier, less trusted root, say) runs without them. A copy is told by its folder and
-    /// version, so a catalog reloaded since still tells the same copy apart.
-    fn is_in_effect(&self, skill: &Skill) -> bool {
-        self.find_skill(skill.name(), None)
-            .is_ok_and(|current| current.directory == skill.directory && current.id == skill.id)
-    }
+    /// Which copy of its name `skill` (as [`RunContext::find_skill`] gave it) is: the one in
+    /// effect (the name without a version gives it: the latest root's), or another. Secrets
+    /// the operator granted to the name reach only the copy in effect; another version asked
+    /// for by number (a copy in an earlier, less trusted root, say) runs without them.
+    fn copy_of(&self, skill: &Arc<Skill>) -> SkillCopy;
 
     /// The executor that runs the skills' code.
     fn executor(&self) -> &Arc<Executor>;

@@ -168,11 +168,7 @@ impl Services {
         // A secret granted to the name goes only to the copy the name gives without a
         // version: another copy (another version, a copy in an earlier, less trusted root)
         // runs without it. Asked whatever the lookup was, so no way of naming a copy skips it.
-        let copy = if context.is_in_effect(&skill) {
-            SkillCopy::InEffect
-        } else {
-            SkillCopy::Other
-        };
+        let copy = context.copy_of(&skill);
         let label = match skill.id.version.as_ref() {
             Some(version) => format!("`{name}` {version}"),
             None => format!("`{name}`"),

@@ -202,7 +202,8 @@ pub fn wait_until(
 
 /// A builder for the HTTP clients tests talk to servers with, with the process's TLS crypto
 /// provider installed first (reqwest is built without one of its own; see
-/// `skillbox_services::tls`).
+/// `skillbox_services::tls`, repeated here rather than called: the core and exec tests use this
+/// crate, and depending on skillbox-services would build them a second core).
 pub fn http_client_builder() -> reqwest::ClientBuilder {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use skillbox_core::tool_names::ToolOwnership;
 use skillbox_core::{CatalogError, Skill, SkillCatalog, ToolDefinition};
-use skillbox_exec::Executor;
+use skillbox_exec::{Executor, SkillCopy};
 use skillbox_services::{RunContext, Services};
 
 use crate::prompt::{
@@ -256,21 +256,6 @@ impl SkillsProvider {
         self.catalog.latest_visible_to_model().cloned().collect()
     }
 
-    /// Which copy of its name `skill` is: the one in effect, or another (an older version, a
-    /// copy reached by its path): secrets granted by name reach only the one in effect.
-    #[must_use]
-    pub fn copy_of(&self, skill: &Skill) -> skillbox_exec::SkillCopy {
-        let in_effect = self
-            .catalog
-            .get(skill.name())
-            .is_some_and(|found| std::ptr::eq(found.as_ref(), skill));
-        if in_effect {
-            skillbox_exec::SkillCopy::InEffect
-        } else {
-            skillbox_exec::SkillCopy::Other
-        }
-    }
-
     /// The copies a model may see that another copy of their name shadows in the same root,
     /// each reached by its path in the root (`openai/skill-creator`; see
     /// [`skillbox_core::SkillCatalog::find_by_path`]): only those that path finds.
@@ -464,6 +449,16 @@ impl RunContext for SkillsProvider {
             };
             format!("{}{hint}", miss.error)
         })
+    }
+
+    /// The catalog's answer ([`SkillCatalog::is_latest`]): the copy in effect, or another (an
+    /// older version, a copy reached by its path).
+    fn copy_of(&self, skill: &Arc<Skill>) -> SkillCopy {
+        if self.catalog.is_latest(skill) {
+            SkillCopy::InEffect
+        } else {
+            SkillCopy::Other
+        }
     }
 
     fn executor(&self) -> &Arc<Executor> {

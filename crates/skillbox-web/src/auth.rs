@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use axum::Form;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Query, Request, State};
-use axum::http::{Extensions, HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -520,19 +520,8 @@ pub(crate) async fn login(
         }
         TokenCheck::Throttled { retry_after } => {
             let refusal = too_many_attempts(retry_after);
-            let mut page = pages::login_page(
-                &next,
-                Some(&refusal.to_string()),
-                StatusCode::TOO_MANY_REQUESTS,
-            );
-            if let WebError::TooManyAttempts {
-                retry_after_seconds,
-                ..
-            } = refusal
-            {
-                page.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_seconds));
-            }
+            let mut page = pages::login_page(&next, Some(&refusal.to_string()), refusal.status());
+            refusal.add_retry_after(&mut page);
             return page;
         }
     }

@@ -364,7 +364,7 @@ impl IntoResponse for WebError {
 
 impl WebError {
     /// `Retry-After` on the answer of an error that says when to try again.
-    fn add_retry_after(&self, response: &mut Response) {
+    pub(crate) fn add_retry_after(&self, response: &mut Response) {
         if let WebError::TooManyAttempts {
             retry_after_seconds,
             ..

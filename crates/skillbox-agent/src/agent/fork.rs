@@ -108,7 +108,7 @@ impl Agent {
             });
             let end = self.run_loop(&mut conversation, &mut round).await;
             let answer = conversation
-                .messages
+                .messages()
                 .iter()
                 .rev()
                 .find_map(|message| match message {

@@ -261,7 +261,7 @@ impl Agent {
                 let request = ModelRequest {
                     model: &round.model,
                     system: &offer.system,
-                    messages: &conversation.messages,
+                    messages: conversation.messages(),
                     tools: &offer.tools,
                     max_output_tokens: self.options.max_output_tokens,
                     temperature: self.options.temperature,

@@ -19,40 +19,15 @@ pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<E
     let executor = setup::executor::executor(global, catalog.roots())?;
     let runtime = setup::runtime()?;
     let timeout = arguments.timeout_ms.map(Duration::from_millis);
-    if arguments.json {
-        let result = runtime.block_on(executor.run(
-            &catalog,
-            &arguments.skill,
-            &arguments.script,
-            &arguments.args,
-            RunOptions {
-                timeout,
-                live_output: None,
-            },
-        ));
-        print_json(&result)?;
-        return Ok(if result.success {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(EXIT_PROBLEMS)
-        });
-    }
-    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<(StreamKind, Vec<u8>)>();
+    // Human output streams the script's own output as it comes; `--json` prints the result only.
+    let (live_output, receiver) = if arguments.json {
+        (None, None)
+    } else {
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        (Some(sender), Some(receiver))
+    };
     let result = runtime.block_on(async {
-        let printer = tokio::spawn(async move {
-            while let Some((kind, chunk)) = receiver.recv().await {
-                let written = match kind {
-                    StreamKind::Stdout => std::io::stdout()
-                        .lock()
-                        .write_all(&chunk)
-                        .and_then(|()| std::io::stdout().flush()),
-                    StreamKind::Stderr => std::io::stderr().lock().write_all(&chunk),
-                };
-                if written.is_err() {
-                    break;
-                }
-            }
-        });
+        let printer = receiver.map(|receiver| tokio::spawn(print_live_output(receiver)));
         let result = executor
             .run(
                 &catalog,
@@ -61,13 +36,23 @@ pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<E
                 &arguments.args,
                 RunOptions {
                     timeout,
-                    live_output: Some(sender),
+                    live_output,
                 },
             )
             .await;
-        let _ = printer.await;
+        if let Some(printer) = printer {
+            let _ = printer.await;
+        }
         result
     });
+    if arguments.json {
+        print_json(&result)?;
+        return Ok(if result.success {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_PROBLEMS)
+        });
+    }
     // A script that exited non-zero has said why on stderr already; anything else is ours to say.
     if let (Some(error), Some(error_type)) = (&result.error, result.error_type)
         && (result.exit_code.is_none() || error_type != skillbox_exec::ErrorType::ExecutionFailed)
@@ -81,4 +66,22 @@ pub fn run(global: &GlobalOptions, arguments: &RunArguments) -> anyhow::Result<E
         (None, _) => EXIT_PROBLEMS,
     };
     Ok(ExitCode::from(code))
+}
+
+/// Copies a run's output to ours as it comes, until the run ends or our side is closed.
+async fn print_live_output(
+    mut receiver: tokio::sync::mpsc::UnboundedReceiver<(StreamKind, Vec<u8>)>,
+) {
+    while let Some((kind, chunk)) = receiver.recv().await {
+        let written = match kind {
+            StreamKind::Stdout => std::io::stdout()
+                .lock()
+                .write_all(&chunk)
+                .and_then(|()| std::io::stdout().flush()),
+            StreamKind::Stderr => std::io::stderr().lock().write_all(&chunk),
+        };
+        if written.is_err() {
+            break;
+        }
+    }
 }

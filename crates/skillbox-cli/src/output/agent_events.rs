@@ -111,6 +111,11 @@ impl Printer {
         let progress = (!json && std::io::stderr().is_terminal()).then(|| {
             indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::stderr())
         });
+        Printer::with_progress(json, progress)
+    }
+
+    /// A printer drawing its spinners on `progress` (none: plain lines or `--json`).
+    fn with_progress(json: bool, progress: Option<indicatif::MultiProgress>) -> Self {
         Printer {
             json,
             progress,
@@ -402,18 +407,12 @@ mod tests {
 
     #[test]
     fn the_spinner_shows_hostile_names_escaped() {
-        let mut printer = Printer {
-            json: false,
-            progress: Some(indicatif::MultiProgress::with_draw_target(
+        let mut printer = Printer::with_progress(
+            false,
+            Some(indicatif::MultiProgress::with_draw_target(
                 indicatif::ProgressDrawTarget::hidden(),
             )),
-            spinner: None,
-            model: String::new(),
-            answer_open: false,
-            agents: Vec::new(),
-            asking: None,
-            answered: 0,
-        };
+        );
         let hostile = "\u{1b}]0;title\u{7}\u{1b}[2Jtool";
         let message = |printer: &Printer| printer.spinner.as_ref().expect("spinner").message();
         printer

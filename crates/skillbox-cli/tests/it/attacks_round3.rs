@@ -150,13 +150,7 @@ async fn mcp_request(
     params: Value,
     timeout: Duration,
 ) -> Result<String, String> {
-    let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let body = super::mcp::stateless_body(method, params);
     client
         .post(url)
         .header("Accept", "application/json, text/event-stream")

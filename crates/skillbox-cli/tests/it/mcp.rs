@@ -450,15 +450,21 @@ fn stateless_request(mcp_url: &str, method: &str, name: &str, params: Value) -> 
     answer["result"].clone()
 }
 
-/// One stateless 2026-07-28 request to `/mcp` (no session), its whole JSON-RPC answer.
-fn stateless_answer(mcp_url: &str, method: &str, name: &str, params: Value) -> Value {
+/// The JSON-RPC body of a stateless 2026-07-28 request: the protocol version, client info and
+/// capabilities travel in the params' `_meta`.
+pub(super) fn stateless_body(method: &str, params: Value) -> Value {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {},
     });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+}
+
+/// One stateless 2026-07-28 request to `/mcp` (no session), its whole JSON-RPC answer.
+fn stateless_answer(mcp_url: &str, method: &str, name: &str, params: Value) -> Value {
+    let body = stateless_body(method, params);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let text = runtime.block_on(async {
         skillbox_testkit::http_client()
@@ -475,24 +481,12 @@ fn stateless_answer(mcp_url: &str, method: &str, name: &str, params: Value) -> V
             .await
             .unwrap()
     });
-    // A JSON answer, or server-sent events whose last data line is the answer.
-    let answer = if text.trim_start().starts_with('{') {
-        text.clone()
-    } else {
-        text.lines()
-            .rev()
-            .find_map(|line| line.strip_prefix("data:"))
-            .unwrap_or_default()
-            .trim()
-            .to_owned()
-    };
-    serde_json::from_str(&answer)
-        .unwrap_or_else(|error| panic!("not a JSON-RPC answer ({error}): {text:.300}"))
+    answer_in(&text)
 }
 
 /// The JSON-RPC answer in an MCP HTTP response's body: the body itself, or the last `data:`
 /// line of its event stream.
-fn answer_in(text: &str) -> Value {
+pub(super) fn answer_in(text: &str) -> Value {
     let answer = if text.trim_start().starts_with('{') {
         text.to_owned()
     } else {

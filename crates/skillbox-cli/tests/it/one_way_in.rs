@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use skillbox_testkit::model_server::{Reply, ScriptedModelServer};
 
-use super::mcp::{INITIALIZE, INITIALIZED, exchange_in};
+use super::mcp::{INITIALIZE, INITIALIZED, answer_in, exchange_in};
 use super::support::{
     AgentEvents, agent_command, json_stdout, make_world_readable, skillbox, write_tree,
 };
@@ -98,21 +98,6 @@ struct McpSession {
     id: String,
 }
 
-/// The JSON-RPC message of an MCP HTTP answer (plain JSON, or the first server-sent event).
-fn mcp_message(text: &str) -> Value {
-    if let Ok(value) = serde_json::from_str(text) {
-        return value;
-    }
-    let data = text
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix("data: ")
-                .filter(|data| data.starts_with('{'))
-        })
-        .unwrap_or_else(|| panic!("no JSON-RPC message in {text}"));
-    serde_json::from_str(data).unwrap()
-}
-
 async fn mcp_post(
     client: &reqwest::Client,
     url: &str,
@@ -147,7 +132,7 @@ impl McpSession {
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                              "params": {"name": name, "arguments": arguments}});
         let (_, text) = mcp_post(client, &self.url, Some(&self.id), &request.to_string()).await;
-        mcp_message(&text)
+        answer_in(&text)
     }
 }
 
@@ -347,6 +332,19 @@ fn error_text(value: &Value) -> String {
     panic!("no error message in {value}")
 }
 
+/// A model that reads the hidden skill's file, reads with bad arguments and calls a tool that
+/// does not exist, all in one response, then answers.
+fn reading_model(hidden: &Value, bad: &Value) -> ScriptedModelServer {
+    ScriptedModelServer::start(vec![
+        calls_at_once(&[
+            ("read_skill_file", hidden.clone()),
+            ("read_skill_file", bad.clone()),
+            ("no_such_tool", json!({})),
+        ]),
+        says("done"),
+    ])
+}
+
 #[test]
 fn every_door_answers_the_same_to_a_hidden_skill_bad_arguments_and_an_unknown_tool() {
     let tree = tree();
@@ -356,14 +354,7 @@ fn every_door_answers_the_same_to_a_hidden_skill_bad_arguments_and_an_unknown_to
     let hidden_says = "no skill named `secret`";
     let bad_says = "parameter `path` must be a string, not integer `5`";
     let unknown_says = "unknown tool `no_such_tool`; the tools are: ";
-    let model = ScriptedModelServer::start(vec![
-        calls_at_once(&[
-            ("read_skill_file", hidden.clone()),
-            ("read_skill_file", bad.clone()),
-            ("no_such_tool", json!({})),
-        ]),
-        says("done"),
-    ]);
+    let model = reading_model(&hidden, &bad);
     let mut answers: Vec<(&str, &str, String)> = Vec::new();
 
     // The server's doors: /rpc (the protocol's spelling: `name`), /mcp, the playground, the chat.
@@ -487,14 +478,7 @@ fn every_door_answers_the_same_to_a_hidden_skill_bad_arguments_and_an_unknown_to
     }
 
     // `skillbox ask`: the agent loop.
-    let asking = ScriptedModelServer::start(vec![
-        calls_at_once(&[
-            ("read_skill_file", hidden.clone()),
-            ("read_skill_file", bad.clone()),
-            ("no_such_tool", json!({})),
-        ]),
-        says("done"),
-    ]);
+    let asking = reading_model(&hidden, &bad);
     let transcripts = tempfile::tempdir().unwrap();
     let asked = AgentEvents::of(
         agent_command(tree.path())

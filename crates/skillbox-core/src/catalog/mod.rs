@@ -163,6 +163,9 @@ pub struct SkillCatalog {
     diagnostics: Vec<Diagnostic>,
     /// Built on first use ([`SkillCatalog::search_index`]).
     search_index: std::sync::OnceLock<crate::search::SkillIndex>,
+    /// Every skill, in effect or shadowed, by its path in its root, the latest root's where
+    /// two share one; built on first use ([`SkillCatalog::find_by_path`]).
+    by_path: std::sync::OnceLock<HashMap<String, Arc<Skill>>>,
 }
 
 /// A skill folder or archive that could not be understood at all, and why.
@@ -389,6 +392,7 @@ impl SkillCatalog {
             skipped,
             diagnostics,
             search_index: std::sync::OnceLock::new(),
+            by_path: std::sync::OnceLock::new(),
         })
     }
 
@@ -520,22 +524,34 @@ impl SkillCatalog {
         {
             return None;
         }
-        let mut found: Option<&Arc<Skill>> = None;
-        for skill in self.skills.iter().chain(&self.shadowed) {
-            if skill.path_in_root() == wanted
-                && found.is_none_or(|best| skill.root_index > best.root_index)
-            {
-                found = Some(skill);
-            }
-        }
-        found
+        self.by_path
+            .get_or_init(|| {
+                let mut by_path: HashMap<String, Arc<Skill>> =
+                    HashMap::with_capacity(self.skills.len() + self.shadowed.len());
+                for skill in self.skills.iter().chain(&self.shadowed) {
+                    match by_path.entry(skill.path_in_root()) {
+                        Entry::Vacant(slot) => {
+                            slot.insert(Arc::clone(skill));
+                        }
+                        Entry::Occupied(mut slot) if skill.root_index > slot.get().root_index => {
+                            slot.insert(Arc::clone(skill));
+                        }
+                        Entry::Occupied(_) => {}
+                    }
+                }
+                by_path
+            })
+            .get(wanted)
     }
 
-    /// Whether `skill` is the copy of its name in effect ([`SkillCatalog::get`]).
+    /// Whether `skill` is this very copy of its name in effect ([`SkillCatalog::get`]), as
+    /// secrets granted by name see it: the one place that is decided. Copies are told apart
+    /// by identity, so `skill` must come from this catalog (a copy from another snapshot is
+    /// never the latest).
     #[must_use]
-    pub fn is_latest(&self, skill: &Arc<Skill>) -> bool {
+    pub fn is_latest(&self, skill: &Skill) -> bool {
         self.get(skill.name())
-            .is_some_and(|latest| Arc::ptr_eq(latest, skill))
+            .is_some_and(|latest| std::ptr::eq(latest.as_ref(), skill))
     }
 
     /// The skill name closest to `wanted` by edit distance, when close enough to be a typo

@@ -73,8 +73,7 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
     let root = folder
         .open_checked(LISTING_FLAGS)
         .map_err(|error| refused(error.to_string()))?;
-    let mut hasher = Sha256::new();
-    hasher.update(FOLDER_DOMAIN);
+    let mut hasher = TreeHasher::folder();
     let mut entries = 0usize;
     let mut remaining_bytes = MAX_DIGEST_BYTES;
     let mut visit = |entry: &FolderEntry<'_>| {
@@ -93,21 +92,20 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
         }
         match entry.kind {
             EntryKind::Folder => {
-                add_record(&mut hasher, b'd', entry.relative, &[]);
+                hasher.folder_entry(entry.relative);
                 return Ok(Visit::Enter);
             }
             EntryKind::Symlink => {
                 let target = rustix::fs::readlinkat(entry.parent, entry.name, Vec::new())
                     .map_err(|error| refusal("cannot read the link", &shown(), error))?;
-                add_record(&mut hasher, b'l', entry.relative, target.as_bytes());
+                hasher.link(entry.relative, target.as_bytes());
             }
             EntryKind::File => {
                 let opened =
                     open_entry(entry).map_err(|error| refusal("cannot open", &shown(), error))?;
                 let file = fs_err::File::from_parts(std::fs::File::from(opened), shown());
                 let (content_hash, executable) = hash_file(file, &mut remaining_bytes)?;
-                let tag = if executable { b'x' } else { b'f' };
-                add_record(&mut hasher, tag, entry.relative, &content_hash);
+                hasher.file(entry.relative, &content_hash, executable);
             }
             EntryKind::Special => {
                 let kind = entry_stat(entry).map_or("a special file", |stat| {
@@ -125,7 +123,7 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
         Err(refusal("cannot read", &inside(directory, relative), error))
     };
     walk_beneath(root.as_fd(), &mut visit, &mut unreadable).map_err(refused)?;
-    Ok(format_digest(&hasher.finalize()))
+    Ok(hasher.finish())
 }
 
 /// The path of the entry at `relative` (`/`-separated) inside `directory`, for messages.
@@ -148,8 +146,7 @@ fn refusal(what: &str, path: &Path, error: Errno) -> String {
 /// # Errors
 /// [`TrustError::Digest`] naming the archive and the entry when an entry cannot be read.
 fn archive_digest(files: &ArchivedFiles) -> Result<String, TrustError> {
-    let mut hasher = Sha256::new();
-    hasher.update(ARCHIVE_DOMAIN);
+    let mut hasher = TreeHasher(Sha256::new_with_prefix(ARCHIVE_DOMAIN));
     for file in files.files() {
         let mut content = Sha256::new();
         files
@@ -160,14 +157,9 @@ fn archive_digest(files: &ArchivedFiles) -> Result<String, TrustError> {
                 path: files.archive_path.clone(),
                 message: error.to_string(),
             })?;
-        add_record(
-            &mut hasher,
-            b'f',
-            file.relative_path.as_bytes(),
-            &content.finalize(),
-        );
+        hasher.file(file.relative_path.as_bytes(), &content.finalize(), false);
     }
-    Ok(format_digest(&hasher.finalize()))
+    Ok(hasher.finish())
 }
 
 /// Whether text has the shape of a digest this module writes.
@@ -181,13 +173,45 @@ pub(crate) fn is_digest(text: &str) -> bool {
     })
 }
 
-/// One entry: kind, length-prefixed path, length-prefixed payload.
-fn add_record(hasher: &mut Sha256, kind: u8, path: &[u8], payload: &[u8]) {
-    hasher.update([kind]);
-    hasher.update((path.len() as u64).to_le_bytes());
-    hasher.update(path);
-    hasher.update((payload.len() as u64).to_le_bytes());
-    hasher.update(payload);
+/// A tree digest being computed, fed one record per entry in walk order: the one place the
+/// record format is written, for the digest here and for the copy the skill store hashes as it
+/// writes it ([`crate::skill_store`]).
+pub(crate) struct TreeHasher(Sha256);
+
+impl TreeHasher {
+    /// The digest of a folder-source skill.
+    pub(crate) fn folder() -> Self {
+        TreeHasher(Sha256::new_with_prefix(FOLDER_DOMAIN))
+    }
+
+    /// A folder at `path`.
+    pub(crate) fn folder_entry(&mut self, path: &[u8]) {
+        self.record(b'd', path, &[]);
+    }
+
+    /// A symlink at `path`, by its target text.
+    pub(crate) fn link(&mut self, path: &[u8], target: &[u8]) {
+        self.record(b'l', path, target);
+    }
+
+    /// A regular file at `path`, by the sha256 of its bytes and its executable bit.
+    pub(crate) fn file(&mut self, path: &[u8], content_hash: &[u8], executable: bool) {
+        self.record(if executable { b'x' } else { b'f' }, path, content_hash);
+    }
+
+    /// One entry: kind, length-prefixed path, length-prefixed payload.
+    fn record(&mut self, kind: u8, path: &[u8], payload: &[u8]) {
+        self.0.update([kind]);
+        self.0.update((path.len() as u64).to_le_bytes());
+        self.0.update(path);
+        self.0.update((payload.len() as u64).to_le_bytes());
+        self.0.update(payload);
+    }
+
+    /// The digest, as `sha256:<64 hex>`.
+    pub(crate) fn finish(self) -> String {
+        format!("{DIGEST_PREFIX}{}", hex::encode(self.0.finalize()))
+    }
 }
 
 /// The sha256 of a regular file's bytes and whether it is executable, taking its size from
@@ -211,10 +235,6 @@ fn hash_file(file: fs_err::File, remaining_bytes: &mut u64) -> Result<(Vec<u8>, 
         )
     })?;
     Ok((hasher.finalize().to_vec(), executable))
-}
-
-fn format_digest(bytes: &[u8]) -> String {
-    format!("{DIGEST_PREFIX}{}", hex::encode(bytes))
 }
 
 #[cfg(test)]

@@ -136,3 +136,51 @@ fn a_name_no_model_may_see_is_an_error_wherever_it_comes_from() {
         "skill name `demo.\\u{202e}txt` is never offered to a model or run: it contains U+202E (a bidirectional-text override or isolate)"
     );
 }
+
+#[test]
+fn a_path_in_a_root_finds_that_copy_the_latest_root_first() {
+    let temp = tempfile::tempdir().unwrap();
+    let (early, late) = (temp.path().join("early"), temp.path().join("late"));
+    // One root holds two copies of `deploy`; the first in path order is in effect.
+    write(
+        &early.join("a/deploy/SKILL.md"),
+        &versioned_skill_md("deploy", None, "early a"),
+    );
+    write(
+        &early.join("b/deploy/SKILL.md"),
+        &versioned_skill_md("deploy", None, "early b"),
+    );
+    // Both roots hold `vendor/tool`: the later root's is found by the path.
+    write(
+        &early.join("vendor/tool/SKILL.md"),
+        &versioned_skill_md("tool", None, "early tool"),
+    );
+    write(
+        &late.join("vendor/tool/SKILL.md"),
+        &versioned_skill_md("tool", None, "late tool"),
+    );
+    let catalog = load(&[&early, &late]);
+    let found = |path: &str| {
+        catalog
+            .find_by_path(path)
+            .map(|skill| skill.description.as_str())
+    };
+    assert_eq!(found("a/deploy"), Some("early a"));
+    assert_eq!(found("b/deploy/SKILL.md"), Some("early b"));
+    assert_eq!(found("b/deploy/"), Some("early b"));
+    assert_eq!(found("vendor/tool"), Some("late tool"));
+    for nothing in [
+        "",
+        "/",
+        "b/../b/deploy",
+        "/b/deploy",
+        "b//deploy",
+        "c/deploy",
+    ] {
+        assert_eq!(found(nothing), None, "{nothing}");
+    }
+    let shadowed = catalog.find("b/deploy", None).unwrap();
+    assert_eq!(shadowed.description, "early b");
+    assert!(!catalog.is_latest(shadowed));
+    assert!(catalog.is_latest(catalog.find("a/deploy", None).unwrap()));
+}

@@ -9,10 +9,10 @@
 //! files checked are the files run. Later runs reuse the copy while the folder still digests
 //! the same (each use touches it; the start-up sweep removes copies unused for a day).
 
+use skillbox_core::Skill;
 use skillbox_core::skill_store::SkillStoreError;
 use skillbox_core::source::SkillSource;
 use skillbox_core::trust::{PinnedSkill, TrustRequirement, Untrusted, UntrustedReason};
-use skillbox_core::{Skill, trust::skill_digest};
 
 use super::{Executor, off_the_async_threads};
 use crate::error::{ErrorType, ExecError};
@@ -52,13 +52,10 @@ impl Executor {
             TrustRequirement::Pinned(pin) => match &skill.source {
                 SkillSource::Directory(_) => self.verified_copy(skill, &pin),
                 // An archive runs from the bytes the catalog holds, which are the bytes hashed.
-                SkillSource::Archive(_) => match skill_digest(skill) {
-                    Ok(digest) if digest == pin.digest => Ok(TrustedFiles::AsTheyAre),
-                    Ok(_) => Err(untrusted(&pin.refusal(UntrustedReason::Changed))),
-                    Err(error) => Err(untrusted(
-                        &pin.refusal(UntrustedReason::Unverifiable(error.to_string())),
-                    )),
-                },
+                SkillSource::Archive(_) => pin
+                    .verify(skill)
+                    .map(|()| TrustedFiles::AsTheyAre)
+                    .map_err(|refusal| untrusted(&refusal)),
             },
         })
     }
@@ -69,13 +66,10 @@ impl Executor {
         if let Some(tree) = self.skill_store.existing(&pin.digest) {
             // The copy holds the trusted files; the folder must still hold them too, or the
             // user sees a change as one.
-            return match skill_digest(skill) {
-                Ok(digest) if digest == pin.digest => Ok(TrustedFiles::VerifiedCopy(tree)),
-                Ok(_) => Err(untrusted(&pin.refusal(UntrustedReason::Changed))),
-                Err(error) => Err(untrusted(
-                    &pin.refusal(UntrustedReason::Unverifiable(error.to_string())),
-                )),
-            };
+            return pin
+                .verify(skill)
+                .map(|()| TrustedFiles::VerifiedCopy(tree))
+                .map_err(|refusal| untrusted(&refusal));
         }
         match self.skill_store.insert_verified(skill, &pin.digest) {
             Ok(tree) => Ok(TrustedFiles::VerifiedCopy(tree)),

@@ -73,11 +73,7 @@ impl Executor {
     ) -> ScriptResult {
         match catalog.find(skill_name, None) {
             Ok(skill) => {
-                let copy = if catalog.is_latest(skill) {
-                    SkillCopy::InEffect
-                } else {
-                    SkillCopy::Other
-                };
+                let copy = SkillCopy::in_catalog(catalog, skill);
                 self.run_script_as(skill, copy, script, args, options).await
             }
             Err(_) => {

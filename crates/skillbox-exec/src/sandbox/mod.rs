@@ -821,28 +821,33 @@ pub fn readable_by_others(path: &Path) -> bool {
 }
 
 /// Whether `path` is a helper binary as trustworthy as the running executable: a regular file
-/// (not a link) owned by root or the effective user and writable by no one else, in a folder
-/// with the same owners and writable by no one else. Refusals are logged: a helper that is
-/// there but not used is worth a line.
+/// (not a link) in a folder, both ours by core's rule
+/// ([`skillbox_core::ownership::ownership_problem`]: owned by root or the effective user, and
+/// writable by no one else). Refusals are logged: a helper that is there but not used is worth
+/// a line.
 fn is_trusted_helper(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let euid = nix::unistd::geteuid().as_raw();
-    let owned_and_closed = |metadata: &std::fs::Metadata| {
-        (metadata.uid() == 0 || metadata.uid() == euid) && metadata.mode() & 0o022 == 0
-    };
+    use skillbox_core::ownership::ownership_problem;
     let Ok(file) = fs_err::symlink_metadata(path) else {
         return false;
     };
-    let folder_ok = path
-        .parent()
-        .and_then(|folder| fs_err::metadata(folder).ok())
-        .is_some_and(|folder| owned_and_closed(&folder));
-    let trusted = file.file_type().is_file() && owned_and_closed(&file) && folder_ok;
-    if !trusted {
-        tracing::warn!(
-            helper = %path.display(),
-            "not using this sandbox helper: it or its folder is owned or writable by another user"
-        );
+    let problem = if file.file_type().is_file() {
+        ownership_problem(&file, false).map(|problem| format!("it {problem}"))
+    } else {
+        Some("it is not a regular file".to_owned())
     }
-    trusted
+    .or_else(|| {
+        let folder = path
+            .parent()
+            .and_then(|folder| fs_err::metadata(folder).ok());
+        match folder {
+            Some(folder) => {
+                ownership_problem(&folder, false).map(|problem| format!("its folder {problem}"))
+            }
+            None => Some("its folder cannot be read".to_owned()),
+        }
+    });
+    if let Some(problem) = &problem {
+        tracing::warn!(helper = %path.display(), %problem, "not using this sandbox helper");
+    }
+    problem.is_none()
 }

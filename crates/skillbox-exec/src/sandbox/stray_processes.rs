@@ -30,7 +30,7 @@ const KILL_WAIT: Duration = Duration::from_secs(2);
 const MAX_WALKED_PROCESSES: usize = 8_192;
 
 /// What tells one warm worker's processes apart.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct WorkerProcesses {
     /// The helper that started the worker (a child of the runtime).
     helper: i32,
@@ -85,14 +85,9 @@ impl WorkerProcesses {
     pub(crate) fn worker_threads(&mut self) -> Option<usize> {
         self.find_worker();
         let (pid, start_time) = self.worker?;
-        let text = fs_err::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let (_, after) = text.rsplit_once(')')?;
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        // `state` is field 3 (index 0 here), `num_threads` field 20, the start time field 22.
-        if fields.get(19)?.parse::<u64>().ok()? != start_time {
-            return None;
-        }
-        fields.get(17)?.parse().ok()
+        ProcessStatus::of(pid)
+            .filter(|status| status.start_time == start_time)
+            .map(|status| status.threads)
     }
 
     /// Kill every process of the worker but the worker (and its helper), until none is left,
@@ -192,6 +187,8 @@ impl WorkerProcesses {
 #[derive(Debug, Clone, Copy)]
 struct ProcessStatus {
     state: char,
+    /// How many threads it runs.
+    threads: usize,
     /// Clock ticks after boot at which it started: with the pid, names one process for good.
     start_time: u64,
 }
@@ -203,9 +200,14 @@ impl ProcessStatus {
         let (_, after) = text.rsplit_once(')')?;
         let mut fields = after.split_whitespace();
         let state = fields.next()?.chars().next()?;
-        // The start time is field 22; `state` was field 3.
-        let start_time = fields.nth(18)?.parse().ok()?;
-        Some(ProcessStatus { state, start_time })
+        // `state` was field 3; `num_threads` is field 20, the start time field 22.
+        let threads = fields.nth(16)?.parse().ok()?;
+        let start_time = fields.nth(1)?.parse().ok()?;
+        Some(ProcessStatus {
+            state,
+            threads,
+            start_time,
+        })
     }
 
     /// Neither a zombie nor dead.
@@ -219,16 +221,18 @@ fn kill_exactly(pid: i32, start_time: u64) -> bool {
     let Some(target) = rustix::process::Pid::from_raw(pid) else {
         return false;
     };
+    let still_the_one =
+        || ProcessStatus::of(pid).is_some_and(|status| status.start_time == start_time);
     match rustix::process::pidfd_open(target, rustix::process::PidfdFlags::empty()) {
         // The pidfd holds the process: checked after it was opened, the start time tells
         // whether it is the one found.
         Ok(pidfd) => {
-            ProcessStatus::of(pid).is_some_and(|status| status.start_time == start_time)
+            still_the_one()
                 && rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL).is_ok()
         }
         // Kernels before 5.3: checked just before the signal.
         Err(rustix::io::Errno::NOSYS) => {
-            ProcessStatus::of(pid).is_some_and(|status| status.start_time == start_time)
+            still_the_one()
                 && nix::sys::signal::kill(
                     nix::unistd::Pid::from_raw(pid),
                     nix::sys::signal::Signal::SIGKILL,
@@ -303,6 +307,7 @@ mod tests {
         let own = ProcessStatus::of(i32::try_from(std::process::id()).unwrap()).unwrap();
         assert!(own.running());
         assert!(own.start_time > 0);
+        assert!(own.threads >= 1);
         assert!(ProcessStatus::of(i32::MAX).is_none());
     }
 

@@ -6,7 +6,6 @@ impl SkillsMcpServer {
     pub(super) async fn completions(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let provider = self.provider();
         let wanted = request.argument.value.clone();

@@ -332,9 +332,9 @@ fn takes_cache_hints(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
-/// `result` with the cache hints of [`CACHE_TTL_MS`] when the peer takes them.
-fn with_cache_hints<T: Cacheable>(mut result: T, hints: bool) -> T {
-    if hints {
+/// `result` with the cache hints of [`CACHE_TTL_MS`] when the request's peer takes them.
+fn with_cache_hints<T: Cacheable>(mut result: T, context: &RequestContext<RoleServer>) -> T {
+    if takes_cache_hints(context) {
         result.set_cache_hints();
     }
     result
@@ -425,7 +425,7 @@ impl ServerHandler for SkillsMcpServer {
         }
         Ok(with_cache_hints(
             ListToolsResult::with_all_items(self.tools().to_vec()),
-            takes_cache_hints(&context),
+            &context,
         ))
     }
 
@@ -489,7 +489,7 @@ impl ServerHandler for SkillsMcpServer {
         )?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
-        Ok(with_cache_hints(result, takes_cache_hints(&context)))
+        Ok(with_cache_hints(result, &context))
     }
 
     async fn get_prompt(
@@ -548,7 +548,6 @@ impl ServerHandler for SkillsMcpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let hints = takes_cache_hints(&context);
         let provider = self.provider();
         let cursor = cursor_of(request.as_ref()).map(str::to_owned);
         self.blocking(move || {
@@ -579,9 +578,10 @@ impl ServerHandler for SkillsMcpServer {
                 .collect();
             let mut result = ListResourcesResult::with_all_items(resources);
             result.next_cursor = next;
-            Ok(with_cache_hints(result, hints))
+            Ok(result)
         })
         .await
+        .map(|result| with_cache_hints(result, &context))
     }
 
     async fn list_resource_templates(
@@ -596,7 +596,7 @@ impl ServerHandler for SkillsMcpServer {
                     "Any file of a skill by its path inside the skill folder, e.g. skill://pdf/SKILL.md or skill://pdf/scripts/fill.py",
                 ),
         ]);
-        Ok(with_cache_hints(templates, takes_cache_hints(&context)))
+        Ok(with_cache_hints(templates, &context))
     }
 
     async fn read_resource(
@@ -606,10 +606,9 @@ impl ServerHandler for SkillsMcpServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let provider = self.provider();
         let mut budget = request_budget(&context);
-        let hints = takes_cache_hints(&context);
         self.blocking(move || catalog_view::read(&provider, &request.uri, budget.as_mut()))
             .await
-            .map(|result| with_cache_hints(result, hints).into())
+            .map(|result| with_cache_hints(result, &context).into())
     }
 
     async fn subscribe(
@@ -625,7 +624,8 @@ impl ServerHandler for SkillsMcpServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.unsubscribe_from_resource(request, _context).await
+        self.unsubscribe_from_resource(request);
+        Ok(())
     }
 
     fn accepted_subscription_filter(
@@ -644,7 +644,7 @@ impl ServerHandler for SkillsMcpServer {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.completions(request, _context).await
+        self.completions(request).await
     }
 
     async fn list_skills(
@@ -652,9 +652,8 @@ impl ServerHandler for SkillsMcpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        let hints = takes_cache_hints(&context);
-        let page = self.skills_page(request, context).await?;
-        Ok(with_cache_hints(page, hints))
+        let page = self.skills_page(request).await?;
+        Ok(with_cache_hints(page, &context))
     }
 
     async fn get_skill(
@@ -662,9 +661,8 @@ impl ServerHandler for SkillsMcpServer {
         request: GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        let hints = takes_cache_hints(&context);
-        let entry = self.skill_entry_at(request, context).await?;
-        Ok(with_cache_hints(entry, hints))
+        let entry = self.skill_entry_at(request).await?;
+        Ok(with_cache_hints(entry, &context))
     }
 
     async fn read_resource_directory(
@@ -672,8 +670,7 @@ impl ServerHandler for SkillsMcpServer {
         request: ReadResourceDirectoryRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        let hints = takes_cache_hints(&context);
-        let listing = self.resource_directory(request, context).await?;
-        Ok(with_cache_hints(listing, hints))
+        let listing = self.resource_directory(request).await?;
+        Ok(with_cache_hints(listing, &context))
     }
 }

@@ -6,7 +6,6 @@ impl SkillsMcpServer {
     pub(super) async fn skills_page(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         let provider = self.provider();
         let cursor = cursor_of(request.as_ref()).map(str::to_owned);
@@ -35,7 +34,6 @@ impl SkillsMcpServer {
     pub(super) async fn skill_entry_at(
         &self,
         request: GetSkillRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         let provider = self.provider();
         self.blocking(move || {
@@ -45,8 +43,7 @@ impl SkillsMcpServer {
                     None,
                 )
             };
-            let parsed = uri::parse(&request.uri).map_err(|_| unknown())?;
-            let (skill, path) = uri::resolve(&provider, &parsed).ok_or_else(unknown)?;
+            let (skill, path) = uri::locate(&provider, &request.uri).map_err(|_| unknown())?;
             if path != catalog_view::SKILL_MD {
                 return Err(unknown());
             }
@@ -70,18 +67,11 @@ impl SkillsMcpServer {
     pub(super) async fn resource_directory(
         &self,
         request: ReadResourceDirectoryRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
         let provider = self.provider();
         self.blocking(move || {
-            let parsed = uri::parse(&request.uri)
+            let (skill, path) = uri::locate(&provider, &request.uri)
                 .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
-            let (skill, path) = uri::resolve(&provider, &parsed).ok_or_else(|| {
-                ErrorData::invalid_params(
-                    format!("no skill named `{}` is served here", parsed.skill),
-                    None,
-                )
-            })?;
             let children = catalog_view::directory_children(&skill, &path)?;
             let (children, next) = page(
                 children.into_iter(),

@@ -52,15 +52,10 @@ impl SkillsMcpServer {
         Ok(())
     }
 
-    pub(super) async fn unsubscribe_from_resource(
-        &self,
-        request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
+    pub(super) fn unsubscribe_from_resource(&self, request: UnsubscribeRequestParams) {
         if let Ok(mut subscribed) = self.session.subscribed.lock() {
             subscribed.remove(&request.uri);
         }
-        Ok(())
     }
 
     pub(super) fn served_subscription_filter(
@@ -74,8 +69,7 @@ impl SkillsMcpServer {
             let provider = self.provider();
             let mut total_bytes = 0;
             uris.retain(|uri| {
-                let served =
-                    uri::parse(uri).is_ok_and(|parsed| uri::resolve(&provider, &parsed).is_some());
+                let served = uri::locate(&provider, uri).is_ok();
                 let fits = total_bytes + uri.len() <= MAX_LISTEN_URI_BYTES;
                 if served && fits {
                     total_bytes += uri.len();

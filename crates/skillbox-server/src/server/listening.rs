@@ -66,6 +66,8 @@ pub async fn serve_with_grace(
     grace: Duration,
 ) {
     let send_stall_timeout = state.send_stall_timeout;
+    // Only the token throttle reads a request's address: without a token, none is recorded.
+    let records_addresses = state.token.is_some();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(state.header_read_timeout);
@@ -84,14 +86,16 @@ pub async fn serve_with_grace(
             },
             () = &mut shutdown => break,
         };
-        // Each request carries its connection's address (`ConnectInfo`), which the token
-        // throttle counts wrong tokens by.
+        // With a token, each request carries its connection's address (`ConnectInfo`), which
+        // the token throttle counts wrong tokens by.
         let service = tower::ServiceExt::map_request(
             app.clone(),
             move |mut request: axum::http::Request<hyper::body::Incoming>| {
-                request
-                    .extensions_mut()
-                    .insert(axum::extract::ConnectInfo(peer));
+                if records_addresses {
+                    request
+                        .extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                }
                 request
             },
         );

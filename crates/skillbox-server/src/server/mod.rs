@@ -102,9 +102,8 @@ pub struct AppState {
     /// provider and the services.
     metrics: Arc<Metrics>,
     /// How often one client address may present a wrong token, at every door behind the
-    /// token (the web app's too), and the counter of what it refused.
+    /// token (the web app's too), and the counter of what it refused (shown by `metrics`).
     auth_throttle: Arc<AuthThrottle>,
-    failed_authentications: FailedAuthCounter,
     /// MCP over streamable HTTP at `/mcp`, when on ([`AppState::with_mcp`]).
     mcp: Option<McpDoor>,
     /// The web app at `/`, when on ([`AppState::with_web`]).
@@ -137,15 +136,14 @@ impl AppState {
         let services = Arc::new(Services::new(data, RunLimits::default()));
         let live = LiveProvider::new(provider.with_services(Arc::clone(&services)));
         let policy = Arc::new(DoorPolicy::new(RunLimits::default()));
-        let failed_authentications = FailedAuthCounter::default();
+        let auth_throttle = Arc::new(AuthThrottle::new(FailedAuthCounter::default()));
         AppState {
             metrics: Arc::new(Metrics::new(
                 Arc::clone(&live),
                 Arc::clone(&policy),
-                failed_authentications.clone(),
+                auth_throttle.counter().clone(),
             )),
-            auth_throttle: Arc::new(AuthThrottle::new(failed_authentications.clone())),
-            failed_authentications,
+            auth_throttle,
             live,
             services,
             policy,
@@ -259,7 +257,7 @@ impl AppState {
         self.metrics = Arc::new(Metrics::new(
             Arc::clone(&self.live),
             Arc::clone(&self.policy),
-            self.failed_authentications.clone(),
+            self.auth_throttle.counter().clone(),
         ));
     }
 
@@ -313,12 +311,6 @@ pub fn router(state: AppState) -> Router {
             accept_json_body,
         ))
     };
-    let token_door = state.token().map(|token| {
-        Arc::new(TokenDoor {
-            token: Arc::from(token),
-            throttle: Arc::clone(&state.auth_throttle),
-        })
-    });
     let metrics = Arc::clone(&state.metrics);
     let mut routes = Router::new()
         .route("/rpc", json_body(post(rpc)))
@@ -342,9 +334,16 @@ pub fn router(state: AppState) -> Router {
     let access = Arc::clone(&state.access);
     #[cfg(feature = "web")]
     let web = state.web.clone();
-    let routes: Router = routes
-        .layer(middleware::from_fn_with_state(token_door, require_token))
-        .with_state(Arc::new(state));
+    // Without a token there is nothing to check: no layer, so `/healthz` and the rest pay
+    // nothing for the throttle.
+    if let Some(token) = state.token() {
+        let door = Arc::new(TokenDoor {
+            token: Arc::from(token),
+            throttle: Arc::clone(&state.auth_throttle),
+        });
+        routes = routes.layer(middleware::from_fn_with_state(door, require_token));
+    }
+    let routes: Router = routes.with_state(Arc::new(state));
     // The web app checks its own sessions (a cookie made with the token, or the bearer).
     #[cfg(feature = "web")]
     let routes = match web {
@@ -475,17 +474,15 @@ struct TokenDoor {
     throttle: Arc<AuthThrottle>,
 }
 
-/// Layer: with a token set, a request needs `Authorization: Bearer <token>` (401 otherwise).
-/// A presented token is compared through the throttle: from an address that presented too
-/// many wrong ones lately it is not compared, and the request gets 429 with `Retry-After`.
+/// Layer, when a token is set: a request needs `Authorization: Bearer <token>` (401
+/// otherwise). A presented token is compared through the throttle: from an address that
+/// presented too many wrong ones lately it is not compared, and the request gets 429 with
+/// `Retry-After`.
 async fn require_token(
-    State(door): State<Option<Arc<TokenDoor>>>,
+    State(door): State<Arc<TokenDoor>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(door) = door else {
-        return next.run(request).await;
-    };
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use skillbox_core::{Skill, ToolDefinition};
 use skillbox_exec::RunOptions;
+use skillbox_services::RunContext as _;
 
 use super::{
     MAX_LOADED_SKILL_BYTES, MAX_PREPROCESS_COMMANDS, MAX_PREPROCESS_OUTPUT_BYTES, SkillsProvider,
@@ -113,7 +114,7 @@ impl SkillsProvider {
     /// (the flag says it was cut there). Notes at the end say what was left out and why.
     async fn preprocess(
         &self,
-        skill: &Skill,
+        skill: &Arc<Skill>,
         body: &str,
         raw: Option<&str>,
         names: &[String],

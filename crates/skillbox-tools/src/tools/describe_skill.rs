@@ -93,12 +93,11 @@ fn prepare<'a>(
             move || ToolOutcome::ok(json!({ "skill": describe(&skill, detail) })),
         ));
     }
-    // Below `full`, the answer depends on the snapshot alone: rendered once.
+    // Below `full`, the answer depends on the snapshot alone: rendered once. The key is the
+    // call's params as Rust shows them (every string quoted and escaped, so none run together).
     let key = format!(
-        "{}\0{name}\0{:?}\0{}",
-        DescribeSkill::NAME,
-        params.version,
-        detail.as_str()
+        "{:?}",
+        (DescribeSkill::NAME, name, &params.version, detail.as_str())
     );
     let outcome = provider.snapshot_answer(key, || {
         let skill = super::model_skill(provider, name, params.version.as_deref())?;

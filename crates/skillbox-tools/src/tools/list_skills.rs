@@ -74,13 +74,16 @@ impl Tool for ListSkills {
         provider: &'a Arc<SkillsProvider>,
         params: ListSkillsParams,
     ) -> PrepareFuture<'a> {
+        // The params as Rust shows them: every string quoted and escaped, so none run together.
         let key = format!(
-            "{}\0{:?}\0{:?}\0{:?}\0{:?}",
-            Self::NAME,
-            params.namespace,
-            params.detail.map(ListDetail::as_str),
-            params.limit.map(Bounded::get),
-            params.cursor
+            "{:?}",
+            (
+                Self::NAME,
+                &params.namespace,
+                params.detail.map(ListDetail::as_str),
+                params.limit.map(Bounded::get),
+                &params.cursor,
+            )
         );
         let outcome = provider.snapshot_answer(key, || page(provider, &params));
         Box::pin(std::future::ready(Ok(Prepared::answered(outcome))))

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use skillbox_exec::RunOptions;
+use skillbox_services::RunContext as _;
 
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
