@@ -66,6 +66,27 @@ pub fn ownership_problem(
     None
 }
 
+/// The first entry on `path` that someone else could change, with what is wrong: `path` itself
+/// must belong to root or us and be writable by no one else; every folder above it, up to `/`,
+/// too, except that a folder above may be writable by others with the sticky bit (`/tmp`), which
+/// keeps them from renaming what is ours. Owning any folder on the way would let a user rename
+/// it and put something else at `path`. Give a canonical path (links resolved): each entry is
+/// read without following links.
+///
+/// # Errors
+/// When an entry cannot be read.
+pub fn path_ownership_problem(
+    path: &std::path::Path,
+) -> std::io::Result<Option<(std::path::PathBuf, OwnershipProblem)>> {
+    for (index, entry) in path.ancestors().enumerate() {
+        let metadata = fs_err::symlink_metadata(entry)?;
+        if let Some(problem) = ownership_problem(&metadata, index > 0) {
+            return Ok(Some((entry.to_path_buf(), problem)));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;

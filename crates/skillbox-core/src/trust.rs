@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot};
 use crate::error::CatalogError;
-use crate::ownership::{OwnershipProblem, ownership_problem};
+use crate::ownership::{OwnershipProblem, path_ownership_problem};
 use crate::skill::Skill;
 use crate::source::contained_relative_path;
 
@@ -52,20 +52,17 @@ pub const WHOLE_ROOT_SKILL_KEY: &str = ".";
 /// Refuse a trust file that another user owns or could write, directly or by replacing a
 /// folder above it: a file planted in a shared config folder must not decide what runs. Folders
 /// writable by others are accepted only with the sticky bit (`/tmp`), which keeps others from
-/// renaming what is ours ([`ownership_problem`]).
+/// renaming what is ours ([`path_ownership_problem`]).
 fn check_private(path: &Path) -> Result<(), TrustError> {
     let real = fs_err::canonicalize(path).map_err(io_error)?;
-    for (index, entry) in real.ancestors().enumerate() {
-        let metadata = fs_err::symlink_metadata(entry).map_err(io_error)?;
-        if let Some(problem) = ownership_problem(&metadata, index > 0) {
-            return Err(TrustError::NotPrivate {
-                path: path.to_path_buf(),
-                unsafe_path: entry.to_path_buf(),
-                problem,
-            });
-        }
+    match path_ownership_problem(&real).map_err(io_error)? {
+        None => Ok(()),
+        Some((unsafe_path, problem)) => Err(TrustError::NotPrivate {
+            path: path.to_path_buf(),
+            unsafe_path,
+            problem,
+        }),
     }
-    Ok(())
 }
 
 /// Permissions of the trust file: the user's alone.

@@ -396,3 +396,62 @@ fn a_helper_someone_else_owns_or_can_write_is_never_run() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A helper that is root's and closed, beside a root-owned binary, but under a folder another
+/// user owns: that user could rename the folders below theirs and put another program where the
+/// helper was checked, so the helper is not used (the binary is its own helper).
+#[test]
+fn a_helper_under_a_folder_someone_else_owns_is_never_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let theirs = temp.path().join("theirs");
+    let bin = theirs.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copied = bin.join("skillbox");
+    std::fs::copy(env!("CARGO_BIN_EXE_skillbox"), &copied).unwrap();
+    let ran = temp.path().join("helper-ran");
+    let helper = bin.join("skillbox-sandbox");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\necho \"$(id -u) $*\" >> '{}'\nexit 1\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The folder above `bin` is another user's.
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let skills = temp.path().join("skills");
+    write_tree(
+        &skills,
+        &[
+            ("x/SKILL.md", &super::support::skill_md("x", "A skill.")),
+            ("x/run.sh", "#!/bin/sh\necho hi\n"),
+        ],
+    );
+    make_world_readable(&skills);
+    let runtime = temp.path().join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let output = Command::new(&copied)
+        .args(["run", "x", "run.sh", "-r"])
+        .arg(&skills)
+        .env("SKILLBOX_RUNTIME_DIR", &runtime)
+        .env_remove("SKILLBOX_ROOTS")
+        .output()
+        .unwrap();
+    assert_eq!(
+        fs_err::read_to_string(&ran).unwrap_or_default(),
+        "",
+        "a helper under another user's folder was run (stderr: {})",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("not using this sandbox helper"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -821,31 +821,26 @@ pub fn readable_by_others(path: &Path) -> bool {
 }
 
 /// Whether `path` is a helper binary as trustworthy as the running executable: a regular file
-/// (not a link) in a folder, both ours by core's rule
-/// ([`skillbox_core::ownership::ownership_problem`]: owned by root or the effective user, and
-/// writable by no one else). Refusals are logged: a helper that is there but not used is worth
-/// a line.
+/// (not a link) owned by root or the effective user and writable by no one else, in folders
+/// that no one else could rename, up to `/` (core's rule,
+/// [`skillbox_core::ownership::path_ownership_problem`], as for the trust file). Refusals are
+/// logged: a helper that is there but not used is worth a line.
 fn is_trusted_helper(path: &Path) -> bool {
-    use skillbox_core::ownership::ownership_problem;
+    use skillbox_core::ownership::path_ownership_problem;
     let Ok(file) = fs_err::symlink_metadata(path) else {
         return false;
     };
+    // The helper itself, its folder and every folder above: a user owning any of them could
+    // rename it and put another program at this path after the check.
     let problem = if file.file_type().is_file() {
-        ownership_problem(&file, false).map(|problem| format!("it {problem}"))
+        match fs_err::canonicalize(path).and_then(|real| path_ownership_problem(&real)) {
+            Ok(None) => None,
+            Ok(Some((entry, problem))) => Some(format!("`{}` {problem}", entry.display())),
+            Err(error) => Some(format!("it cannot be checked: {error}")),
+        }
     } else {
         Some("it is not a regular file".to_owned())
-    }
-    .or_else(|| {
-        let folder = path
-            .parent()
-            .and_then(|folder| fs_err::metadata(folder).ok());
-        match folder {
-            Some(folder) => {
-                ownership_problem(&folder, false).map(|problem| format!("its folder {problem}"))
-            }
-            None => Some("its folder cannot be read".to_owned()),
-        }
-    });
+    };
     if let Some(problem) = &problem {
         tracing::warn!(helper = %path.display(), %problem, "not using this sandbox helper");
     }
