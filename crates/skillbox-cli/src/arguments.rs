@@ -134,6 +134,109 @@ pub enum Command {
     Trust(TrustArguments),
     /// Stop trusting a skill folder: its skills' code no longer runs.
     Untrust(UntrustArguments),
+    /// Install skills from a folder, git repository, archive, `.well-known` index or plugin
+    /// into the project's `.agents/skills` (recorded in `skillbox.toml` and `skillbox.lock`).
+    Add(AddArguments),
+    /// Make the installed skills exactly what `skillbox.lock` says (locking what
+    /// `skillbox.toml` adds first, unless `--frozen`).
+    Install(InstallArguments),
+    /// Fetch installed skills' sources again and install what they hold now.
+    Update(UpdateArguments),
+    /// Remove installed skills (their folders, links, manifest and lock entries).
+    Remove(RemoveArguments),
+    /// List installed skills whose source now holds other files (exit 1 when any).
+    Outdated(InstallScopeArguments),
+    /// Check installed skills' files against `skillbox.lock`, naming each changed, added or
+    /// missing file (exit 1 when any).
+    Verify(InstallScopeArguments),
+}
+
+/// Where `add`, `install`, `update`, `remove`, `outdated` and `verify` work.
+#[derive(Debug, Args)]
+pub struct InstallScopeArguments {
+    /// The user's skills (`~/.agents/skills`, lock in `~/.agents/`) instead of the project's.
+    #[arg(short, long)]
+    pub global: bool,
+    /// The project folder (default: the nearest folder with a `skillbox.toml` or
+    /// `skillbox.lock` at or above the current one, else the current one).
+    #[arg(long, value_name = "DIR", conflicts_with = "global")]
+    pub project: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `skillbox add`.
+#[derive(Debug, Args)]
+pub struct AddArguments {
+    /// A folder or archive here, a git URL (`https`, `ssh`, `git`, `file`; `.git/sub/path`,
+    /// `@tag`, `@sha` or `#ref`), `owner/repo[/path][@ref]` (on `SKILLBOX_FORGE`, default
+    /// GitHub), an archive URL (`.zip`, `.skill`, `.tar.gz`), or a site publishing
+    /// `.well-known/agent-skills/`. Tokens come from git credential helpers or
+    /// `SKILLBOX_TOKEN_<HOST>` (`GITHUB_TOKEN` for GitHub), sent only to that host.
+    #[arg(value_name = "SOURCE")]
+    pub source: String,
+    /// The skill to take when the source holds several (repeatable).
+    #[arg(short, long = "skill", value_name = "NAME")]
+    pub skills: Vec<String>,
+    /// Take every skill the source holds.
+    #[arg(long, conflicts_with = "skills")]
+    pub all: bool,
+    /// Also show the skills in this agent's own skills folder (repeatable): claude, codex,
+    /// cursor, copilot, gemini, goose, opencode, amp, windsurf, roo, kiro, trae.
+    #[arg(short, long = "agent", value_name = "NAME")]
+    pub agents: Vec<String>,
+    /// Copies in the agents' folders instead of links.
+    #[arg(long, conflicts_with = "link")]
+    pub copy: bool,
+    /// Links in the agents' folders (the default).
+    #[arg(long)]
+    pub link: bool,
+    /// Answer yes to everything (skillbox asks nothing; accepted for scripts).
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Most files one skill may hold.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_files: usize,
+    /// Most bytes one skill's files may hold.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_bytes: u64,
+    /// Where to install.
+    #[command(flatten)]
+    pub scope: InstallScopeArguments,
+}
+
+/// `skillbox install`.
+#[derive(Debug, Args)]
+pub struct InstallArguments {
+    /// Fail when `skillbox.toml` and `skillbox.lock` disagree or the lock would change (CI).
+    #[arg(long)]
+    pub frozen: bool,
+    /// Where to install.
+    #[command(flatten)]
+    pub scope: InstallScopeArguments,
+}
+
+/// `skillbox update`.
+#[derive(Debug, Args)]
+pub struct UpdateArguments {
+    /// Skills to update (all when none).
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Where.
+    #[command(flatten)]
+    pub scope: InstallScopeArguments,
+}
+
+/// `skillbox remove`.
+#[derive(Debug, Args)]
+pub struct RemoveArguments {
+    /// Skills to remove.
+    #[arg(value_name = "NAME", required = true)]
+    pub names: Vec<String>,
+    /// Where.
+    #[command(flatten)]
+    pub scope: InstallScopeArguments,
 }
 
 /// `skillbox trust`.

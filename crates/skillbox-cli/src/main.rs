@@ -59,6 +59,12 @@ fn main() -> ExitCode {
         Command::Chat(chat) => commands::chat::run(&arguments.global, chat),
         Command::Trust(trust) => commands::trust::trust(&arguments.global, trust),
         Command::Untrust(untrust) => commands::trust::untrust(untrust),
+        Command::Add(add) => commands::install::add(add),
+        Command::Install(install) => commands::install::install(install),
+        Command::Update(update) => commands::install::update(update),
+        Command::Remove(remove) => commands::install::remove(remove),
+        Command::Outdated(scope) => commands::install::outdated(scope),
+        Command::Verify(scope) => commands::install::verify(scope),
     };
     match result {
         Ok(code) => code,

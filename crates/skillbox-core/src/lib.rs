@@ -17,6 +17,7 @@ mod directory_listing;
 pub mod discovery;
 pub mod error;
 pub mod frontmatter;
+pub mod install_lock;
 mod json_locate;
 pub mod limits;
 pub mod loader;

@@ -204,6 +204,49 @@ impl SkillStore {
         Ok(final_path)
     }
 
+    /// Store the files of the folder at `folder` (a staging folder of this user's, such as a
+    /// fetched skill) under their tree digest, hashing exactly the bytes written: the digest and
+    /// the stored tree. A tree already stored is touched and kept, the new copy thrown away.
+    ///
+    /// # Errors
+    /// [`SkillStoreError::Source`] when the folder cannot be copied (a special file, past the
+    /// limits), [`SkillStoreError::Store`] when the store cannot be written.
+    pub fn insert_folder(&self, folder: &Path) -> Result<(String, PathBuf), SkillStoreError> {
+        let source = SkillFolder::open(folder).map_err(|error| SkillStoreError::Source {
+            path: folder.to_path_buf(),
+            message: error.to_string(),
+        })?;
+        let staging = self
+            .trees
+            .join(format!("{STAGING_PREFIX}{}", unique_suffix()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&staging)
+            .map_err(|error| store_error(&staging, &error))?;
+        let digest = match copy_tree(&source, &staging) {
+            Ok(digest) => digest,
+            Err(error) => {
+                remove_tree(&staging);
+                return Err(error);
+            }
+        };
+        let Some(final_path) = self.tree_path(&digest) else {
+            remove_tree(&staging);
+            return Err(store_error(&staging, &"the copy has no digest"));
+        };
+        if touch(&final_path).is_ok() {
+            remove_tree(&staging);
+            return Ok((digest, final_path));
+        }
+        if let Err(error) = fs_err::rename(&staging, &final_path) {
+            remove_tree(&staging);
+            if touch(&final_path).is_err() {
+                return Err(store_error(&final_path, &error));
+            }
+        }
+        Ok((digest, final_path))
+    }
+
     /// Remove trees no use has touched for `age`, and staging folders older than that (left
     /// by a process killed mid-copy). Returns how many were removed. A tree removed while a
     /// long-lived process still runs from it is gone for that process too: `age` must be far

@@ -195,6 +195,19 @@ pub enum TrustError {
 struct TrustFile {
     version: u32,
     roots: BTreeMap<String, TrustEntry>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    installed: BTreeMap<String, InstalledSkill>,
+}
+
+/// A skill folder `skillbox add` or `install` put in place: the user chose it, so its code may
+/// run wherever it sits, but only as the files installed (its tree digest), whatever its root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstalledSkill {
+    /// The tree digest of the files installed.
+    pub digest: String,
+    /// The lock file that records it (for naming changed files, and in messages).
+    pub lock: PathBuf,
 }
 
 /// The roots the user trusted, read from and written to one file.
@@ -202,6 +215,7 @@ struct TrustFile {
 pub struct TrustStore {
     path: PathBuf,
     roots: BTreeMap<PathBuf, TrustEntry>,
+    installed: BTreeMap<PathBuf, InstalledSkill>,
 }
 
 /// A root just trusted: its canonical path and what was recorded.
@@ -247,6 +261,7 @@ impl TrustStore {
                 return Ok(TrustStore {
                     path: path.to_path_buf(),
                     roots: BTreeMap::new(),
+                    installed: BTreeMap::new(),
                 });
             }
             Err(error) => return Err(io_error(error)),
@@ -294,9 +309,25 @@ impl TrustStore {
             }
             roots.insert(PathBuf::from(root), entry);
         }
+        let mut installed = BTreeMap::new();
+        for (folder, record) in file.installed {
+            if !Path::new(&folder).is_absolute() || !record.lock.is_absolute() {
+                return Err(corrupt(format!(
+                    "installed skill `{folder}` or its lock is not an absolute path"
+                )));
+            }
+            if !digest::is_digest(&record.digest) {
+                return Err(corrupt(format!(
+                    "the digest of installed skill `{folder}` is not `{}` and 64 hex digits",
+                    digest::DIGEST_PREFIX
+                )));
+            }
+            installed.insert(PathBuf::from(folder), record);
+        }
         Ok(TrustStore {
             path: path.to_path_buf(),
             roots,
+            installed,
         })
     }
 
@@ -328,9 +359,17 @@ impl TrustStore {
                 .ok_or_else(|| TrustError::PathNotUtf8 { path: root.clone() })?;
             roots.insert(key.to_owned(), entry.clone());
         }
+        let mut installed = BTreeMap::new();
+        for (folder, record) in &self.installed {
+            let key = folder.to_str().ok_or_else(|| TrustError::PathNotUtf8 {
+                path: folder.clone(),
+            })?;
+            installed.insert(key.to_owned(), record.clone());
+        }
         let file = TrustFile {
             version: TRUST_FILE_FORMAT_VERSION,
             roots,
+            installed,
         };
         let mut text = serde_json::to_vec_pretty(&file)
             .map_err(|error| TrustError::Io(format!("cannot encode the trust file: {error}")))?;
@@ -371,6 +410,93 @@ impl TrustStore {
     #[must_use]
     pub fn get(&self, canonical_root: &Path) -> Option<&TrustEntry> {
         self.roots.get(canonical_root)
+    }
+
+    /// The install record of a skill folder, by canonical path.
+    #[must_use]
+    pub fn installed(&self, canonical_folder: &Path) -> Option<&InstalledSkill> {
+        self.installed.get(canonical_folder)
+    }
+
+    /// Every install record, by canonical folder.
+    pub fn installed_skills(&self) -> impl Iterator<Item = (&Path, &InstalledSkill)> {
+        self.installed
+            .iter()
+            .map(|(folder, record)| (folder.as_path(), record))
+    }
+
+    /// Record that the skill folder at `folder` was installed with the files of `digest`, as
+    /// the lock at `lock` says (replacing an earlier record of the folder). In memory only:
+    /// [`TrustStore::save`] writes it.
+    ///
+    /// # Errors
+    /// When the folder does not exist, or a path is not UTF-8.
+    pub fn record_installed(
+        &mut self,
+        folder: &Path,
+        digest: &str,
+        lock: &Path,
+    ) -> Result<PathBuf, TrustError> {
+        let canonical = fs_err::canonicalize(folder).map_err(|_| TrustError::RootMissing {
+            path: folder.to_path_buf(),
+        })?;
+        let lock = std::path::absolute(lock).map_err(io_error)?;
+        for path in [&canonical, &lock] {
+            if path.to_str().is_none() {
+                return Err(TrustError::PathNotUtf8 { path: path.clone() });
+            }
+        }
+        self.installed.insert(
+            canonical.clone(),
+            InstalledSkill {
+                digest: digest.to_owned(),
+                lock,
+            },
+        );
+        Ok(canonical)
+    }
+
+    /// Forget the install record of a skill folder, named by its canonical path (the folder
+    /// may be gone already). Returns whether there was one.
+    pub fn forget_installed(&mut self, canonical_folder: &Path) -> bool {
+        self.installed.remove(canonical_folder).is_some()
+    }
+
+    /// Read the trust file at `path`, change it with `change`, and write it back, holding an
+    /// advisory lock on the config folder meanwhile so that two processes recording at once do
+    /// not lose each other's records.
+    ///
+    /// # Errors
+    /// As [`TrustStore::load`] and [`TrustStore::save`], and what `change` returns.
+    pub fn update<T>(
+        path: &Path,
+        change: impl FnOnce(&mut TrustStore) -> Result<T, TrustError>,
+    ) -> Result<T, TrustError> {
+        let folder = path
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(CONFIG_FOLDER_MODE)
+            .create(folder)
+            .map_err(io_error)?;
+        let guard = fs_err::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(TRUST_FILE_MODE)
+            .custom_flags(libc_nofollow())
+            .open(folder.join(format!(".{TRUST_FILE_NAME}.lock")))
+            .map_err(io_error)?;
+        rustix::fs::flock(&guard, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|error| io_error(error.into()))?;
+        let mut store = TrustStore::load(path)?;
+        let answer = change(&mut store)?;
+        store.save()?;
+        drop(guard);
+        Ok(answer)
     }
 
     /// Trust every skill under `root` as it is now (replacing an earlier record of the root).
@@ -482,6 +608,7 @@ impl TrustVerdict {
                 UntrustedReason::Changed => "changed",
                 UntrustedReason::AddedSince => "new",
                 UntrustedReason::Unverifiable(_) => "unverifiable",
+                UntrustedReason::InstalledChanged { .. } => "modified",
             },
         }
     }
@@ -509,6 +636,15 @@ pub enum UntrustedReason {
     AddedSince,
     /// Trust could not be checked (an invalid trust file, an unreadable skill).
     Unverifiable(String),
+    /// An installed skill's files differ from those its lock records.
+    InstalledChanged {
+        /// The skill's folder.
+        folder: PathBuf,
+        /// The lock that records it.
+        lock: PathBuf,
+        /// The changes, named file by file.
+        changes: String,
+    },
 }
 
 impl Untrusted {
@@ -541,6 +677,16 @@ impl fmt::Display for Untrusted {
                 f,
                 "cannot check that skill `{skill}` in `{root}` is trusted, so its code does not run: {detail}"
             ),
+            UntrustedReason::InstalledChanged {
+                folder,
+                lock,
+                changes,
+            } => write!(
+                f,
+                "installed skill `{skill}` in `{}` no longer holds the files `{}` locked ({changes}), so its code does not run; `skillbox verify` lists every change, `skillbox install` puts the locked files back",
+                folder.display(),
+                lock.display()
+            ),
         }
     }
 }
@@ -565,9 +711,26 @@ pub struct PinnedSkill {
     pub skill: String,
     /// The root's canonical path.
     pub root: PathBuf,
+    /// For an installed skill, the lock that records its files (see [`InstalledSkill`]).
+    pub installed_lock: Option<PathBuf>,
 }
 
 impl PinnedSkill {
+    /// The refusal of this skill because its files are not the trusted ones: for an installed
+    /// skill, naming the files that differ from its lock.
+    #[must_use]
+    pub fn changed(&self, skill: &Skill) -> Untrusted {
+        let Some(lock) = &self.installed_lock else {
+            return self.refusal(UntrustedReason::Changed);
+        };
+        let changes = installed_changes(skill, lock);
+        self.refusal(UntrustedReason::InstalledChanged {
+            folder: skill.directory.clone(),
+            lock: lock.clone(),
+            changes,
+        })
+    }
+
     /// The refusal of this skill for `reason` (its files changed, or cannot be read).
     #[must_use]
     pub fn refusal(&self, reason: UntrustedReason) -> Untrusted {
@@ -586,7 +749,7 @@ impl PinnedSkill {
     pub fn verify(&self, skill: &Skill) -> Result<(), Untrusted> {
         match skill_digest(skill) {
             Ok(digest) if digest == self.digest => Ok(()),
-            Ok(_) => Err(self.refusal(UntrustedReason::Changed)),
+            Ok(_) => Err(self.changed(skill)),
             Err(error) => Err(self.refusal(UntrustedReason::Unverifiable(error.to_string()))),
         }
     }
@@ -602,6 +765,9 @@ impl PinnedSkill {
 pub struct TrustGate {
     store_path: Option<PathBuf>,
     gated: Vec<GatedRoot>,
+    /// Whether skills of every root are checked against the install records (a gate over a
+    /// catalog's roots); the default gate trusts everything.
+    checks_installs: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -634,13 +800,18 @@ impl TrustGate {
                 });
             }
         }
-        TrustGate { store_path, gated }
+        TrustGate {
+            checks_installs: store_path.is_some(),
+            store_path,
+            gated,
+        }
     }
 
-    /// Whether the skill's root needs trust at all.
+    /// Whether the skill needs checking at all: its root needs trust, or it may be an
+    /// installed skill, which runs only as installed whatever its root.
     #[must_use]
     pub fn is_gated(&self, skill: &Skill) -> bool {
-        self.gated_root(skill).is_some()
+        self.checks_installs || self.gated_root(skill).is_some()
     }
 
     /// Whether the skill's code may run now, reading the trust file afresh. Under `pin` this
@@ -661,7 +832,9 @@ impl TrustGate {
     /// `unverifiable` verdict for every gated skill.
     pub fn read_store(&self) -> Result<Option<TrustStore>, TrustError> {
         match &self.store_path {
-            Some(store_path) if !self.gated.is_empty() => TrustStore::load(store_path).map(Some),
+            Some(store_path) if self.checks_installs || !self.gated.is_empty() => {
+                TrustStore::load(store_path).map(Some)
+            }
             _ => Ok(None),
         }
     }
@@ -685,6 +858,19 @@ impl TrustGate {
         }
     }
 
+    /// The verdict a listing shows for a skill, against a trust file already read: `None` for
+    /// a skill that needs no trust (its root is not gated and it was not installed).
+    #[must_use]
+    pub fn listed_verdict(
+        &self,
+        store: &Result<Option<TrustStore>, TrustError>,
+        skill: &Skill,
+    ) -> Option<TrustVerdict> {
+        let installed =
+            matches!(store, Ok(Some(store)) if installed_record(store, skill).is_some());
+        (installed || self.gated_root(skill).is_some()).then(|| self.verdict_with(store, skill))
+    }
+
     /// What running the skill's code needs, reading the trust file afresh but digesting
     /// nothing: for a runner that checks a pinned skill's files itself, as it copies the files
     /// it will run (see [`crate::skill_store`]), so the files checked are the files run.
@@ -703,20 +889,40 @@ impl TrustGate {
         store: &Result<Option<TrustStore>, TrustError>,
         skill: &Skill,
     ) -> TrustRequirement {
-        let Some(gated) = self.gated_root(skill) else {
+        let gated = self.gated_root(skill);
+        if gated.is_none() && !self.checks_installs {
             return TrustRequirement::AsItIs;
+        }
+        let root = || {
+            gated.map_or_else(
+                || fs_err::canonicalize(&skill.root).unwrap_or_else(|_| skill.root.clone()),
+                |gated| gated.canonical.clone(),
+            )
         };
         let untrusted = |reason| {
             TrustRequirement::Refused(Untrusted {
                 skill: skill.id.to_string(),
-                root: gated.canonical.clone(),
+                root: root(),
                 reason,
             })
         };
         let store = match store {
-            Ok(Some(store)) => store,
-            Ok(None) => return untrusted(UntrustedReason::NeverTrusted),
+            Ok(store) => store.as_ref(),
             Err(error) => return untrusted(UntrustedReason::Unverifiable(error.to_string())),
+        };
+        if let Some(record) = store.and_then(|store| installed_record(store, skill)) {
+            return TrustRequirement::Pinned(PinnedSkill {
+                digest: record.digest.clone(),
+                skill: skill.id.to_string(),
+                root: root(),
+                installed_lock: Some(record.lock.clone()),
+            });
+        }
+        let Some(gated) = gated else {
+            return TrustRequirement::AsItIs;
+        };
+        let Some(store) = store else {
+            return untrusted(UntrustedReason::NeverTrusted);
         };
         let Some(entry) = store.get(&gated.canonical) else {
             return untrusted(UntrustedReason::NeverTrusted);
@@ -729,6 +935,7 @@ impl TrustGate {
                 digest: digest.clone(),
                 skill: skill.id.to_string(),
                 root: gated.canonical.clone(),
+                installed_lock: None,
             }),
             None => untrusted(UntrustedReason::AddedSince),
         }
@@ -736,6 +943,45 @@ impl TrustGate {
 
     fn gated_root(&self, skill: &Skill) -> Option<&GatedRoot> {
         self.gated.iter().find(|gated| gated.path == skill.root)
+    }
+}
+
+/// The install record of a skill's folder, if it is an installed skill (found by its canonical
+/// path, so a link to it in another agent's folder is the same skill). Archived skills are
+/// never installed folders.
+fn installed_record<'store>(
+    store: &'store TrustStore,
+    skill: &Skill,
+) -> Option<&'store InstalledSkill> {
+    if store.installed.is_empty()
+        || !matches!(skill.source, crate::source::SkillSource::Directory(_))
+    {
+        return None;
+    }
+    let canonical = fs_err::canonicalize(&skill.directory).ok()?;
+    store.installed(&canonical)
+}
+
+/// The changes of an installed skill's folder against its lock, as one line; a plain
+/// statement when the lock or the folder cannot be read.
+fn installed_changes(skill: &Skill, lock: &Path) -> String {
+    let name = skill
+        .directory
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = name.as_str();
+    let locked = crate::install_lock::SkillLock::load(lock)
+        .ok()
+        .flatten()
+        .and_then(|mut lock| lock.skills.remove(name));
+    let found = digest::folder_inventory_at(&skill.directory);
+    match (locked, found) {
+        (Some(locked), Ok(found)) => {
+            crate::install_lock::describe_changes(&locked.changes(&found), 3)
+        }
+        (None, _) => format!("the lock no longer records `{name}`"),
+        (_, Err(error)) => error.to_string(),
     }
 }
 
@@ -751,6 +997,11 @@ fn shell_word(path: &Path) -> String {
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
+}
+
+/// `O_NOFOLLOW`, so that a link planted at the lock's name is refused rather than followed.
+fn libc_nofollow() -> i32 {
+    i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0)
 }
 
 fn io_error(error: std::io::Error) -> TrustError {
@@ -920,12 +1171,75 @@ mod tests {
             assert_eq!(gate.verdict_with(&store, skill), TrustVerdict::Trusted);
             assert_eq!(gate.verdict(skill).label(), "unverifiable");
         }
-        // A gate over roots none of which is gated reads nothing.
+        // A gate over roots none of which is gated still reads the file: installed skills
+        // run only as installed whatever their root.
         let explicit = TrustGate::for_roots(
             &[SkillRoot::explicit(project.root())],
             Some(project.store_path.clone()),
         );
-        assert!(matches!(explicit.read_store(), Ok(None)));
+        assert!(explicit.read_store().is_err());
+        // The default gate (library users) reads nothing.
+        assert!(matches!(TrustGate::default().read_store(), Ok(None)));
+    }
+
+    #[test]
+    fn installed_skills_run_only_as_installed_whatever_their_root() {
+        let project = Project::new();
+        let roots = vec![SkillRoot::explicit(project.root())];
+        let catalog = SkillCatalog::load(&CatalogOptions {
+            roots: roots.clone(),
+            ..CatalogOptions::default()
+        })
+        .unwrap();
+        let alpha = catalog.get("alpha").unwrap();
+        let inventory = digest::folder_inventory_at(&alpha.directory).unwrap();
+        let lock_path = project.directory.join("skillbox.lock");
+        let mut lock = crate::install_lock::SkillLock::new();
+        lock.skills.insert(
+            "alpha".to_owned(),
+            crate::install_lock::LockedSkill {
+                source: "./x".to_owned(),
+                kind: crate::install_lock::SourceKind::Path,
+                path: String::new(),
+                reference: None,
+                revision: None,
+                digest: inventory.digest.clone(),
+                files: inventory
+                    .files
+                    .iter()
+                    .map(|(path, file)| (path.clone(), file.into()))
+                    .collect(),
+                links: BTreeMap::new(),
+                requires: Vec::new(),
+                agents: Vec::new(),
+                copies: false,
+            },
+        );
+        std::fs::write(&lock_path, lock.to_text()).unwrap();
+        TrustStore::update(&project.store_path, |store| {
+            store
+                .record_installed(&alpha.directory, &inventory.digest, &lock_path)
+                .map(|_| ())
+        })
+        .unwrap();
+        let gate = TrustGate::for_roots(&roots, Some(project.store_path.clone()));
+        let store = gate.read_store();
+        assert_eq!(
+            gate.listed_verdict(&store, alpha),
+            Some(TrustVerdict::Trusted)
+        );
+        let beta = catalog.get("beta").unwrap();
+        assert_eq!(gate.listed_verdict(&store, beta), None);
+        assert_eq!(gate.verdict(beta), TrustVerdict::Trusted);
+
+        std::fs::write(alpha.directory.join("scripts/run.py"), "print(2)\n").unwrap();
+        let TrustVerdict::Untrusted(refusal) = gate.verdict(alpha) else {
+            panic!("a changed installed skill is trusted");
+        };
+        assert_eq!(TrustVerdict::Untrusted(refusal.clone()).label(), "modified");
+        let text = refusal.to_string();
+        assert!(text.contains("`scripts/run.py` changed"), "{text}");
+        assert!(text.contains("skillbox verify"), "{text}");
     }
 
     #[test]
@@ -946,8 +1260,9 @@ mod tests {
             })
             .unwrap();
             let gate = TrustGate::for_roots(&roots, Some(project.store_path.clone()));
+            let store = gate.read_store();
             for skill in catalog.skills() {
-                assert!(!gate.is_gated(skill));
+                assert_eq!(gate.listed_verdict(&store, skill), None);
                 assert_eq!(gate.verdict(skill), TrustVerdict::Trusted);
             }
         }

@@ -1,12 +1,19 @@
 //! Helpers every skillbox test suite needs: where the repository and the shared corpus are,
 //! the Python venv holding the reference implementations, one tokio runtime per test binary,
-//! and skill trees written from text.
+//! skill trees written from text, and local servers (git over HTTP and the git protocol,
+//! static files) to install skills from.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod browser;
+pub mod git_server;
+mod local_http;
 pub mod local_model;
 pub mod model_server;
 pub mod s3_server;
+pub mod static_server;
+
+pub use git_server::{GitDaemon, GitHttpServer, GitRepo};
+pub use static_server::StaticServer;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

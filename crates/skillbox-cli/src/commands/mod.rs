@@ -6,6 +6,7 @@ pub mod call;
 pub mod chat;
 pub mod doctor;
 pub mod find;
+pub mod install;
 pub mod list;
 pub mod mcp;
 pub mod prompt;

@@ -1,6 +1,7 @@
 //! Printing helpers: JSON to stdout, aligned text that fits the terminal, diagnostics to stderr.
 
 pub mod agent_events;
+pub mod install_report;
 
 use std::io::Write;
 
@@ -139,10 +140,7 @@ pub fn trust_mark_with(
     store: &Result<Option<TrustStore>, TrustError>,
     skill: &skillbox_core::Skill,
 ) -> Option<TrustMark> {
-    if !gate.is_gated(skill) {
-        return None;
-    }
-    let verdict = gate.verdict_with(store, skill);
+    let verdict = gate.listed_verdict(store, skill)?;
     Some(TrustMark {
         label: verdict.label(),
         command: match verdict {

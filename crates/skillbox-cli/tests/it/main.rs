@@ -9,6 +9,7 @@ mod discovery;
 mod execute;
 mod find;
 mod hostile_catalog;
+mod install;
 mod list_and_show;
 mod local_model;
 mod mcp;

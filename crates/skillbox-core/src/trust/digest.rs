@@ -40,7 +40,7 @@ pub const MAX_DIGEST_BYTES: u64 = 512 * 1024 * 1024;
 /// Deepest folder nesting hashed inside one skill.
 pub const MAX_DIGEST_DEPTH: usize = 64;
 /// The prefix of every digest's text.
-pub(crate) const DIGEST_PREFIX: &str = "sha256:";
+pub const DIGEST_PREFIX: &str = "sha256:";
 
 /// What the hash of a folder-source skill starts with; archives use another, so the two kinds
 /// never collide.
@@ -65,6 +65,51 @@ pub fn skill_digest(skill: &Skill) -> Result<String, TrustError> {
 /// # Errors
 /// As [`skill_digest`].
 fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
+    folder_inventory(folder).map(|inventory| inventory.digest)
+}
+
+/// One regular file of a skill folder, as [`folder_inventory`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InventoryFile {
+    /// The sha256 of its bytes, as `sha256:<64 hex>` (the MCP skills extension's form).
+    pub digest: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Whether any executable bit is set.
+    pub executable: bool,
+}
+
+/// Everything a skill folder holds, with the tree digest [`skill_digest`] gives it: what an
+/// install records in its lock and what `verify` compares against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FolderInventory {
+    /// The tree digest (`sha256:<hex>`), the same as [`skill_digest`] of the folder.
+    pub digest: String,
+    /// Regular files by `/`-separated path relative to the folder.
+    pub files: std::collections::BTreeMap<String, InventoryFile>,
+    /// Symbolic links by path, with their target text (never followed).
+    pub links: std::collections::BTreeMap<String, String>,
+}
+
+/// The inventory of the skill folder at `path` (see [`FolderInventory`]): walked as the digest
+/// walks it, under the same limits, refusing FIFOs, sockets and devices without opening them.
+///
+/// # Errors
+/// [`TrustError::Digest`] naming the folder and the entry when it cannot be read, holds a
+/// special file, or is past the limits; a path that is not a folder is refused as well.
+pub fn folder_inventory_at(path: &Path) -> Result<FolderInventory, TrustError> {
+    let folder = SkillFolder::open(path).map_err(|error| TrustError::Digest {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    })?;
+    folder_inventory(&folder)
+}
+
+/// The inventory of a skill folder as it was loaded (see [`folder_inventory_at`]).
+///
+/// # Errors
+/// As [`folder_inventory_at`].
+pub fn folder_inventory(folder: &SkillFolder) -> Result<FolderInventory, TrustError> {
     let directory = folder.path();
     let refused = |message: String| TrustError::Digest {
         path: directory.to_path_buf(),
@@ -74,6 +119,7 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
         .open_checked(LISTING_FLAGS)
         .map_err(|error| refused(error.to_string()))?;
     let mut hasher = TreeHasher::folder();
+    let mut inventory = FolderInventory::default();
     let mut entries = 0usize;
     let mut remaining_bytes = MAX_DIGEST_BYTES;
     let mut visit = |entry: &FolderEntry<'_>| {
@@ -90,6 +136,7 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
                 "it holds more than {MAX_DIGEST_ENTRIES} entries, too many to pin; trust its root with `--trust-policy follow`"
             ));
         }
+        let relative = String::from_utf8_lossy(entry.relative).into_owned();
         match entry.kind {
             EntryKind::Folder => {
                 hasher.folder_entry(entry.relative);
@@ -99,13 +146,25 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
                 let target = rustix::fs::readlinkat(entry.parent, entry.name, Vec::new())
                     .map_err(|error| refusal("cannot read the link", &shown(), error))?;
                 hasher.link(entry.relative, target.as_bytes());
+                inventory
+                    .links
+                    .insert(relative, target.to_string_lossy().into_owned());
             }
             EntryKind::File => {
                 let opened =
                     open_entry(entry).map_err(|error| refusal("cannot open", &shown(), error))?;
                 let file = fs_err::File::from_parts(std::fs::File::from(opened), shown());
+                let before = remaining_bytes;
                 let (content_hash, executable) = hash_file(file, &mut remaining_bytes)?;
                 hasher.file(entry.relative, &content_hash, executable);
+                inventory.files.insert(
+                    relative,
+                    InventoryFile {
+                        digest: format!("{DIGEST_PREFIX}{}", hex::encode(&content_hash)),
+                        size: before - remaining_bytes,
+                        executable,
+                    },
+                );
             }
             EntryKind::Special => {
                 let kind = entry_stat(entry).map_or("a special file", |stat| {
@@ -123,7 +182,8 @@ fn directory_digest(folder: &SkillFolder) -> Result<String, TrustError> {
         Err(refusal("cannot read", &inside(directory, relative), error))
     };
     walk_beneath(root.as_fd(), &mut visit, &mut unreadable).map_err(refused)?;
-    Ok(hasher.finish())
+    inventory.digest = hasher.finish();
+    Ok(inventory)
 }
 
 /// The path of the entry at `relative` (`/`-separated) inside `directory`, for messages.
@@ -164,7 +224,7 @@ fn archive_digest(files: &ArchivedFiles) -> Result<String, TrustError> {
 
 /// Whether text has the shape of a digest this module writes.
 #[must_use]
-pub(crate) fn is_digest(text: &str) -> bool {
+pub fn is_digest(text: &str) -> bool {
     text.strip_prefix(DIGEST_PREFIX).is_some_and(|hex| {
         hex.len() == 64
             && hex

@@ -73,9 +73,7 @@ impl Executor {
         }
         match self.skill_store.insert_verified(skill, &pin.digest) {
             Ok(tree) => Ok(TrustedFiles::VerifiedCopy(tree)),
-            Err(SkillStoreError::Mismatch { .. }) => {
-                Err(untrusted(&pin.refusal(UntrustedReason::Changed)))
-            }
+            Err(SkillStoreError::Mismatch { .. }) => Err(untrusted(&pin.changed(skill))),
             Err(error @ SkillStoreError::Source { .. }) => Err(untrusted(
                 &pin.refusal(UntrustedReason::Unverifiable(error.to_string())),
             )),

@@ -1,0 +1,32 @@
+//! How much one install may fetch and unpack.
+
+/// Bounds on what a source may bring. The per-skill defaults are the MCP skills extension's
+/// ceiling (512 files, 16 MiB per skill).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstallLimits {
+    /// Most files in one skill.
+    pub max_files_per_skill: usize,
+    /// Most bytes of one skill's files.
+    pub max_bytes_per_skill: u64,
+    /// Most bytes downloaded for one artifact (an archive, an index, a file).
+    pub max_download_bytes: u64,
+    /// Most entries in one archive or git tree walked.
+    pub max_source_entries: usize,
+    /// Most bytes unpacked from one archive or git tree.
+    pub max_source_bytes: u64,
+    /// Largest ratio of unpacked to packed size of one archive entry (zip bombs).
+    pub max_compression_ratio: u64,
+}
+
+impl Default for InstallLimits {
+    fn default() -> Self {
+        InstallLimits {
+            max_files_per_skill: 512,
+            max_bytes_per_skill: 16 * 1024 * 1024,
+            max_download_bytes: 256 * 1024 * 1024,
+            max_source_entries: 100_000,
+            max_source_bytes: 1024 * 1024 * 1024,
+            max_compression_ratio: 200,
+        }
+    }
+}

@@ -1,0 +1,1482 @@
+//! The install operations: `add`, `install`, `update`, `remove`, `outdated`, `verify`.
+//!
+//! Every change follows one order, so that a process killed at any point leaves a state the
+//! next `install` completes: fetch and validate into private staging folders (nothing visible
+//! changes); store each skill's tree read-only under its digest; write the manifest and the
+//! lock (each renamed into place whole), which now say what should be installed; put each
+//! skill folder in place (built beside it and renamed over it whole); record trust by digest.
+//! `install` then only has to make the folders match the lock, taking trees from the store (no
+//! network) or, when the store lost them, fetching the locked revision again. A lock on the
+//! project (`.agents/.skillbox-install.lock`) keeps two installs from interleaving.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use skillbox_core::install_lock::{FileChange, LockedFile, LockedSkill, SkillLock, SourceKind};
+use skillbox_core::skill_store::SkillStore;
+use skillbox_core::trust::TrustStore;
+use skillbox_core::trust::digest::{FolderInventory, folder_inventory_at};
+
+use crate::agents::{agent, agent_folder};
+use crate::discover::{FoundSkill, find_skills};
+use crate::error::InstallError;
+use crate::fetch::git::fetch_tree;
+use crate::fetch::http::Http;
+use crate::fetch::unpack::{ArchiveFormat, unpack};
+use crate::fetch::well_known::{fetch_index, fetch_skill};
+use crate::limits::InstallLimits;
+use crate::manifest::{Manifest, ManifestEntry, write_atomically};
+use crate::progress::Progress;
+use crate::scope::InstallScope;
+use crate::source::{Location, SourceSpec, WELL_KNOWN_PATH};
+
+/// The environment variable naming skillbox's cache folder (the store of installed trees).
+pub const CACHE_DIRECTORY_ENVIRONMENT_VARIABLE: &str = "SKILLBOX_CACHE_DIR";
+
+/// What the folders an install builds beside the install folder are called.
+const STAGING_PREFIX: &str = ".skillbox-staging-";
+
+/// What `skillbox add` is asked.
+#[derive(Debug, Clone, Default)]
+pub struct AddRequest {
+    /// The SOURCE.
+    pub source: String,
+    /// Skills to take from it (all it holds when it holds one).
+    pub skills: Vec<String>,
+    /// Take every skill it holds.
+    pub all: bool,
+    /// Agents whose folders also show the skills.
+    pub agents: Vec<String>,
+    /// Copies rather than links in those folders.
+    pub copy: bool,
+}
+
+/// One skill an operation installed, updated, removed or checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillOutcome {
+    /// Its name (its install folder's name).
+    pub name: String,
+    /// What happened.
+    pub action: Action,
+    /// Its install folder.
+    pub folder: PathBuf,
+    /// The source.
+    pub source: String,
+    /// The resolved revision (a commit, an artifact digest), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// The tree digest installed (or found).
+    pub digest: String,
+    /// The digest before, for an update.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_digest: Option<String>,
+    /// How its files differ from the lock (`verify`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FileChange>,
+}
+
+/// What happened to a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Newly installed.
+    Added,
+    /// Its files changed to a new version.
+    Updated,
+    /// Already as wanted.
+    Unchanged,
+    /// Put back to what the lock says.
+    Restored,
+    /// Removed.
+    Removed,
+    /// A newer version exists (`outdated`).
+    Outdated,
+    /// Its files differ from the lock (`verify`).
+    Modified,
+    /// Its folder is gone (`verify`).
+    Missing,
+}
+
+impl Action {
+    /// The action as a word.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Added => "added",
+            Action::Updated => "updated",
+            Action::Unchanged => "unchanged",
+            Action::Restored => "restored",
+            Action::Removed => "removed",
+            Action::Outdated => "outdated",
+            Action::Modified => "modified",
+            Action::Missing => "missing",
+        }
+    }
+}
+
+/// What an operation did, for printing and `--json`.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The lock.
+    pub lock: PathBuf,
+    /// One entry per skill concerned.
+    pub skills: Vec<SkillOutcome>,
+    /// Things worth knowing (submodules skipped, agents that already see the install folder).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Whether any skill is outdated, modified or missing (`outdated`, `verify` exit 1).
+    #[must_use]
+    pub fn found_problems(&self) -> bool {
+        self.skills.iter().any(|skill| {
+            matches!(
+                skill.action,
+                Action::Outdated | Action::Modified | Action::Missing
+            )
+        })
+    }
+}
+
+/// A skill fetched and validated, ready to store.
+struct Prepared {
+    found: FoundSkill,
+    kind: SourceKind,
+    spec: SourceSpec,
+    revision: Option<String>,
+    /// The staging folder holding `found.folder`, removed when the last skill of it is dropped.
+    _staging: Option<Arc<tempfile::TempDir>>,
+}
+
+/// A fetched source's skills, and notes about it.
+struct Fetched {
+    skills: Vec<Prepared>,
+    notes: Vec<String>,
+}
+
+/// Installs into one scope, with one store and one trust file.
+#[derive(Debug)]
+pub struct Installer {
+    scope: InstallScope,
+    cache: PathBuf,
+    trust_file: Option<PathBuf>,
+    limits: InstallLimits,
+    progress: Progress,
+    http: std::sync::OnceLock<Http>,
+}
+
+impl std::fmt::Debug for Http {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Http")
+    }
+}
+
+impl Installer {
+    /// An installer for `scope`, keeping trees in the cache folder (`SKILLBOX_CACHE_DIR`, else
+    /// `skillbox/` in the user's cache folder) and trust records in the user's trust file.
+    ///
+    /// # Errors
+    /// [`InstallError::Usage`] when no cache folder is known.
+    pub fn new(scope: InstallScope) -> Result<Installer, InstallError> {
+        // Git over HTTPS builds its own client: the TLS provider must be in place first.
+        skillbox_services::tls::install_crypto_provider();
+        let cache = match std::env::var_os(CACHE_DIRECTORY_ENVIRONMENT_VARIABLE)
+            .filter(|folder| !folder.is_empty())
+        {
+            Some(folder) => PathBuf::from(folder),
+            None => std::env::var_os("XDG_CACHE_HOME")
+                .filter(|folder| !folder.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+                .map(|folder| folder.join("skillbox"))
+                .ok_or_else(|| InstallError::Usage {
+                    message: format!(
+                        "no cache folder is known; set `{CACHE_DIRECTORY_ENVIRONMENT_VARIABLE}`"
+                    ),
+                })?,
+        };
+        Ok(Installer {
+            scope,
+            cache: std::path::absolute(&cache).unwrap_or(cache),
+            trust_file: TrustStore::default_path().ok(),
+            limits: InstallLimits::default(),
+            progress: Progress::default(),
+            http: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Use these limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: InstallLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Report progress here.
+    #[must_use]
+    pub fn with_progress(mut self, progress: Progress) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// Record trust in this file instead of the user's.
+    #[must_use]
+    pub fn with_trust_file(mut self, trust_file: Option<PathBuf>) -> Self {
+        self.trust_file = trust_file;
+        self
+    }
+
+    /// The scope.
+    #[must_use]
+    pub fn scope(&self) -> &InstallScope {
+        &self.scope
+    }
+
+    fn http(&self) -> Result<&Http, InstallError> {
+        if let Some(http) = self.http.get() {
+            return Ok(http);
+        }
+        let http = Http::new()?;
+        Ok(self.http.get_or_init(|| http))
+    }
+
+    fn store(&self) -> Result<SkillStore, InstallError> {
+        fs_err::create_dir_all(&self.cache)
+            .map_err(|error| InstallError::io("create", &self.cache, error))?;
+        Ok(SkillStore::open(&self.cache.join("store"))?)
+    }
+
+    fn staging(&self) -> Result<tempfile::TempDir, InstallError> {
+        let folder = self.cache.join("staging");
+        fs_err::create_dir_all(&folder)
+            .map_err(|error| InstallError::io("create", &folder, error))?;
+        tempfile::Builder::new()
+            .prefix("fetch-")
+            .tempdir_in(&folder)
+            .map_err(|error| InstallError::io("create", &folder, error))
+    }
+
+    fn report(&self) -> Report {
+        Report {
+            manifest: self.scope.manifest.clone(),
+            lock: self.scope.lock.clone(),
+            ..Report::default()
+        }
+    }
+
+    /// The project's exclusive lock, held while an operation changes the install.
+    fn lock_project(&self) -> Result<fs_err::File, InstallError> {
+        let folder = self.scope.staging_parent();
+        fs_err::create_dir_all(&folder)
+            .map_err(|error| InstallError::io("create", &folder, error))?;
+        let path = folder.join(".skillbox-install.lock");
+        let file = fs_err::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|error| InstallError::io("open", &path, error))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|error| InstallError::io("lock", &path, std::io::Error::from(error)))?;
+        // Folders a killed install was building: no other install runs now.
+        if let Ok(entries) = fs_err::read_dir(&folder) {
+            for entry in entries.flatten() {
+                if entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(STAGING_PREFIX)
+                {
+                    let _ = remove_folder(&entry.path());
+                }
+            }
+        }
+        Ok(file)
+    }
+
+    /// `skillbox add`: fetch SOURCE, choose its skills, install them and record them.
+    ///
+    /// # Errors
+    /// Any [`InstallError`]; nothing visible changes unless every chosen skill fetched and
+    /// validated.
+    pub fn add(&self, request: &AddRequest) -> Result<Report, InstallError> {
+        for name in &request.agents {
+            agent(name)?;
+        }
+        let spec = SourceSpec::parse(&request.source, &self.scope.base)?;
+        let fetched = self.fetch(&spec, &request.skills)?;
+        let chosen = choose(fetched.skills, &request.skills, request.all, &spec.text)?;
+        let _guard = self.lock_project()?;
+        let mut manifest = Manifest::load(&self.scope.manifest)?;
+        let mut lock = SkillLock::load(&self.scope.lock)?.unwrap_or_default();
+        lock.version = skillbox_core::install_lock::LOCK_FORMAT_VERSION;
+        let mut report = self.report();
+        report.notes = fetched.notes;
+        let mut placed = Vec::new();
+        for prepared in chosen {
+            let entry = ManifestEntry {
+                source: spec.text.clone(),
+                path: manifest_path(&prepared),
+                reference: spec.reference.clone(),
+                agents: request.agents.clone(),
+                copy: request.copy,
+            };
+            let (locked, tree) = self.store_prepared(&prepared, &entry)?;
+            let name = prepared.found.name.clone();
+            let previous = lock.skills.get(&name).map(|old| old.digest.clone());
+            manifest.set(&name, entry);
+            lock.skills.insert(name.clone(), locked.clone());
+            placed.push((name, locked, tree, previous));
+        }
+        manifest.save()?;
+        write_atomically(&self.scope.lock, lock.to_text().as_bytes())?;
+        for (name, locked, tree, previous) in placed {
+            let folder = self.place(&name, &locked, &tree, &mut report.notes)?;
+            let action = match &previous {
+                None => Action::Added,
+                Some(digest) if *digest == locked.digest => Action::Unchanged,
+                Some(_) => Action::Updated,
+            };
+            report
+                .skills
+                .push(outcome(&name, action, folder, &locked, previous));
+        }
+        Ok(report)
+    }
+
+    /// `skillbox install`: make the install folder exactly what the lock says, locking what
+    /// the manifest wants and the lock lacks first (unless `frozen`, which refuses any change
+    /// to the lock).
+    ///
+    /// # Errors
+    /// [`InstallError::Frozen`] naming each difference under `frozen`; any other error.
+    pub fn install(&self, frozen: bool) -> Result<Report, InstallError> {
+        let _guard = self.lock_project()?;
+        let manifest = Manifest::load(&self.scope.manifest)?;
+        let lock_on_disk = SkillLock::load(&self.scope.lock)?;
+        if !manifest.exists() && lock_on_disk.is_none() {
+            return Err(InstallError::NotFound {
+                message: format!(
+                    "neither `{}` nor `{}` exists; `skillbox add SOURCE` starts one",
+                    self.scope.manifest.display(),
+                    self.scope.lock.display()
+                ),
+            });
+        }
+        let mut lock = lock_on_disk.clone().unwrap_or_else(SkillLock::new);
+        let mut report = self.report();
+        if manifest.exists() {
+            let differences = differences(&manifest, &lock);
+            if frozen && !differences.is_empty() {
+                return Err(InstallError::Frozen {
+                    message: format!(
+                        "`--frozen`: `{}` and `{}` disagree: {}; run `skillbox install` without `--frozen` and commit the lock",
+                        self.scope.manifest.display(),
+                        self.scope.lock.display(),
+                        differences.join("; ")
+                    ),
+                });
+            }
+            lock.skills
+                .retain(|name, _| manifest.entries().contains_key(name));
+            for (name, entry) in manifest.entries() {
+                let agrees = lock
+                    .skills
+                    .get(name)
+                    .is_some_and(|locked| agrees(entry, locked));
+                if agrees {
+                    if let Some(locked) = lock.skills.get_mut(name) {
+                        locked.agents.clone_from(&entry.agents);
+                        locked.copies = entry.copy;
+                    }
+                    continue;
+                }
+                let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
+                    .with_reference(entry.reference.clone());
+                let prepared = self.fetch_one(&spec, &entry.path, name)?;
+                let (locked, _) = self.store_prepared(&prepared, entry)?;
+                lock.skills.insert(name.clone(), locked);
+            }
+            if Some(&lock) != lock_on_disk.as_ref() {
+                write_atomically(&self.scope.lock, lock.to_text().as_bytes())?;
+            }
+        }
+        self.remove_unlocked(&lock, &mut report)?;
+        for (name, locked) in &lock.skills {
+            let (action, folder) = self.restore(name, locked, &mut report.notes)?;
+            report
+                .skills
+                .push(outcome(name, action, folder, locked, None));
+        }
+        Ok(report)
+    }
+
+    /// `skillbox update [NAME]...`: fetch each skill's source again (all when no names) and
+    /// install what it holds now.
+    ///
+    /// # Errors
+    /// [`InstallError::NotInstalled`] for a name not in the lock; any other error.
+    pub fn update(&self, names: &[String]) -> Result<Report, InstallError> {
+        let _guard = self.lock_project()?;
+        let manifest = Manifest::load(&self.scope.manifest)?;
+        let mut lock = self.existing_lock()?;
+        let names = self.named(&lock, names)?;
+        let mut report = self.report();
+        let mut placed = Vec::new();
+        for name in names {
+            let Some(old) = lock.skills.get(&name).cloned() else {
+                continue;
+            };
+            let entry = manifest
+                .entries()
+                .get(&name)
+                .cloned()
+                .unwrap_or_else(|| entry_from_lock(&old));
+            let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
+                .with_reference(entry.reference.clone());
+            let prepared = self.fetch_one(&spec, &old.path, &name)?;
+            let (locked, tree) = self.store_prepared(&prepared, &entry)?;
+            lock.skills.insert(name.clone(), locked.clone());
+            placed.push((name, locked, tree, old.digest));
+        }
+        write_atomically(&self.scope.lock, lock.to_text().as_bytes())?;
+        for (name, locked, tree, previous) in placed {
+            let folder = self.place(&name, &locked, &tree, &mut report.notes)?;
+            let action = if previous == locked.digest {
+                Action::Unchanged
+            } else {
+                Action::Updated
+            };
+            report
+                .skills
+                .push(outcome(&name, action, folder, &locked, Some(previous)));
+        }
+        Ok(report)
+    }
+
+    /// `skillbox remove NAME...`: remove the skills' folders (and their links or copies in
+    /// other agents' folders), manifest and lock entries, and trust records.
+    ///
+    /// # Errors
+    /// [`InstallError::NotInstalled`] for a name not in the lock (nothing is removed then).
+    pub fn remove(&self, names: &[String]) -> Result<Report, InstallError> {
+        if names.is_empty() {
+            return Err(InstallError::Usage {
+                message: "name the skills to remove".to_owned(),
+            });
+        }
+        let _guard = self.lock_project()?;
+        let mut manifest = Manifest::load(&self.scope.manifest)?;
+        let mut lock = self.existing_lock()?;
+        let names = self.named(&lock, names)?;
+        let mut report = self.report();
+        let mut removed = Vec::new();
+        for name in &names {
+            if let Some(locked) = lock.skills.remove(name) {
+                manifest.remove(name);
+                removed.push((name.clone(), locked));
+            }
+        }
+        if manifest.exists() {
+            manifest.save()?;
+        }
+        write_atomically(&self.scope.lock, lock.to_text().as_bytes())?;
+        for (name, locked) in removed {
+            let folder = self.scope.install_folder.join(&name);
+            self.remove_placed(&name, &locked)?;
+            report
+                .skills
+                .push(outcome(&name, Action::Removed, folder, &locked, None));
+        }
+        Ok(report)
+    }
+
+    /// `skillbox outdated`: fetch each skill's source again and report those whose files
+    /// would change; nothing is installed.
+    ///
+    /// # Errors
+    /// Any fetch error.
+    pub fn outdated(&self) -> Result<Report, InstallError> {
+        let manifest = Manifest::load(&self.scope.manifest)?;
+        let lock = self.existing_lock()?;
+        let mut report = self.report();
+        for (name, locked) in &lock.skills {
+            let entry = manifest
+                .entries()
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| entry_from_lock(locked));
+            let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
+                .with_reference(entry.reference.clone());
+            let prepared = self.fetch_one(&spec, &locked.path, name)?;
+            let inventory = folder_inventory_at(&prepared.found.folder)
+                .map_err(|error| InstallError::refused(spec.text.clone(), error.to_string()))?;
+            let action = if inventory.digest == locked.digest {
+                Action::Unchanged
+            } else {
+                Action::Outdated
+            };
+            let mut skill = outcome(
+                name,
+                action,
+                self.scope.install_folder.join(name),
+                locked,
+                None,
+            );
+            if action == Action::Outdated {
+                skill.previous_digest = Some(locked.digest.clone());
+                skill.digest = inventory.digest;
+                skill.revision = prepared.revision;
+            }
+            report.skills.push(skill);
+        }
+        Ok(report)
+    }
+
+    /// `skillbox verify`: compare every installed skill's files with the lock, naming each
+    /// changed, added or missing file.
+    ///
+    /// # Errors
+    /// When the lock cannot be read.
+    pub fn verify(&self) -> Result<Report, InstallError> {
+        let lock = self.existing_lock()?;
+        let mut report = self.report();
+        for (name, locked) in &lock.skills {
+            let folder = self.scope.install_folder.join(name);
+            let (action, changes) = match folder_inventory_at(&folder) {
+                Err(_) if !folder.exists() => (Action::Missing, Vec::new()),
+                Err(error) => {
+                    report.notes.push(error.to_string());
+                    (Action::Modified, Vec::new())
+                }
+                Ok(found) if found.digest == locked.digest => (Action::Unchanged, Vec::new()),
+                Ok(found) => (Action::Modified, locked.changes(&found)),
+            };
+            let mut skill = outcome(name, action, folder, locked, None);
+            skill.changes = changes;
+            report.skills.push(skill);
+            for agent_name in &locked.agents {
+                let Ok(agent) = agent(agent_name) else {
+                    continue;
+                };
+                let Some(agent_folder) = agent_folder(agent, &self.scope) else {
+                    continue;
+                };
+                let shown = agent_folder.join(name);
+                let fine = if locked.copies {
+                    folder_inventory_at(&shown).is_ok_and(|found| found.digest == locked.digest)
+                } else {
+                    fs_err::read_link(&shown)
+                        .is_ok_and(|target| target == self.relative_link(&agent_folder, name))
+                };
+                if !fine {
+                    let mut skill = outcome(name, Action::Modified, shown.clone(), locked, None);
+                    skill.changes.push(FileChange {
+                        path: shown.display().to_string(),
+                        change: skillbox_core::install_lock::ChangeKind::Changed,
+                    });
+                    report.skills.push(skill);
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    fn existing_lock(&self) -> Result<SkillLock, InstallError> {
+        SkillLock::load(&self.scope.lock)?.ok_or_else(|| InstallError::NotFound {
+            message: format!(
+                "`{}` does not exist; `skillbox add SOURCE` installs a skill and writes it",
+                self.scope.lock.display()
+            ),
+        })
+    }
+
+    /// The names asked for, each in the lock; all of them when none are.
+    fn named(&self, lock: &SkillLock, names: &[String]) -> Result<Vec<String>, InstallError> {
+        if names.is_empty() {
+            return Ok(lock.skills.keys().cloned().collect());
+        }
+        for name in names {
+            if !lock.skills.contains_key(name) {
+                return Err(InstallError::NotInstalled {
+                    name: name.clone(),
+                    lock: self.scope.lock.clone(),
+                });
+            }
+        }
+        Ok(names.to_vec())
+    }
+
+    /// Fetch a source and find its skills (only the `wanted` ones for an index, whose
+    /// listing needs no download).
+    fn fetch(&self, spec: &SourceSpec, wanted: &[String]) -> Result<Fetched, InstallError> {
+        match &spec.location {
+            Location::Path(path) => {
+                let metadata = fs_err::metadata(path).map_err(|error| {
+                    InstallError::fetch(&spec.text, format!("it cannot be read ({error})"))
+                })?;
+                if metadata.is_dir() {
+                    let found = find_skills(path, path, &spec.text)?;
+                    return Ok(Fetched {
+                        skills: prepare(found, SourceKind::Path, spec, None, None),
+                        notes: Vec::new(),
+                    });
+                }
+                let bytes = read_bounded(path, self.limits.max_download_bytes)?;
+                let revision = crate::fetch::http::sha256_digest(&bytes);
+                self.unpacked(
+                    spec,
+                    &bytes,
+                    &path.to_string_lossy(),
+                    SourceKind::Path,
+                    revision,
+                )
+            }
+            Location::Archive(url) => {
+                let bytes = self.http()?.get_existing(
+                    url,
+                    self.limits.max_download_bytes,
+                    &self.progress,
+                )?;
+                let revision = crate::fetch::http::sha256_digest(&bytes);
+                self.unpacked(spec, &bytes, url, SourceKind::Archive, revision)
+            }
+            Location::Git(url) => self.fetch_git(spec, url),
+            Location::WellKnown(url) => {
+                let index = fetch_index(self.http()?, url, &self.progress)?.ok_or_else(|| {
+                    InstallError::NotFound {
+                        message: format!("there is no discovery index at `{url}`"),
+                    }
+                })?;
+                self.fetch_from_index(spec, &index, wanted)
+            }
+            Location::Site(site) => {
+                let index_url = format!(
+                    "{}/{WELL_KNOWN_PATH}/index.json",
+                    site.trim_end_matches('/')
+                );
+                match fetch_index(self.http()?, &index_url, &self.progress)? {
+                    Some(index) => self.fetch_from_index(spec, &index, wanted),
+                    None => self.fetch_git(spec, site),
+                }
+            }
+        }
+    }
+
+    fn fetch_git(&self, spec: &SourceSpec, url: &str) -> Result<Fetched, InstallError> {
+        let staging = self.staging()?;
+        let tree = staging.path().join("tree");
+        fs_err::create_dir(&tree).map_err(|error| InstallError::io("create", &tree, error))?;
+        let fetched = fetch_tree(
+            url,
+            spec.reference.as_deref(),
+            &spec.subpath,
+            staging.path(),
+            &tree,
+            &self.limits,
+            &self.progress,
+        )?;
+        let mut found = find_skills(&tree, &tree, &spec.text)?;
+        for skill in &mut found {
+            skill.path_in_source = join_path(&spec.subpath, &skill.path_in_source);
+        }
+        let notes = fetched
+            .skipped_submodules
+            .iter()
+            .map(|path| {
+                format!(
+                    "`{}` in `{}` is a submodule; submodules are not installed",
+                    join_path(&spec.subpath, path),
+                    spec.text
+                )
+            })
+            .collect();
+        Ok(Fetched {
+            skills: prepare(
+                found,
+                SourceKind::Git,
+                spec,
+                Some(fetched.revision),
+                Some(staging),
+            ),
+            notes,
+        })
+    }
+
+    fn unpacked(
+        &self,
+        spec: &SourceSpec,
+        bytes: &[u8],
+        name: &str,
+        kind: SourceKind,
+        revision: String,
+    ) -> Result<Fetched, InstallError> {
+        let format = ArchiveFormat::detect(name, bytes).ok_or_else(|| {
+            InstallError::refused(
+                &spec.text,
+                "it is neither a folder, a zip (.zip, .skill) nor a .tar.gz archive",
+            )
+        })?;
+        let staging = self.staging()?;
+        let tree = staging.path().join("tree");
+        fs_err::create_dir(&tree).map_err(|error| InstallError::io("create", &tree, error))?;
+        unpack(bytes, format, &tree, &spec.text, &self.limits)?;
+        let found = find_skills(&tree, &tree, &spec.text)?;
+        Ok(Fetched {
+            skills: prepare(found, kind, spec, Some(revision), Some(staging)),
+            notes: Vec::new(),
+        })
+    }
+
+    fn fetch_from_index(
+        &self,
+        spec: &SourceSpec,
+        index: &crate::fetch::well_known::Index,
+        wanted: &[String],
+    ) -> Result<Fetched, InstallError> {
+        let listed: Vec<&crate::fetch::well_known::IndexSkill> = if wanted.is_empty() {
+            index.skills.iter().collect()
+        } else {
+            for name in wanted {
+                if !index.skills.iter().any(|skill| skill.name == *name) {
+                    return Err(not_in_source(
+                        name,
+                        &spec.text,
+                        index
+                            .skills
+                            .iter()
+                            .map(|skill| (skill.name.as_str(), skill.description.as_str())),
+                    ));
+                }
+            }
+            index
+                .skills
+                .iter()
+                .filter(|skill| wanted.contains(&skill.name))
+                .collect()
+        };
+        if listed.is_empty() {
+            return Err(InstallError::NotFound {
+                message: format!("the index `{}` lists no skills", index.url),
+            });
+        }
+        let staging = Arc::new(self.staging()?);
+        let mut skills = Vec::new();
+        for skill in listed {
+            let revision = fetch_skill(
+                self.http()?,
+                index,
+                skill,
+                staging.path(),
+                &self.limits,
+                &self.progress,
+            )?;
+            let folder = staging.path().join(&skill.name);
+            let mut found = find_skills(&folder, staging.path(), &spec.text)?;
+            if found.len() != 1 || found[0].name != skill.name {
+                return Err(InstallError::refused(
+                    index.url.as_str(),
+                    format!(
+                        "the artifact of `{}` holds {} skill(s), not the one skill it names",
+                        skill.name,
+                        found.len()
+                    ),
+                ));
+            }
+            let mut found = found.remove(0);
+            found.path_in_source = skill.name.clone();
+            skills.push(Prepared {
+                found,
+                kind: SourceKind::WellKnown,
+                spec: SourceSpec {
+                    location: Location::WellKnown(index.url.to_string()),
+                    ..spec.clone()
+                },
+                revision,
+                _staging: Some(Arc::clone(&staging)),
+            });
+        }
+        Ok(Fetched {
+            skills,
+            notes: Vec::new(),
+        })
+    }
+
+    /// Fetch `spec` and return its skill at `path` (as the lock or manifest names it), which
+    /// must be called `name`.
+    fn fetch_one(
+        &self,
+        spec: &SourceSpec,
+        path: &str,
+        name: &str,
+    ) -> Result<Prepared, InstallError> {
+        let wanted = vec![name.to_owned()];
+        let wanted = if matches!(spec.location, Location::WellKnown(_) | Location::Site(_)) {
+            wanted.as_slice()
+        } else {
+            &[]
+        };
+        let fetched = self.fetch(spec, wanted)?;
+        let mut matching: Vec<Prepared> = fetched
+            .skills
+            .into_iter()
+            .filter(|prepared| {
+                prepared.found.name == name
+                    && (path.is_empty()
+                        || prepared.found.path_in_source == path
+                        || matches!(prepared.kind, SourceKind::WellKnown))
+            })
+            .collect();
+        matching.pop().ok_or_else(|| InstallError::NotFound {
+            message: format!(
+                "`{}` no longer holds skill `{name}`{}",
+                spec.text,
+                if path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at `{path}`")
+                }
+            ),
+        })
+    }
+
+    /// Store a prepared skill's tree; its lock entry and stored tree.
+    fn store_prepared(
+        &self,
+        prepared: &Prepared,
+        entry: &ManifestEntry,
+    ) -> Result<(LockedSkill, PathBuf), InstallError> {
+        let store = self.store()?;
+        let (digest, tree) = store.insert_folder(&prepared.found.folder)?;
+        let inventory = folder_inventory_at(&tree).map_err(|error| {
+            InstallError::refused(prepared.spec.text.clone(), error.to_string())
+        })?;
+        if inventory.digest != digest {
+            return Err(InstallError::refused(
+                prepared.spec.text.clone(),
+                format!(
+                    "the stored tree digests to `{}`, not `{digest}`",
+                    inventory.digest
+                ),
+            ));
+        }
+        self.check_skill_limits(&prepared.found.name, &prepared.spec.text, &inventory)?;
+        let locked = LockedSkill {
+            source: entry.source.clone(),
+            kind: prepared.kind,
+            path: prepared.found.path_in_source.clone(),
+            reference: entry.reference.clone(),
+            revision: prepared.revision.clone(),
+            digest,
+            files: inventory
+                .files
+                .iter()
+                .map(|(path, file)| (path.clone(), LockedFile::from(file)))
+                .collect(),
+            links: inventory.links.clone(),
+            requires: Vec::new(),
+            agents: entry.agents.clone(),
+            copies: entry.copy,
+        };
+        Ok((locked, tree))
+    }
+
+    fn check_skill_limits(
+        &self,
+        name: &str,
+        source_text: &str,
+        inventory: &FolderInventory,
+    ) -> Result<(), InstallError> {
+        let bytes: u64 = inventory.files.values().map(|file| file.size).sum();
+        let files = inventory.files.len() + inventory.links.len();
+        if files > self.limits.max_files_per_skill || bytes > self.limits.max_bytes_per_skill {
+            return Err(InstallError::refused(
+                source_text,
+                format!(
+                    "skill `{name}` holds {files} files and {bytes} bytes; the limits are {} files and {} bytes per skill (raise them with `--max-files` and `--max-bytes`)",
+                    self.limits.max_files_per_skill, self.limits.max_bytes_per_skill
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Make the install folder of `name` hold the locked files: unchanged when it already
+    /// does, else from the store, else fetched again at the locked revision.
+    fn restore(
+        &self,
+        name: &str,
+        locked: &LockedSkill,
+        notes: &mut Vec<String>,
+    ) -> Result<(Action, PathBuf), InstallError> {
+        let folder = self.scope.install_folder.join(name);
+        let in_place =
+            folder_inventory_at(&folder).is_ok_and(|found| found.digest == locked.digest);
+        if in_place {
+            self.show_in_agents(name, locked, &folder, notes)?;
+            self.record_trust(&folder, locked)?;
+            return Ok((Action::Unchanged, folder));
+        }
+        let store = self.store()?;
+        let tree = match store.existing(&locked.digest) {
+            Some(tree) => tree,
+            None => {
+                let spec = SourceSpec::parse(&locked.source, &self.scope.base)?.with_reference(
+                    locked
+                        .revision
+                        .clone()
+                        .filter(|_| locked.kind == SourceKind::Git)
+                        .or_else(|| locked.reference.clone()),
+                );
+                let prepared = self.fetch_one(&spec, &locked.path, name)?;
+                let (digest, tree) = store.insert_folder(&prepared.found.folder)?;
+                if digest != locked.digest {
+                    return Err(InstallError::refused(
+                        locked.source.clone(),
+                        format!(
+                            "skill `{name}` now digests to `{digest}`, not the locked `{}`; the source changed since it was locked (`skillbox update {name}` takes the new files)",
+                            locked.digest
+                        ),
+                    ));
+                }
+                tree
+            }
+        };
+        let folder = self.place(name, locked, &tree, notes)?;
+        Ok((Action::Restored, folder))
+    }
+
+    /// Put a stored tree in the install folder as `name`, show it in the agents' folders and
+    /// record its trust.
+    fn place(
+        &self,
+        name: &str,
+        locked: &LockedSkill,
+        tree: &Path,
+        notes: &mut Vec<String>,
+    ) -> Result<PathBuf, InstallError> {
+        let folder = self.scope.install_folder.join(name);
+        materialize(tree, &folder, &self.scope.staging_parent())?;
+        self.show_in_agents(name, locked, &folder, notes)?;
+        self.record_trust(&folder, locked)?;
+        Ok(folder)
+    }
+
+    fn relative_link(&self, agent_folder: &Path, name: &str) -> PathBuf {
+        relative_path(agent_folder, &self.scope.install_folder.join(name))
+    }
+
+    fn show_in_agents(
+        &self,
+        name: &str,
+        locked: &LockedSkill,
+        folder: &Path,
+        notes: &mut Vec<String>,
+    ) -> Result<(), InstallError> {
+        for agent_name in &locked.agents {
+            let agent = agent(agent_name)?;
+            let Some(agent_folder) = agent_folder(agent, &self.scope) else {
+                notes.push(format!(
+                    "{agent_name} reads `{}` already",
+                    self.scope.install_folder.display()
+                ));
+                continue;
+            };
+            let shown = agent_folder.join(name);
+            fs_err::create_dir_all(&agent_folder)
+                .map_err(|error| InstallError::io("create", &agent_folder, error))?;
+            let target = self.relative_link(&agent_folder, name);
+            match fs_err::symlink_metadata(&shown) {
+                Ok(metadata) if metadata.is_symlink() => {
+                    let current = fs_err::read_link(&shown).ok();
+                    if !locked.copies && current.as_deref() == Some(target.as_path()) {
+                        continue;
+                    }
+                    if current.as_deref() != Some(target.as_path()) {
+                        return Err(conflict(&shown, agent_name));
+                    }
+                    fs_err::remove_file(&shown)
+                        .map_err(|error| InstallError::io("remove", &shown, error))?;
+                }
+                Ok(_) => {
+                    if !self.is_our_copy(&shown) {
+                        return Err(conflict(&shown, agent_name));
+                    }
+                    if !locked.copies {
+                        remove_folder(&shown)?;
+                    }
+                }
+                Err(_) => {}
+            }
+            if locked.copies {
+                materialize(folder, &shown, &agent_folder)?;
+                self.record_trust(&shown, locked)?;
+            } else {
+                fs_err::os::unix::fs::symlink(&target, &shown)
+                    .map_err(|error| InstallError::io("link", &shown, error))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a folder is a copy this scope's lock installed (recorded in the trust file).
+    fn is_our_copy(&self, folder: &Path) -> bool {
+        let Some(trust_file) = &self.trust_file else {
+            return false;
+        };
+        let (Ok(store), Ok(canonical)) =
+            (TrustStore::load(trust_file), fs_err::canonicalize(folder))
+        else {
+            return false;
+        };
+        store
+            .installed(&canonical)
+            .is_some_and(|record| record.lock == self.scope.lock)
+    }
+
+    fn record_trust(&self, folder: &Path, locked: &LockedSkill) -> Result<(), InstallError> {
+        let Some(trust_file) = &self.trust_file else {
+            return Ok(());
+        };
+        let lock =
+            std::path::absolute(&self.scope.lock).unwrap_or_else(|_| self.scope.lock.clone());
+        let canonical = fs_err::canonicalize(folder).ok();
+        let already = TrustStore::load(trust_file).ok().is_some_and(|store| {
+            canonical
+                .as_ref()
+                .and_then(|canonical| store.installed(canonical))
+                .is_some_and(|record| record.digest == locked.digest && record.lock == lock)
+        });
+        if already {
+            return Ok(());
+        }
+        TrustStore::update(trust_file, |store| {
+            store
+                .record_installed(folder, &locked.digest, &lock)
+                .map(|_| ())
+        })?;
+        Ok(())
+    }
+
+    /// Remove folders this lock installed earlier that it no longer holds.
+    fn remove_unlocked(&self, lock: &SkillLock, report: &mut Report) -> Result<(), InstallError> {
+        let Some(trust_file) = &self.trust_file else {
+            return Ok(());
+        };
+        let Ok(store) = TrustStore::load(trust_file) else {
+            return Ok(());
+        };
+        let lock_path =
+            std::path::absolute(&self.scope.lock).unwrap_or_else(|_| self.scope.lock.clone());
+        let install_folder = fs_err::canonicalize(&self.scope.install_folder).ok();
+        let stale: Vec<(PathBuf, String)> = store
+            .installed_skills()
+            .filter(|(_, record)| record.lock == lock_path)
+            .filter_map(|(folder, record)| {
+                let name = folder.file_name()?.to_string_lossy().into_owned();
+                let in_install_folder = install_folder.as_deref() == folder.parent();
+                (in_install_folder && !lock.skills.contains_key(&name))
+                    .then(|| (folder.to_path_buf(), record.digest.clone()))
+            })
+            .collect();
+        for (folder, digest) in stale {
+            if folder.exists() {
+                remove_folder(&folder)?;
+            }
+            TrustStore::update(trust_file, |store| Ok(store.forget_installed(&folder)))?;
+            report.skills.push(SkillOutcome {
+                name: folder
+                    .file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                action: Action::Removed,
+                folder,
+                source: String::new(),
+                revision: None,
+                digest,
+                previous_digest: None,
+                changes: Vec::new(),
+            });
+        }
+        Ok(())
+    }
+
+    fn remove_placed(&self, name: &str, locked: &LockedSkill) -> Result<(), InstallError> {
+        let folder = self.scope.install_folder.join(name);
+        let mut forget = Vec::new();
+        for agent_name in &locked.agents {
+            let Ok(agent) = agent(agent_name) else {
+                continue;
+            };
+            let Some(agent_folder) = agent_folder(agent, &self.scope) else {
+                continue;
+            };
+            let shown = agent_folder.join(name);
+            match fs_err::symlink_metadata(&shown) {
+                Ok(metadata)
+                    if metadata.is_symlink()
+                        && fs_err::read_link(&shown).ok().as_deref()
+                            == Some(self.relative_link(&agent_folder, name).as_path()) =>
+                {
+                    fs_err::remove_file(&shown)
+                        .map_err(|error| InstallError::io("remove", &shown, error))?;
+                }
+                Ok(_) if self.is_our_copy(&shown) => {
+                    if let Ok(canonical) = fs_err::canonicalize(&shown) {
+                        forget.push(canonical);
+                    }
+                    remove_folder(&shown)?;
+                }
+                _ => {}
+            }
+        }
+        if let Ok(canonical) = fs_err::canonicalize(&folder) {
+            forget.push(canonical);
+        }
+        if folder.exists() {
+            remove_folder(&folder)?;
+        }
+        if let Some(trust_file) = &self.trust_file {
+            TrustStore::update(trust_file, |store| {
+                for folder in &forget {
+                    store.forget_installed(folder);
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The prepared skills of one fetch, sharing its staging folder.
+fn prepare(
+    found: Vec<FoundSkill>,
+    kind: SourceKind,
+    spec: &SourceSpec,
+    revision: Option<String>,
+    staging: Option<tempfile::TempDir>,
+) -> Vec<Prepared> {
+    let staging = staging.map(Arc::new);
+    found
+        .into_iter()
+        .map(|found| Prepared {
+            found,
+            kind,
+            spec: spec.clone(),
+            revision: revision.clone(),
+            _staging: staging.clone(),
+        })
+        .collect()
+}
+
+fn conflict(path: &Path, agent: &str) -> InstallError {
+    InstallError::refused(
+        path.display().to_string(),
+        format!(
+            "it exists and was not installed by skillbox, so `--agent {agent}` leaves it alone; move it away first"
+        ),
+    )
+}
+
+/// Choose the skills to install from those a source holds.
+fn choose(
+    skills: Vec<Prepared>,
+    wanted: &[String],
+    all: bool,
+    source_text: &str,
+) -> Result<Vec<Prepared>, InstallError> {
+    if !wanted.is_empty() {
+        for name in wanted {
+            if !skills.iter().any(|prepared| prepared.found.name == *name) {
+                return Err(not_in_source(
+                    name,
+                    source_text,
+                    skills.iter().map(|prepared| {
+                        (
+                            prepared.found.name.as_str(),
+                            prepared.found.description.as_str(),
+                        )
+                    }),
+                ));
+            }
+        }
+        return Ok(skills
+            .into_iter()
+            .filter(|prepared| wanted.contains(&prepared.found.name))
+            .collect());
+    }
+    if skills.len() == 1 || all {
+        return Ok(skills);
+    }
+    let listing: Vec<String> = skills
+        .iter()
+        .map(|prepared| {
+            format!(
+                "  {}  {}",
+                prepared.found.name,
+                first_line(&prepared.found.description)
+            )
+        })
+        .collect();
+    Err(InstallError::Usage {
+        message: format!(
+            "`{source_text}` holds {} skills; choose with `--skill NAME` (repeatable) or take them all with `--all`:\n{}",
+            skills.len(),
+            listing.join("\n")
+        ),
+    })
+}
+
+fn not_in_source<'a>(
+    name: &str,
+    source_text: &str,
+    available: impl Iterator<Item = (&'a str, &'a str)>,
+) -> InstallError {
+    let names: Vec<&str> = available.map(|(name, _)| name).collect();
+    InstallError::NotFound {
+        message: format!(
+            "`{source_text}` has no skill `{name}`; it holds: {}",
+            names.join(", ")
+        ),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    if line.chars().count() > 80 {
+        let short: String = line.chars().take(77).collect();
+        format!("{short}...")
+    } else {
+        line.to_owned()
+    }
+}
+
+/// The manifest's `path` of a prepared skill: its folder inside the source, beyond the
+/// sub-path the SOURCE text already names.
+fn manifest_path(prepared: &Prepared) -> String {
+    if prepared.kind == SourceKind::WellKnown {
+        return String::new();
+    }
+    let subpath = &prepared.spec.subpath;
+    let path = &prepared.found.path_in_source;
+    if path == subpath {
+        String::new()
+    } else {
+        path.clone()
+    }
+}
+
+/// Whether a lock entry was made from this manifest entry.
+fn agrees(entry: &ManifestEntry, locked: &LockedSkill) -> bool {
+    entry.source == locked.source
+        && entry.reference == locked.reference
+        && (entry.path.is_empty() || entry.path == locked.path)
+}
+
+/// How the manifest and the lock disagree, one line per skill.
+fn differences(manifest: &Manifest, lock: &SkillLock) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, entry) in manifest.entries() {
+        match lock.skills.get(name) {
+            None => lines.push(format!("`{name}` is wanted but not locked")),
+            Some(locked) if !agrees(entry, locked) => {
+                lines.push(format!(
+                    "`{name}` is wanted from `{}` but locked from `{}`",
+                    entry.source, locked.source
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    for name in lock.skills.keys() {
+        if !manifest.entries().contains_key(name) {
+            lines.push(format!("`{name}` is locked but no longer wanted"));
+        }
+    }
+    lines
+}
+
+fn entry_from_lock(locked: &LockedSkill) -> ManifestEntry {
+    ManifestEntry {
+        source: locked.source.clone(),
+        path: locked.path.clone(),
+        reference: locked.reference.clone(),
+        agents: locked.agents.clone(),
+        copy: locked.copies,
+    }
+}
+
+fn outcome(
+    name: &str,
+    action: Action,
+    folder: PathBuf,
+    locked: &LockedSkill,
+    previous_digest: Option<String>,
+) -> SkillOutcome {
+    SkillOutcome {
+        name: name.to_owned(),
+        action,
+        folder,
+        source: locked.source.clone(),
+        revision: locked.revision.clone(),
+        digest: locked.digest.clone(),
+        previous_digest: previous_digest.filter(|previous| *previous != locked.digest),
+        changes: Vec::new(),
+    }
+}
+
+fn join_path(base: &str, relative: &str) -> String {
+    match (base.is_empty(), relative.is_empty()) {
+        (true, _) => relative.to_owned(),
+        (_, true) => base.to_owned(),
+        _ => format!("{base}/{relative}"),
+    }
+}
+
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, InstallError> {
+    let file = skillbox_core::source::open_regular_file(path)
+        .map_err(|error| InstallError::fetch(path.display().to_string(), error))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
+        .map_err(|error| InstallError::io("read", path, error))?;
+    if bytes.len() as u64 > limit {
+        return Err(InstallError::refused(
+            path.display().to_string(),
+            format!("it is larger than {limit} bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `to` relative to the folder `from` (both absolute).
+fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to_parts: Vec<_> = to.components().collect();
+    let common = from
+        .iter()
+        .zip(&to_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut path = PathBuf::new();
+    for _ in common..from.len() {
+        path.push("..");
+    }
+    for part in &to_parts[common..] {
+        path.push(part.as_os_str());
+    }
+    path
+}
+
+/// Copy a stored tree into `destination` (replacing what is there) through a folder built
+/// beside it in `staging_parent` and renamed into place whole.
+fn materialize(tree: &Path, destination: &Path, staging_parent: &Path) -> Result<(), InstallError> {
+    fs_err::create_dir_all(staging_parent)
+        .map_err(|error| InstallError::io("create", staging_parent, error))?;
+    let staging = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .tempdir_in(staging_parent)
+        .map_err(|error| InstallError::io("create", staging_parent, error))?;
+    let built = staging.path().join("skill");
+    copy_folder(tree, &built)?;
+    if let Some(parent) = destination.parent() {
+        fs_err::create_dir_all(parent)
+            .map_err(|error| InstallError::io("create", parent, error))?;
+    }
+    match fs_err::symlink_metadata(destination) {
+        Ok(_) => {
+            let old = staging.path().join("old");
+            fs_err::rename(destination, &old)
+                .map_err(|error| InstallError::io("replace", destination, error))?;
+            fs_err::rename(&built, destination)
+                .map_err(|error| InstallError::io("replace", destination, error))?;
+        }
+        Err(_) => {
+            fs_err::rename(&built, destination)
+                .map_err(|error| InstallError::io("create", destination, error))?;
+        }
+    }
+    drop_tree(staging);
+    Ok(())
+}
+
+/// Remove a staging folder, opening up read-only folders first.
+fn drop_tree(staging: tempfile::TempDir) {
+    let path = staging.keep();
+    let _ = remove_folder(&path);
+}
+
+/// Copy `from` (a stored tree: folders, files, links) to the new folder `to`, with ordinary
+/// modes (0755 folders, 0644 files, 0755 executables).
+fn copy_folder(from: &Path, to: &Path) -> Result<(), InstallError> {
+    fs_err::create_dir(to).map_err(|error| InstallError::io("create", to, error))?;
+    let entries = fs_err::read_dir(from).map_err(|error| InstallError::io("read", from, error))?;
+    for entry in entries {
+        let entry = entry.map_err(|error| InstallError::io("read", from, error))?;
+        let source = entry.path();
+        let target = to.join(entry.file_name());
+        let kind = entry
+            .file_type()
+            .map_err(|error| InstallError::io("read", &source, error))?;
+        if kind.is_symlink() {
+            let link = fs_err::read_link(&source)
+                .map_err(|error| InstallError::io("read", &source, error))?;
+            fs_err::os::unix::fs::symlink(&link, &target)
+                .map_err(|error| InstallError::io("create", &target, error))?;
+        } else if kind.is_dir() {
+            copy_folder(&source, &target)?;
+        } else {
+            let mode = fs_err::metadata(&source)
+                .map_err(|error| InstallError::io("read", &source, error))?
+                .permissions()
+                .mode();
+            fs_err::copy(&source, &target)
+                .map_err(|error| InstallError::io("copy", &target, error))?;
+            let mode = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
+            fs_err::set_permissions(&target, std::fs::Permissions::from_mode(mode))
+                .map_err(|error| InstallError::io("write", &target, error))?;
+        }
+    }
+    fs_err::set_permissions(to, std::fs::Permissions::from_mode(0o755))
+        .map_err(|error| InstallError::io("write", to, error))?;
+    Ok(())
+}
+
+/// Remove a folder this install made (never following links out of it).
+fn remove_folder(path: &Path) -> Result<(), InstallError> {
+    fn open_up(path: &Path) {
+        if let Ok(metadata) = fs_err::symlink_metadata(path)
+            && metadata.is_dir()
+        {
+            let _ = fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755));
+            if let Ok(entries) = fs_err::read_dir(path) {
+                for entry in entries.flatten() {
+                    open_up(&entry.path());
+                }
+            }
+        }
+    }
+    open_up(path);
+    fs_err::remove_dir_all(path).map_err(|error| InstallError::io("remove", path, error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_links_climb_to_the_install_folder() {
+        assert_eq!(
+            relative_path(
+                Path::new("/p/.claude/skills"),
+                Path::new("/p/.agents/skills/pdf")
+            ),
+            PathBuf::from("../../.agents/skills/pdf")
+        );
+    }
+}
