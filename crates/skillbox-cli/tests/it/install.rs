@@ -815,3 +815,34 @@ fn an_install_killed_at_any_moment_is_completed_by_the_next_install() {
         assert!(leftovers.is_empty(), "round {round}: {leftovers:?}");
     }
 }
+
+#[test]
+fn a_cold_install_fetches_each_source_once_and_skips_sibling_skills_that_do_not_validate() {
+    let repo = GitRepo::new();
+    for name in ["one", "two", "three"] {
+        repo.write(&[(
+            &format!("skills/{name}/SKILL.md"),
+            &skill_md(name, "Numbered. Use when counting."),
+        )]);
+    }
+    repo.commit("three");
+    let server = GitHttpServer::start();
+    server.add_repo("acme/many", &repo);
+    let project = Project::new();
+    project.ok(&["add", &server.url("acme/many"), "--all"]);
+    // Upstream gains a broken sibling; the locked skills still install from their commit,
+    // and a fresh machine (empty store) fetches the repository once, not once per skill.
+    repo.write(&[("skills/broken/SKILL.md", "---\nname: Broken Name\n---\n")]);
+    repo.commit("broken sibling");
+    std::fs::remove_dir_all(project.temp.path().join("cache")).unwrap();
+    std::fs::remove_dir_all(project.directory().join(".agents/skills")).unwrap();
+    let before = server.requests().len();
+    let report = project.json(&["install", "--frozen"]);
+    assert_eq!(report["skills"].as_array().unwrap().len(), 3, "{report}");
+    let fetches = server.requests()[before..]
+        .iter()
+        .filter(|request| request.path.ends_with("/git-upload-pack"))
+        .count();
+    assert!(fetches <= 2, "{fetches} fetches for one source");
+    assert_eq!(project.run(&["verify"]).0, 0);
+}
