@@ -9,6 +9,7 @@
 //! network) or, when the store lost them, fetching the locked revision again. A lock on the
 //! project (`.agents/.skillbox-install.lock`) keeps two installs from interleaving.
 
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -155,6 +156,40 @@ struct Prepared {
     _staging: Option<Arc<tempfile::TempDir>>,
 }
 
+/// A fetched source's files in a staging folder.
+struct FetchedTree {
+    /// The folder holding what was fetched (the source's `prefix`).
+    root: PathBuf,
+    /// The folder of the source `root` holds (a git sub-path), `/`-separated.
+    prefix: String,
+    kind: SourceKind,
+    /// The revision of the whole source (a commit, an archive's digest).
+    revision: Option<String>,
+    /// For an index: each skill fetched, with the index URL and its own revision.
+    index_skills: Option<BTreeMap<String, (String, Option<String>)>>,
+    notes: Vec<String>,
+    staging: Option<Arc<tempfile::TempDir>>,
+}
+
+impl FetchedTree {
+    fn plain(
+        root: PathBuf,
+        kind: SourceKind,
+        revision: Option<String>,
+        staging: Option<tempfile::TempDir>,
+    ) -> FetchedTree {
+        FetchedTree {
+            root,
+            prefix: String::new(),
+            kind,
+            revision,
+            index_skills: None,
+            notes: Vec::new(),
+            staging: staging.map(Arc::new),
+        }
+    }
+}
+
 /// A fetched source's skills, and notes about it.
 struct Fetched {
     skills: Vec<Prepared>,
@@ -170,6 +205,17 @@ pub struct Installer {
     limits: InstallLimits,
     progress: Progress,
     http: std::sync::OnceLock<Http>,
+    /// Sources fetched during this operation, by source, reference and skills asked for.
+    fetched: std::sync::Mutex<BTreeMap<String, Arc<FetchedTree>>>,
+}
+
+impl std::fmt::Debug for FetchedTree {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("FetchedTree")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Http {
@@ -209,6 +255,7 @@ impl Installer {
             limits: InstallLimits::default(),
             progress: Progress::default(),
             http: std::sync::OnceLock::new(),
+            fetched: std::sync::Mutex::default(),
         })
     }
 
@@ -613,20 +660,48 @@ impl Installer {
         Ok(names.to_vec())
     }
 
-    /// Fetch a source and find its skills (only the `wanted` ones for an index, whose
-    /// listing needs no download).
-    fn fetch(&self, spec: &SourceSpec, wanted: &[String]) -> Result<Fetched, InstallError> {
+    /// Fetch a source (once per operation: later asks for the same source and reference get
+    /// the same tree) into a staging folder.
+    fn fetch_tree(
+        &self,
+        spec: &SourceSpec,
+        wanted: &[String],
+    ) -> Result<Arc<FetchedTree>, InstallError> {
+        let key = format!(
+            "{}\0{}\0{}",
+            spec.text,
+            spec.reference.as_deref().unwrap_or_default(),
+            wanted.join(",")
+        );
+        if let Ok(fetched) = self.fetched.lock()
+            && let Some(tree) = fetched.get(&key)
+        {
+            return Ok(Arc::clone(tree));
+        }
+        let tree = Arc::new(self.fetch_tree_now(spec, wanted)?);
+        if let Ok(mut fetched) = self.fetched.lock() {
+            fetched.insert(key, Arc::clone(&tree));
+        }
+        Ok(tree)
+    }
+
+    fn fetch_tree_now(
+        &self,
+        spec: &SourceSpec,
+        wanted: &[String],
+    ) -> Result<FetchedTree, InstallError> {
         match &spec.location {
             Location::Path(path) => {
                 let metadata = fs_err::metadata(path).map_err(|error| {
                     InstallError::fetch(&spec.text, format!("it cannot be read ({error})"))
                 })?;
                 if metadata.is_dir() {
-                    let found = find_skills(path, path, &spec.text)?;
-                    return Ok(Fetched {
-                        skills: prepare(found, SourceKind::Path, spec, None, None),
-                        notes: Vec::new(),
-                    });
+                    return Ok(FetchedTree::plain(
+                        path.clone(),
+                        SourceKind::Path,
+                        None,
+                        None,
+                    ));
                 }
                 let bytes = read_bounded(path, self.limits.max_download_bytes)?;
                 let revision = crate::fetch::http::sha256_digest(&bytes);
@@ -669,23 +744,73 @@ impl Installer {
         }
     }
 
-    fn fetch_git(&self, spec: &SourceSpec, url: &str) -> Result<Fetched, InstallError> {
+    /// Fetch a source and find all its skills (only the `wanted` ones for an index, whose
+    /// listing needs no download).
+    fn fetch(&self, spec: &SourceSpec, wanted: &[String]) -> Result<Fetched, InstallError> {
+        let tree = self.fetch_tree(spec, wanted)?;
+        let skills = self.skills_in(&tree, spec, "")?;
+        Ok(Fetched {
+            skills,
+            notes: tree.notes.clone(),
+        })
+    }
+
+    /// The skills of a fetched tree below `relative` (a path inside the tree).
+    fn skills_in(
+        &self,
+        tree: &Arc<FetchedTree>,
+        spec: &SourceSpec,
+        relative: &str,
+    ) -> Result<Vec<Prepared>, InstallError> {
+        let start = if relative.is_empty() {
+            tree.root.clone()
+        } else {
+            tree.root.join(relative)
+        };
+        let mut found = find_skills(&start, &tree.root, &spec.text)?;
+        let mut prepared = Vec::with_capacity(found.len());
+        for skill in found.drain(..) {
+            let (spec, revision) = match &tree.index_skills {
+                Some(index) => {
+                    let Some((index_url, revision)) = index.get(&skill.name) else {
+                        continue;
+                    };
+                    (
+                        SourceSpec {
+                            location: Location::WellKnown(index_url.clone()),
+                            ..spec.clone()
+                        },
+                        revision.clone(),
+                    )
+                }
+                None => (spec.clone(), tree.revision.clone()),
+            };
+            let mut skill = skill;
+            skill.path_in_source = join_path(&tree.prefix, &skill.path_in_source);
+            prepared.push(Prepared {
+                found: skill,
+                kind: tree.kind,
+                spec,
+                revision,
+                _staging: tree.staging.clone(),
+            });
+        }
+        Ok(prepared)
+    }
+
+    fn fetch_git(&self, spec: &SourceSpec, url: &str) -> Result<FetchedTree, InstallError> {
         let staging = self.staging()?;
-        let tree = staging.path().join("tree");
-        fs_err::create_dir(&tree).map_err(|error| InstallError::io("create", &tree, error))?;
+        let root = staging.path().join("tree");
+        fs_err::create_dir(&root).map_err(|error| InstallError::io("create", &root, error))?;
         let fetched = fetch_tree(
             url,
             spec.reference.as_deref(),
             &spec.subpath,
             staging.path(),
-            &tree,
+            &root,
             &self.limits,
             &self.progress,
         )?;
-        let mut found = find_skills(&tree, &tree, &spec.text)?;
-        for skill in &mut found {
-            skill.path_in_source = join_path(&spec.subpath, &skill.path_in_source);
-        }
         let notes = fetched
             .skipped_submodules
             .iter()
@@ -697,15 +822,14 @@ impl Installer {
                 )
             })
             .collect();
-        Ok(Fetched {
-            skills: prepare(
-                found,
-                SourceKind::Git,
-                spec,
-                Some(fetched.revision),
-                Some(staging),
-            ),
+        Ok(FetchedTree {
+            root,
+            prefix: spec.subpath.clone(),
+            kind: SourceKind::Git,
+            revision: Some(fetched.revision),
+            index_skills: None,
             notes,
+            staging: Some(Arc::new(staging)),
         })
     }
 
@@ -716,7 +840,7 @@ impl Installer {
         name: &str,
         kind: SourceKind,
         revision: String,
-    ) -> Result<Fetched, InstallError> {
+    ) -> Result<FetchedTree, InstallError> {
         let format = ArchiveFormat::detect(name, bytes).ok_or_else(|| {
             InstallError::refused(
                 &spec.text,
@@ -724,14 +848,15 @@ impl Installer {
             )
         })?;
         let staging = self.staging()?;
-        let tree = staging.path().join("tree");
-        fs_err::create_dir(&tree).map_err(|error| InstallError::io("create", &tree, error))?;
-        unpack(bytes, format, &tree, &spec.text, &self.limits)?;
-        let found = find_skills(&tree, &tree, &spec.text)?;
-        Ok(Fetched {
-            skills: prepare(found, kind, spec, Some(revision), Some(staging)),
-            notes: Vec::new(),
-        })
+        let root = staging.path().join("tree");
+        fs_err::create_dir(&root).map_err(|error| InstallError::io("create", &root, error))?;
+        unpack(bytes, format, &root, &spec.text, &self.limits)?;
+        Ok(FetchedTree::plain(
+            root,
+            kind,
+            Some(revision),
+            Some(staging),
+        ))
     }
 
     fn fetch_from_index(
@@ -739,7 +864,7 @@ impl Installer {
         spec: &SourceSpec,
         index: &crate::fetch::well_known::Index,
         wanted: &[String],
-    ) -> Result<Fetched, InstallError> {
+    ) -> Result<FetchedTree, InstallError> {
         let listed: Vec<&crate::fetch::well_known::IndexSkill> = if wanted.is_empty() {
             index.skills.iter().collect()
         } else {
@@ -766,8 +891,8 @@ impl Installer {
                 message: format!("the index `{}` lists no skills", index.url),
             });
         }
-        let staging = Arc::new(self.staging()?);
-        let mut skills = Vec::new();
+        let staging = self.staging()?;
+        let mut skills = BTreeMap::new();
         for skill in listed {
             let revision = fetch_skill(
                 self.http()?,
@@ -778,7 +903,7 @@ impl Installer {
                 &self.progress,
             )?;
             let folder = staging.path().join(&skill.name);
-            let mut found = find_skills(&folder, staging.path(), &spec.text)?;
+            let found = find_skills(&folder, staging.path(), &spec.text)?;
             if found.len() != 1 || found[0].name != skill.name {
                 return Err(InstallError::refused(
                     index.url.as_str(),
@@ -789,27 +914,22 @@ impl Installer {
                     ),
                 ));
             }
-            let mut found = found.remove(0);
-            found.path_in_source = skill.name.clone();
-            skills.push(Prepared {
-                found,
-                kind: SourceKind::WellKnown,
-                spec: SourceSpec {
-                    location: Location::WellKnown(index.url.to_string()),
-                    ..spec.clone()
-                },
-                revision,
-                _staging: Some(Arc::clone(&staging)),
-            });
+            skills.insert(skill.name.clone(), (index.url.to_string(), revision));
         }
-        Ok(Fetched {
-            skills,
+        Ok(FetchedTree {
+            root: staging.path().to_path_buf(),
+            prefix: String::new(),
+            kind: SourceKind::WellKnown,
+            revision: None,
+            index_skills: Some(skills),
             notes: Vec::new(),
+            staging: Some(Arc::new(staging)),
         })
     }
 
     /// Fetch `spec` and return its skill at `path` (as the lock or manifest names it), which
-    /// must be called `name`.
+    /// must be called `name`. Only that folder of the source is looked at, so another skill
+    /// of the same source that does not validate is no obstacle.
     fn fetch_one(
         &self,
         spec: &SourceSpec,
@@ -822,18 +942,20 @@ impl Installer {
         } else {
             &[]
         };
-        let fetched = self.fetch(spec, wanted)?;
-        let mut matching: Vec<Prepared> = fetched
-            .skills
-            .into_iter()
-            .filter(|prepared| {
-                prepared.found.name == name
-                    && (path.is_empty()
-                        || prepared.found.path_in_source == path
-                        || matches!(prepared.kind, SourceKind::WellKnown))
-            })
-            .collect();
-        matching.pop().ok_or_else(|| InstallError::NotFound {
+        let tree = self.fetch_tree(spec, wanted)?;
+        let relative = if tree.index_skills.is_some() {
+            name.to_owned()
+        } else if path.is_empty() {
+            String::new()
+        } else if tree.prefix.is_empty() {
+            path.to_owned()
+        } else {
+            path.strip_prefix(&format!("{}/", tree.prefix))
+                .map(str::to_owned)
+                .or_else(|| (path == tree.prefix).then(String::new))
+                .unwrap_or_else(|| path.to_owned())
+        };
+        let missing = || InstallError::NotFound {
             message: format!(
                 "`{}` no longer holds skill `{name}`{}",
                 spec.text,
@@ -843,7 +965,16 @@ impl Installer {
                     format!(" at `{path}`")
                 }
             ),
-        })
+        };
+        if !relative.is_empty() && !tree.root.join(&relative).is_dir() {
+            return Err(missing());
+        }
+        let mut matching: Vec<Prepared> = self
+            .skills_in(&tree, spec, &relative)?
+            .into_iter()
+            .filter(|prepared| prepared.found.name == name)
+            .collect();
+        matching.pop().ok_or_else(missing)
     }
 
     /// Store a prepared skill's tree; its lock entry and stored tree.
@@ -1152,27 +1283,6 @@ impl Installer {
         }
         Ok(())
     }
-}
-
-/// The prepared skills of one fetch, sharing its staging folder.
-fn prepare(
-    found: Vec<FoundSkill>,
-    kind: SourceKind,
-    spec: &SourceSpec,
-    revision: Option<String>,
-    staging: Option<tempfile::TempDir>,
-) -> Vec<Prepared> {
-    let staging = staging.map(Arc::new);
-    found
-        .into_iter()
-        .map(|found| Prepared {
-            found,
-            kind,
-            spec: spec.clone(),
-            revision: revision.clone(),
-            _staging: staging.clone(),
-        })
-        .collect()
 }
 
 fn conflict(path: &Path, agent: &str) -> InstallError {
