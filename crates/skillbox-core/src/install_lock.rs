@@ -247,6 +247,27 @@ impl SkillLock {
                     "`skills.{name}.digest` is not a `sha256:<64 hex>` digest"
                 ));
             }
+            // `path` names a folder inside the fetched source: an install joins it to the
+            // staging folder, so a path that leaves would read any folder on this machine.
+            let contained = skill.path.is_empty()
+                || crate::source::contained_relative_path(&skill.path)
+                    .is_ok_and(|clean| clean == skill.path);
+            if !contained {
+                return Err(format!(
+                    "`skills.{name}.path` is `{}`, which is not a folder inside the source",
+                    skill.path
+                ));
+            }
+            for agent in &skill.agents {
+                if !agent
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                {
+                    return Err(format!(
+                        "`skills.{name}.agents` names `{agent}`, which is not an agent name"
+                    ));
+                }
+            }
             for (file, locked) in &skill.files {
                 crate::source::contained_relative_path(file).map_err(|_| {
                     format!("`skills.{name}.files` names `{file}`, which leaves the skill")
@@ -458,5 +479,13 @@ mod tests {
         let error =
             SkillLock::parse(&text.replace("\"version\": 1", "\"version\": 7")).unwrap_err();
         assert!(error.contains("version"), "{error}");
+        for path in ["../../etc", "/home/user/.ssh", "a/../../b", "a//b", "./a"] {
+            let mut hostile = lock.clone();
+            if let Some(skill) = hostile.skills.get_mut("demo") {
+                skill.path = path.to_owned();
+            }
+            let error = SkillLock::parse(&hostile.to_text()).unwrap_err();
+            assert!(error.contains("skills.demo.path"), "{path}: {error}");
+        }
     }
 }

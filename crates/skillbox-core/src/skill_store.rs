@@ -247,6 +247,45 @@ impl SkillStore {
         Ok((digest, final_path))
     }
 
+    /// Move the folder at `folder` into the store under its tree digest, without copying: for
+    /// a folder this process wrote itself in a private staging folder on the store's file
+    /// system (a fetched skill), which nobody else can change between the hashing and the
+    /// move. Its files become 0444 (0555 when executable) and its folders 0555. When the store
+    /// already holds the tree, the folder is removed and the stored tree touched.
+    ///
+    /// # Errors
+    /// [`SkillStoreError::Source`] when the folder cannot be read or holds a special file,
+    /// [`SkillStoreError::Store`] when it cannot be moved in.
+    pub fn adopt_folder(
+        &self,
+        folder: &Path,
+    ) -> Result<(crate::trust::digest::FolderInventory, PathBuf), SkillStoreError> {
+        let source_error = |message: String| SkillStoreError::Source {
+            path: folder.to_path_buf(),
+            message,
+        };
+        let inventory = crate::trust::digest::folder_inventory_at(folder)
+            .map_err(|error| source_error(error.to_string()))?;
+        let final_path = self
+            .tree_path(&inventory.digest)
+            .ok_or_else(|| source_error("the folder has no digest".to_owned()))?;
+        if touch(&final_path).is_ok() {
+            remove_tree(folder);
+            return Ok((inventory, final_path));
+        }
+        make_read_only(folder, false).map_err(|error| source_error(error.to_string()))?;
+        if let Err(error) = fs_err::rename(folder, &final_path) {
+            remove_tree(folder);
+            if touch(&final_path).is_err() {
+                return Err(store_error(&final_path, &error));
+            }
+            return Ok((inventory, final_path));
+        }
+        // The moved folder's own mode last: moving a folder to another parent needs it writable.
+        let _ = fs_err::set_permissions(&final_path, std::fs::Permissions::from_mode(FOLDER_MODE));
+        Ok((inventory, final_path))
+    }
+
     /// Remove trees no use has touched for `age`, and staging folders older than that (left
     /// by a process killed mid-copy). Returns how many were removed. A tree removed while a
     /// long-lived process still runs from it is gone for that process too: `age` must be far
@@ -355,6 +394,31 @@ pub fn remove_tree(directory: &Path) -> bool {
         tracing::warn!(folder = %directory.display(), %error, "cannot remove a read-only tree");
     }
     removed.is_ok()
+}
+
+/// Make the files under `folder` read-only (keeping executable bits) and its subfolders 0555;
+/// the folder itself too when `itself`. Links are left as they are.
+fn make_read_only(folder: &Path, itself: bool) -> std::io::Result<()> {
+    for entry in fs_err::read_dir(folder)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let path = entry.path();
+        if kind.is_dir() {
+            make_read_only(&path, true)?;
+        } else if kind.is_file() {
+            let executable = fs_err::symlink_metadata(&path)?.permissions().mode() & 0o111 != 0;
+            let mode = if executable {
+                EXECUTABLE_MODE
+            } else {
+                FILE_MODE
+            };
+            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(mode))?;
+        }
+    }
+    if itself {
+        fs_err::set_permissions(folder, std::fs::Permissions::from_mode(FOLDER_MODE))?;
+    }
+    Ok(())
 }
 
 /// Copy the skill folder (as loaded) into the empty folder `staging`, read-only, and return
@@ -631,6 +695,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("is a FIFO"), "{error}");
+    }
+
+    #[test]
+    fn an_adopted_folder_is_moved_in_read_only_under_the_same_digest_as_a_copy() {
+        let temp = root();
+        let store = SkillStore::open(&temp.path().join("store")).unwrap();
+        let catalog = load(temp.path());
+        let skill = catalog.get("demo").unwrap();
+        let (copied_digest, _) = store.insert_folder(&skill.directory).unwrap();
+        let private = temp.path().join("private");
+        std::fs::create_dir(&private).unwrap();
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&skill.directory)
+            .arg(private.join("demo"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let other = SkillStore::open(&temp.path().join("other-store")).unwrap();
+        let (inventory, tree) = other.adopt_folder(&private.join("demo")).unwrap();
+        assert_eq!(inventory.digest, copied_digest);
+        assert!(!private.join("demo").exists());
+        assert_eq!(mode(&tree) & 0o777, 0o555);
+        assert_eq!(mode(&tree.join("SKILL.md")) & 0o777, 0o444);
     }
 
     #[test]

@@ -456,6 +456,14 @@ impl TrustStore {
         Ok(canonical)
     }
 
+    /// Forget the install records of folders that no longer exist (a project deleted or
+    /// moved); returns how many.
+    pub fn forget_missing_installed(&mut self) -> usize {
+        let before = self.installed.len();
+        self.installed.retain(|folder, _| folder.exists());
+        before - self.installed.len()
+    }
+
     /// Forget the install record of a skill folder, named by its canonical path (the folder
     /// may be gone already). Returns whether there was one.
     pub fn forget_installed(&mut self, canonical_folder: &Path) -> bool {

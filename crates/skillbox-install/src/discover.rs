@@ -13,7 +13,7 @@ use skillbox_core::source::SkillSource;
 use skillbox_core::{DiagnosticCode, Severity, ValidationReport};
 
 use crate::error::InstallError;
-use crate::fetch::tree::link_stays_inside;
+use crate::fetch::tree::link_resolves_inside;
 
 /// Hidden folders that hold skills in a repository.
 const HIDDEN_SKILL_FOLDERS: &[&str] = &[
@@ -103,7 +103,6 @@ pub fn find_skills(
                 diagnostics: errors.join("\n"),
             });
         }
-        check_links(&skill.directory, &name, source_text)?;
         found.push(FoundSkill {
             description: skill.description.clone(),
             name,
@@ -284,12 +283,15 @@ fn contained(
     Ok(base.join(clean))
 }
 
-/// Refuse links inside a skill that point out of it.
-fn check_links(folder: &Path, name: &str, source_text: &str) -> Result<(), InstallError> {
-    let inventory = skillbox_core::trust::digest::folder_inventory_at(folder)
-        .map_err(|error| InstallError::refused(source_text, error.to_string()))?;
+/// Refuse links inside a skill (as its inventory lists them) that point out of it, on their
+/// own or through its other links.
+pub(crate) fn check_links(
+    inventory: &skillbox_core::trust::digest::FolderInventory,
+    name: &str,
+    source_text: &str,
+) -> Result<(), InstallError> {
     for (path, target) in &inventory.links {
-        if !link_stays_inside(path, target) {
+        if !link_resolves_inside(path, target, &inventory.links) {
             return Err(InstallError::refused(
                 source_text,
                 format!(
@@ -297,6 +299,74 @@ fn check_links(folder: &Path, name: &str, source_text: &str) -> Result<(), Insta
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Most entries walked looking for the links of one folder ([`check_folder_links`]).
+const MAX_LINK_WALK_ENTRIES: usize = 100_000;
+/// Deepest folder nesting walked looking for links.
+const MAX_LINK_WALK_DEPTH: usize = 64;
+
+/// Refuse a skill folder on disk (fetched, or in the store) holding a link that leaves it, on
+/// its own or through its other links, before its files are stored or placed: the folder is
+/// walked without reading a file or following a link.
+///
+/// # Errors
+/// [`InstallError::Refused`] naming the link, or the folder when it cannot be walked.
+pub(crate) fn check_folder_links(
+    folder: &Path,
+    name: &str,
+    source_text: &str,
+) -> Result<(), InstallError> {
+    fn walk(
+        folder: &Path,
+        prefix: &str,
+        depth: usize,
+        entries: &mut usize,
+        links: &mut std::collections::BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        if depth > MAX_LINK_WALK_DEPTH {
+            return Err(format!("`{prefix}` is nested too deep"));
+        }
+        let listing = fs_err::read_dir(folder).map_err(|error| error.to_string())?;
+        for entry in listing {
+            let entry = entry.map_err(|error| error.to_string())?;
+            *entries += 1;
+            if *entries > MAX_LINK_WALK_ENTRIES {
+                return Err(format!(
+                    "it holds more than {MAX_LINK_WALK_ENTRIES} entries"
+                ));
+            }
+            let entry_name = entry.file_name().to_string_lossy().into_owned();
+            let relative = if prefix.is_empty() {
+                entry_name
+            } else {
+                format!("{prefix}/{entry_name}")
+            };
+            let kind = entry.file_type().map_err(|error| error.to_string())?;
+            if kind.is_symlink() {
+                let target = fs_err::read_link(entry.path()).map_err(|error| error.to_string())?;
+                links.insert(relative, target.to_string_lossy().into_owned());
+            } else if kind.is_dir() {
+                walk(&entry.path(), &relative, depth + 1, entries, links)?;
+            }
+        }
+        Ok(())
+    }
+    let mut links = std::collections::BTreeMap::new();
+    // A link at the folder itself (a skill folder linked in a source) is followed, as every
+    // read of the folder does.
+    walk(folder, "", 0, &mut 0, &mut links).map_err(|message| {
+        InstallError::refused(source_text, format!("skill `{name}`: {message}"))
+    })?;
+    if let Some((path, target)) = crate::fetch::tree::escaping_link(&links) {
+        return Err(InstallError::refused(
+            source_text,
+            format!(
+                "skill `{name}` has a link `{path}` to `{target}`, outside the skill; only links inside a skill are installed"
+            ),
+        ));
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ pub mod agents;
 pub mod discover;
 pub mod error;
 pub mod fetch;
+mod guard;
 pub mod limits;
 pub mod manifest;
 pub mod operations;

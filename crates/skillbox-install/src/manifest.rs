@@ -80,6 +80,11 @@ impl Manifest {
                 .as_table_like()
                 .ok_or_else(|| invalid("`skills` must be a table of skill names".to_owned()))?;
             for (name, item) in skills.iter() {
+                if let Some(problem) = skillbox_core::names::unsafe_name_reason(name) {
+                    return Err(invalid(format!(
+                        "`skills.{name}` cannot name a skill folder: {problem}"
+                    )));
+                }
                 let entry = parse_entry(name, item).map_err(invalid)?;
                 entries.insert(name.to_owned(), entry);
             }
@@ -223,6 +228,8 @@ fn parse_entry(name: &str, item: &Item) -> Result<ManifestEntry, String> {
     if entry.source.is_empty() {
         return Err(format!("{} is missing", field("source")));
     }
+    crate::guard::check_source_path(&entry.path)
+        .map_err(|problem| format!("{}: {problem}", field("path")))?;
     Ok(entry)
 }
 
@@ -287,5 +294,21 @@ mod tests {
         std::fs::write(&path, "[skills]\nx = { source = \"a\", colour = 1 }\n").unwrap();
         let error = Manifest::load(&path).unwrap_err().to_string();
         assert!(error.contains("skills.x.colour"), "{error}");
+
+        for (text, field) in [
+            (
+                "[skills]\nx = { source = \"a\", path = \"../../etc\" }\n",
+                "skills.x.path",
+            ),
+            (
+                "[skills]\nx = { source = \"a\", path = \"a/../../b\" }\n",
+                "skills.x.path",
+            ),
+            ("[skills]\n\"../x\" = \"a\"\n", "skills.../x"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let error = Manifest::load(&path).unwrap_err().to_string();
+            assert!(error.contains(field), "{text}: {error}");
+        }
     }
 }

@@ -14,6 +14,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use fs_err::os::unix::fs::OpenOptionsExt as _;
 use serde::Serialize;
 use skillbox_core::install_lock::{FileChange, LockedFile, LockedSkill, SkillLock, SourceKind};
 use skillbox_core::skill_store::SkillStore;
@@ -207,6 +208,10 @@ pub struct Installer {
     http: std::sync::OnceLock<Http>,
     /// Sources fetched during this operation, by source, reference and skills asked for.
     fetched: std::sync::Mutex<BTreeMap<String, Arc<FetchedTree>>>,
+    /// Installed folders and their digests, to record in the trust file.
+    pending_trust: std::sync::Mutex<Vec<(PathBuf, String)>>,
+    /// The trust file, read once per operation.
+    trust_snapshot: std::sync::OnceLock<Option<TrustStore>>,
 }
 
 impl std::fmt::Debug for FetchedTree {
@@ -256,6 +261,8 @@ impl Installer {
             progress: Progress::default(),
             http: std::sync::OnceLock::new(),
             fetched: std::sync::Mutex::default(),
+            pending_trust: std::sync::Mutex::default(),
+            trust_snapshot: std::sync::OnceLock::new(),
         })
     }
 
@@ -320,14 +327,17 @@ impl Installer {
 
     /// The project's exclusive lock, held while an operation changes the install.
     fn lock_project(&self) -> Result<fs_err::File, InstallError> {
+        crate::guard::check_project(&self.scope)?;
         let folder = self.scope.staging_parent();
         fs_err::create_dir_all(&folder)
             .map_err(|error| InstallError::io("create", &folder, error))?;
         let path = folder.join(".skillbox-install.lock");
+        // Never through a link a repository planted at the name (it would create its target).
         let file = fs_err::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0))
             .open(&path)
             .map_err(|error| InstallError::io("open", &path, error))?;
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
@@ -353,10 +363,11 @@ impl Installer {
     /// Any [`InstallError`]; nothing visible changes unless every chosen skill fetched and
     /// validated.
     pub fn add(&self, request: &AddRequest) -> Result<Report, InstallError> {
-        for name in &request.agents {
-            agent(name)?;
-        }
+        self.check_agent_folders(&request.agents)?;
         let spec = SourceSpec::parse(&request.source, &self.scope.base)?;
+        if request.skills.is_empty() && !request.all {
+            self.choose_from_index(&spec)?;
+        }
         let fetched = self.fetch(&spec, &request.skills)?;
         let chosen = choose(fetched.skills, &request.skills, request.all, &spec.text)?;
         let _guard = self.lock_project()?;
@@ -377,6 +388,7 @@ impl Installer {
             let (locked, tree) = self.store_prepared(&prepared, &entry)?;
             let name = prepared.found.name.clone();
             let previous = lock.skills.get(&name).map(|old| old.digest.clone());
+            self.check_free(&name, &locked, previous.is_some())?;
             manifest.set(&name, entry);
             lock.skills.insert(name.clone(), locked.clone());
             placed.push((name, locked, tree, previous));
@@ -394,7 +406,31 @@ impl Installer {
                 .skills
                 .push(outcome(&name, action, folder, &locked, previous));
         }
+        self.flush_trust()?;
         Ok(report)
+    }
+
+    /// For a discovery index listing several skills, none of them chosen: the refusal listing
+    /// them, read from the index alone (no skill is downloaded to be listed).
+    fn choose_from_index(&self, spec: &SourceSpec) -> Result<(), InstallError> {
+        let url = match &spec.location {
+            Location::WellKnown(url) => url.clone(),
+            Location::Site(site) => format!(
+                "{}/{WELL_KNOWN_PATH}/index.json",
+                site.trim_end_matches('/')
+            ),
+            _ => return Ok(()),
+        };
+        match fetch_index(self.http()?, &url, &self.progress)? {
+            Some(index) if index.skills.len() > 1 => Err(choose_listing(
+                &spec.text,
+                index
+                    .skills
+                    .iter()
+                    .map(|skill| (skill.name.as_str(), skill.description.as_str())),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// `skillbox install`: make the install folder exactly what the lock says, locking what
@@ -448,11 +484,18 @@ impl Installer {
                     .with_reference(entry.reference.clone());
                 let prepared = self.fetch_one(&spec, &entry.path, name)?;
                 let (locked, _) = self.store_prepared(&prepared, entry)?;
+                let was_locked = lock_on_disk
+                    .as_ref()
+                    .is_some_and(|on_disk| on_disk.skills.contains_key(name));
+                self.check_free(name, &locked, was_locked)?;
                 lock.skills.insert(name.clone(), locked);
             }
             if Some(&lock) != lock_on_disk.as_ref() {
                 write_atomically(&self.scope.lock, lock.to_text().as_bytes())?;
             }
+        }
+        for locked in lock.skills.values() {
+            self.check_agent_folders(&locked.agents)?;
         }
         self.remove_unlocked(&lock, &mut report)?;
         for (name, locked) in &lock.skills {
@@ -461,6 +504,7 @@ impl Installer {
                 .skills
                 .push(outcome(name, action, folder, locked, None));
         }
+        self.flush_trust()?;
         Ok(report)
     }
 
@@ -504,6 +548,7 @@ impl Installer {
                 .skills
                 .push(outcome(&name, action, folder, &locked, Some(previous)));
         }
+        self.flush_trust()?;
         Ok(report)
     }
 
@@ -550,6 +595,7 @@ impl Installer {
     /// # Errors
     /// Any fetch error.
     pub fn outdated(&self) -> Result<Report, InstallError> {
+        crate::guard::check_project(&self.scope)?;
         let manifest = Manifest::load(&self.scope.manifest)?;
         let lock = self.existing_lock()?;
         let mut report = self.report();
@@ -636,6 +682,7 @@ impl Installer {
     }
 
     fn existing_lock(&self) -> Result<SkillLock, InstallError> {
+        crate::guard::check_project(&self.scope)?;
         SkillLock::load(&self.scope.lock)?.ok_or_else(|| InstallError::NotFound {
             message: format!(
                 "`{}` does not exist; `skillbox add SOURCE` installs a skill and writes it",
@@ -936,6 +983,10 @@ impl Installer {
         path: &str,
         name: &str,
     ) -> Result<Prepared, InstallError> {
+        crate::guard::check_source_path(path).map_err(|message| InstallError::BadSource {
+            source_text: spec.text.clone(),
+            message,
+        })?;
         let wanted = vec![name.to_owned()];
         let wanted = if matches!(spec.location, Location::WellKnown(_) | Location::Site(_)) {
             wanted.as_slice()
@@ -977,13 +1028,24 @@ impl Installer {
         matching.pop().ok_or_else(missing)
     }
 
-    /// Store a prepared skill's tree; its lock entry and stored tree.
-    fn store_prepared(
+    /// Put a prepared skill's folder in the store: moved in when it is in a staging folder of
+    /// ours (fetched), copied (and hashed as copied) when it is the user's; its inventory
+    /// and stored tree.
+    fn store_folder(
         &self,
         prepared: &Prepared,
-        entry: &ManifestEntry,
-    ) -> Result<(LockedSkill, PathBuf), InstallError> {
+    ) -> Result<(FolderInventory, PathBuf), InstallError> {
+        // Links are checked before anything is stored: the store holds no tree a lock could
+        // name later that an install would refuse now.
+        crate::discover::check_folder_links(
+            &prepared.found.folder,
+            &prepared.found.name,
+            &prepared.spec.text,
+        )?;
         let store = self.store()?;
+        if prepared._staging.is_some() {
+            return Ok(store.adopt_folder(&prepared.found.folder)?);
+        }
         let (digest, tree) = store.insert_folder(&prepared.found.folder)?;
         let inventory = folder_inventory_at(&tree).map_err(|error| {
             InstallError::refused(prepared.spec.text.clone(), error.to_string())
@@ -997,7 +1059,19 @@ impl Installer {
                 ),
             ));
         }
+        Ok((inventory, tree))
+    }
+
+    /// Store a prepared skill's tree; its lock entry and stored tree.
+    fn store_prepared(
+        &self,
+        prepared: &Prepared,
+        entry: &ManifestEntry,
+    ) -> Result<(LockedSkill, PathBuf), InstallError> {
+        let (inventory, tree) = self.store_folder(prepared)?;
+        let digest = inventory.digest.clone();
         self.check_skill_limits(&prepared.found.name, &prepared.spec.text, &inventory)?;
+        crate::discover::check_links(&inventory, &prepared.found.name, &prepared.spec.text)?;
         let locked = LockedSkill {
             source: entry.source.clone(),
             kind: prepared.kind,
@@ -1047,16 +1121,26 @@ impl Installer {
         notes: &mut Vec<String>,
     ) -> Result<(Action, PathBuf), InstallError> {
         let folder = self.scope.install_folder.join(name);
-        let in_place =
-            folder_inventory_at(&folder).is_ok_and(|found| found.digest == locked.digest);
+        // Files already in place are kept only when they are known: recorded as installed here
+        // with this digest, or in the store (fetched from a source before). Files a repository
+        // (or anyone who can write the project) put there, with a lock edited to match, are
+        // not: the locked source is fetched, and must hold them.
+        let in_place = !crate::guard::is_link(&folder)
+            && folder_inventory_at(&folder).is_ok_and(|found| found.digest == locked.digest)
+            && (self.recorded_as(&folder, &locked.digest)
+                || self.store()?.existing(&locked.digest).is_some());
         if in_place {
+            crate::discover::check_folder_links(&folder, name, &locked.source)?;
             self.show_in_agents(name, locked, &folder, notes)?;
             self.record_trust(&folder, locked)?;
             return Ok((Action::Unchanged, folder));
         }
         let store = self.store()?;
         let tree = match store.existing(&locked.digest) {
-            Some(tree) => tree,
+            Some(tree) => {
+                crate::discover::check_folder_links(&tree, name, &locked.source)?;
+                tree
+            }
             None => {
                 let spec = SourceSpec::parse(&locked.source, &self.scope.base)?.with_reference(
                     locked
@@ -1066,7 +1150,8 @@ impl Installer {
                         .or_else(|| locked.reference.clone()),
                 );
                 let prepared = self.fetch_one(&spec, &locked.path, name)?;
-                let (digest, tree) = store.insert_folder(&prepared.found.folder)?;
+                let (inventory, tree) = self.store_folder(&prepared)?;
+                let digest = inventory.digest;
                 if digest != locked.digest {
                     return Err(InstallError::refused(
                         locked.source.clone(),
@@ -1119,6 +1204,7 @@ impl Installer {
                 ));
                 continue;
             };
+            crate::guard::check_agent_folder(&self.scope, &agent_folder)?;
             let shown = agent_folder.join(name);
             fs_err::create_dir_all(&agent_folder)
                 .map_err(|error| InstallError::io("create", &agent_folder, error))?;
@@ -1156,14 +1242,81 @@ impl Installer {
         Ok(())
     }
 
+    /// Refuse unknown agents, and agents' folders in the project that are links (before
+    /// anything is written).
+    fn check_agent_folders(&self, agents: &[String]) -> Result<(), InstallError> {
+        for name in agents {
+            if let Some(folder) = agent_folder(agent(name)?, &self.scope) {
+                crate::guard::check_agent_folder(&self.scope, &folder)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the trust file records `folder` as installed by this scope's lock with `digest`.
+    fn recorded_as(&self, folder: &Path, digest: &str) -> bool {
+        let Some(trust_file) = &self.trust_file else {
+            return false;
+        };
+        let (Some(store), Ok(canonical)) = (
+            self.trust_snapshot(trust_file),
+            fs_err::canonicalize(folder),
+        ) else {
+            return false;
+        };
+        store
+            .installed(&canonical)
+            .is_some_and(|record| record.lock == self.scope.lock && record.digest == digest)
+    }
+
+    /// Refuse to replace the folder `name` of the install folder when this scope's lock did
+    /// not install it (a skill the user wrote, a folder the repository ships), unless it holds
+    /// exactly the files to install already.
+    fn check_free(
+        &self,
+        name: &str,
+        locked: &LockedSkill,
+        was_locked: bool,
+    ) -> Result<(), InstallError> {
+        let folder = self.scope.install_folder.join(name);
+        if was_locked || fs_err::symlink_metadata(&folder).is_err() {
+            return Ok(());
+        }
+        // Ours: installed here and unchanged since (a record alone may be left from a project
+        // deleted before), or already the very files to install.
+        let ours = !crate::guard::is_link(&folder)
+            && folder_inventory_at(&folder).is_ok_and(|found| {
+                found.digest == locked.digest || self.recorded_as(&folder, &found.digest)
+            });
+        if ours {
+            return Ok(());
+        }
+        Err(InstallError::refused(
+            folder.display().to_string(),
+            format!(
+                "it exists and was not installed by `{}`, so skill `{name}` does not replace it; move it away first",
+                self.scope.lock.display()
+            ),
+        ))
+    }
+
+    /// The trust file as it was when this operation first read it (records written by this
+    /// operation go in at its end, [`Installer::flush_trust`]); `None` when it cannot be read.
+    fn trust_snapshot(&self, trust_file: &Path) -> Option<&TrustStore> {
+        self.trust_snapshot
+            .get_or_init(|| TrustStore::load(trust_file).ok())
+            .as_ref()
+    }
+
     /// Whether a folder is a copy this scope's lock installed (recorded in the trust file).
     fn is_our_copy(&self, folder: &Path) -> bool {
         let Some(trust_file) = &self.trust_file else {
             return false;
         };
-        let (Ok(store), Ok(canonical)) =
-            (TrustStore::load(trust_file), fs_err::canonicalize(folder))
-        else {
+        let (Some(store), Ok(canonical)) = (
+            self.trust_snapshot(trust_file),
+            fs_err::canonicalize(folder),
+        ) else {
             return false;
         };
         store
@@ -1171,26 +1324,38 @@ impl Installer {
             .is_some_and(|record| record.lock == self.scope.lock)
     }
 
+    /// Note that `folder` now holds the files of `locked`: recorded in the trust file by
+    /// [`Installer::flush_trust`], once per operation.
     fn record_trust(&self, folder: &Path, locked: &LockedSkill) -> Result<(), InstallError> {
+        if self.trust_file.is_some()
+            && let Ok(mut pending) = self.pending_trust.lock()
+        {
+            pending.push((folder.to_path_buf(), locked.digest.clone()));
+        }
+        Ok(())
+    }
+
+    /// Write the trust records noted during this operation in one update of the trust file,
+    /// dropping records of installed folders that no longer exist.
+    fn flush_trust(&self) -> Result<(), InstallError> {
         let Some(trust_file) = &self.trust_file else {
             return Ok(());
         };
-        let lock =
-            std::path::absolute(&self.scope.lock).unwrap_or_else(|_| self.scope.lock.clone());
-        let canonical = fs_err::canonicalize(folder).ok();
-        let already = TrustStore::load(trust_file).ok().is_some_and(|store| {
-            canonical
-                .as_ref()
-                .and_then(|canonical| store.installed(canonical))
-                .is_some_and(|record| record.digest == locked.digest && record.lock == lock)
-        });
-        if already {
+        let pending = match self.pending_trust.lock() {
+            Ok(mut pending) => std::mem::take(&mut *pending),
+            Err(_) => return Ok(()),
+        };
+        if pending.is_empty() {
             return Ok(());
         }
+        let lock =
+            std::path::absolute(&self.scope.lock).unwrap_or_else(|_| self.scope.lock.clone());
         TrustStore::update(trust_file, |store| {
-            store
-                .record_installed(folder, &locked.digest, &lock)
-                .map(|_| ())
+            store.forget_missing_installed();
+            for (folder, digest) in &pending {
+                store.record_installed(folder, digest, &lock)?;
+            }
+            Ok(())
         })?;
         Ok(())
     }
@@ -1217,6 +1382,18 @@ impl Installer {
             })
             .collect();
         for (folder, digest) in stale {
+            // Only the files installed are removed: a folder changed since (the user's edits,
+            // another folder put there) is left in place, and no longer recorded.
+            let as_installed = !crate::guard::is_link(&folder)
+                && folder_inventory_at(&folder).is_ok_and(|found| found.digest == digest);
+            if folder.exists() && !as_installed {
+                TrustStore::update(trust_file, |store| Ok(store.forget_installed(&folder)))?;
+                report.notes.push(format!(
+                    "`{}` is no longer locked, but its files changed since they were installed, so it is left in place; delete it if it is not wanted",
+                    folder.display()
+                ));
+                continue;
+            }
             if folder.exists() {
                 remove_folder(&folder)?;
             }
@@ -1248,6 +1425,9 @@ impl Installer {
             let Some(agent_folder) = agent_folder(agent, &self.scope) else {
                 continue;
             };
+            if crate::guard::check_agent_folder(&self.scope, &agent_folder).is_err() {
+                continue;
+            }
             let shown = agent_folder.join(name);
             match fs_err::symlink_metadata(&shown) {
                 Ok(metadata)
@@ -1294,6 +1474,30 @@ fn conflict(path: &Path, agent: &str) -> InstallError {
     )
 }
 
+/// At most this many skills are listed when a source holds more to choose from.
+const MAX_LISTED_SKILLS: usize = 50;
+
+/// The refusal listing the skills of a source that holds several, none of them chosen.
+fn choose_listing<'a>(
+    source_text: &str,
+    skills: impl ExactSizeIterator<Item = (&'a str, &'a str)>,
+) -> InstallError {
+    let count = skills.len();
+    let mut listing: Vec<String> = skills
+        .take(MAX_LISTED_SKILLS)
+        .map(|(name, description)| format!("  {name}  {}", first_line(description)))
+        .collect();
+    if count > MAX_LISTED_SKILLS {
+        listing.push(format!("  and {} more", count - MAX_LISTED_SKILLS));
+    }
+    InstallError::Usage {
+        message: format!(
+            "`{source_text}` holds {count} skills; choose with `--skill NAME` (repeatable) or take them all with `--all`:\n{}",
+            listing.join("\n")
+        ),
+    }
+}
+
 /// Choose the skills to install from those a source holds.
 fn choose(
     skills: Vec<Prepared>,
@@ -1324,23 +1528,15 @@ fn choose(
     if skills.len() == 1 || all {
         return Ok(skills);
     }
-    let listing: Vec<String> = skills
-        .iter()
-        .map(|prepared| {
-            format!(
-                "  {}  {}",
-                prepared.found.name,
-                first_line(&prepared.found.description)
+    Err(choose_listing(
+        source_text,
+        skills.iter().map(|prepared| {
+            (
+                prepared.found.name.as_str(),
+                prepared.found.description.as_str(),
             )
-        })
-        .collect();
-    Err(InstallError::Usage {
-        message: format!(
-            "`{source_text}` holds {} skills; choose with `--skill NAME` (repeatable) or take them all with `--all`:\n{}",
-            skills.len(),
-            listing.join("\n")
-        ),
-    })
+        }),
+    ))
 }
 
 fn not_in_source<'a>(
@@ -1348,10 +1544,17 @@ fn not_in_source<'a>(
     source_text: &str,
     available: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> InstallError {
-    let names: Vec<&str> = available.map(|(name, _)| name).collect();
+    let mut names: Vec<&str> = available.map(|(name, _)| name).collect();
+    let count = names.len();
+    names.truncate(MAX_LISTED_SKILLS);
+    let more = if count > MAX_LISTED_SKILLS {
+        format!(" and {} more", count - MAX_LISTED_SKILLS)
+    } else {
+        String::new()
+    };
     InstallError::NotFound {
         message: format!(
-            "`{source_text}` has no skill `{name}`; it holds: {}",
+            "`{source_text}` has no skill `{name}`; it holds: {}{more}",
             names.join(", ")
         ),
     }

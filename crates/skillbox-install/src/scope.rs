@@ -30,14 +30,19 @@ pub struct InstallScope {
 
 impl InstallScope {
     /// The project holding `start`: the nearest folder at or above it with a `skillbox.toml`
-    /// or `skillbox.lock`, else `start` itself.
+    /// or `skillbox.lock`, else `start` itself. Above `start`, only files of the user's own
+    /// (or root's) count: a `skillbox.lock` another user left in a shared folder (`/tmp`)
+    /// does not make that folder the project of everyone working below it.
     #[must_use]
     pub fn project(start: &Path) -> InstallScope {
         let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
         let base = start
             .ancestors()
             .find(|folder| {
-                folder.join(MANIFEST_FILE_NAME).is_file() || folder.join(LOCK_FILE_NAME).is_file()
+                [MANIFEST_FILE_NAME, LOCK_FILE_NAME].iter().any(|name| {
+                    let file = folder.join(name);
+                    file.is_file() && (*folder == start || owned_by_us(&file))
+                })
             })
             .unwrap_or(&start)
             .to_path_buf();
@@ -77,5 +82,36 @@ impl InstallScope {
         self.install_folder
             .parent()
             .map_or_else(|| self.base.clone(), Path::to_path_buf)
+    }
+}
+
+/// Whether a file (and the folder holding it) belongs to the user running this, or to root.
+fn owned_by_us(file: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let us = rustix::process::geteuid().as_raw();
+    let ours = |path: &Path| {
+        fs_err::metadata(path).is_ok_and(|metadata| metadata.uid() == us || metadata.uid() == 0)
+    };
+    ours(file) && file.parent().is_some_and(ours)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_project_above_the_start_counts_only_when_it_is_ours() {
+        let temp = tempfile::tempdir().unwrap();
+        let start = temp.path().join("work/here");
+        std::fs::create_dir_all(&start).unwrap();
+        let planted = temp.path().join(LOCK_FILE_NAME);
+        std::fs::write(&planted, "{}").unwrap();
+        assert_eq!(InstallScope::project(&start).base, temp.path());
+        // Another user's lock (only root can give a file away).
+        if std::os::unix::fs::chown(&planted, Some(4242), None).is_ok() {
+            assert_eq!(InstallScope::project(&start).base, start);
+            // In the folder itself it is the project, whoever wrote it.
+            assert_eq!(InstallScope::project(temp.path()).base, temp.path());
+        }
     }
 }

@@ -112,6 +112,12 @@ impl SourceSpec {
             .any(|scheme| lower.starts_with(scheme))
             || is_scp_like(trimmed);
         if is_git_scheme {
+            // A password in the URL would be written to the manifest and lock (and printed).
+            if url::Url::parse(trimmed).is_ok_and(|parsed| parsed.password().is_some()) {
+                return Err(bad(
+                    "it carries a password; use your SSH agent or git credential helper",
+                ));
+            }
             let (repository, subpath, reference) = split_git(trimmed);
             return Ok(spec(
                 Location::Git(repository),
@@ -375,6 +381,7 @@ mod tests {
             "o/../r",
             "https://user:pw@example.com/r.git",
             "https://x.com/r.git/a/../b",
+            "ssh://git:hunter2@example.com/o/r.git",
         ] {
             let error = SourceSpec::parse(bad, Path::new("/"))
                 .unwrap_err()

@@ -10,6 +10,7 @@ mod execute;
 mod find;
 mod hostile_catalog;
 mod install;
+mod install_attacks;
 mod list_and_show;
 mod local_model;
 mod mcp;

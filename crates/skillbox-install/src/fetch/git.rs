@@ -6,7 +6,8 @@
 
 use std::num::NonZeroU32;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use gix::bstr::ByteSlice;
 
@@ -45,14 +46,14 @@ pub(crate) fn fetch_tree(
     progress: &Progress,
 ) -> Result<GitTree, InstallError> {
     let task = progress.start(&format!("git fetch {url}"), None);
-    let shallow = fetch(url, reference, &work.join("shallow"), true);
+    let shallow = fetch(url, reference, &work.join("shallow"), true, limits);
     let repository = match shallow {
         Ok(repository) => repository,
         // A server that refuses a commit id as a shallow want (no `allowAnySHA1InWant`) can
         // still serve it in a full fetch.
         Err(error) if reference.is_some_and(is_commit_id) => {
             tracing::debug!(%error, "a shallow fetch of a commit id failed; fetching everything");
-            fetch(url, None, &work.join("full"), false)?
+            fetch(url, None, &work.join("full"), false, limits)?
         }
         Err(error) => return Err(error),
     };
@@ -107,15 +108,25 @@ fn short(revision: &str) -> &str {
     revision.get(..12).unwrap_or(revision)
 }
 
-/// A bare clone of `url` at `reference` into `path` (shallow when asked).
+/// How often the size of a fetch in progress is measured.
+const FETCH_WATCH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// A bare clone of `url` at `reference` into `path` (shallow when asked), bounded: no object
+/// may need more than [`InstallLimits::max_source_bytes`] of memory to unpack (a blob of zeros
+/// packs to almost nothing), and the fetch stops once it has written more than
+/// [`InstallLimits::max_download_bytes`].
 fn fetch(
     url: &str,
     reference: Option<&str>,
     path: &Path,
     shallow: bool,
+    limits: &InstallLimits,
 ) -> Result<gix::Repository, InstallError> {
     let fail = |error: &dyn std::fmt::Display| InstallError::fetch(url, error);
-    let mut prepare = gix::prepare_clone_bare(url, path).map_err(|error| fail(&error))?;
+    let alloc_limit = format!("gitoxide.objects.allocLimit={}", limits.max_source_bytes);
+    let mut prepare = gix::prepare_clone_bare(url, path)
+        .map_err(|error| fail(&error))?
+        .with_in_memory_config_overrides([alloc_limit.as_str()]);
     if shallow {
         prepare = prepare.with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN));
     }
@@ -140,16 +151,15 @@ fn fetch(
     if let Some(parsed) = &parsed
         && let Some(token) = token_for(parsed)
     {
-        let host = parsed.host_str().unwrap_or_default().to_owned();
+        let origin = parsed.clone();
         prepare = prepare.configure_connection(move |connection| {
             let token = token.clone();
-            let host = host.clone();
+            let origin = origin.clone();
             connection.set_credentials(move |action| match action {
+                // Only for the URL the token is for: a redirect to another host (or port, or
+                // scheme) is asked for credentials under its own URL, and gets none.
                 gix::credentials::helper::Action::Get(context)
-                    if context.host.as_deref().is_none_or(|asked| {
-                        asked == host
-                            || asked.rsplit_once(':').is_some_and(|(name, _)| name == host)
-                    }) =>
+                    if asks_for_origin(context.url.as_ref(), &origin) =>
                 {
                     Ok(Some(gix::credentials::protocol::Outcome {
                         identity: gix::sec::identity::Account {
@@ -175,10 +185,61 @@ fn fetch(
         });
     }
     let interrupt = AtomicBool::new(false);
-    let (repository, _) = prepare
-        .fetch_only(gix::progress::Discard, &interrupt)
-        .map_err(|error| InstallError::fetch(url, with_causes(&error)))?;
+    let finished = AtomicBool::new(false);
+    let too_large = AtomicBool::new(false);
+    let fetched = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                if folder_bytes(path) > limits.max_download_bytes {
+                    too_large.store(true, Ordering::Relaxed);
+                    interrupt.store(true, Ordering::Relaxed);
+                    break;
+                }
+                std::thread::sleep(FETCH_WATCH_INTERVAL);
+            }
+        });
+        let fetched = prepare.fetch_only(gix::progress::Discard, &interrupt);
+        finished.store(true, Ordering::Relaxed);
+        fetched
+    });
+    // A fetch quicker than the watch is measured once more whole.
+    if too_large.load(Ordering::Relaxed) || folder_bytes(path) > limits.max_download_bytes {
+        return Err(InstallError::refused(
+            url,
+            format!(
+                "it sends more than {} bytes; the limit is for one download",
+                limits.max_download_bytes
+            ),
+        ));
+    }
+    let (repository, _) = fetched.map_err(|error| InstallError::fetch(url, with_causes(&error)))?;
     Ok(repository)
+}
+
+/// Whether a credential request is for the URL a token was given for: the same scheme, host
+/// and port. A request without a URL is not.
+fn asks_for_origin(asked: Option<&gix::bstr::BString>, origin: &url::Url) -> bool {
+    let Some(asked) = asked.and_then(|asked| url::Url::parse(&asked.to_str_lossy()).ok()) else {
+        return false;
+    };
+    asked.scheme() == origin.scheme()
+        && asked.host_str() == origin.host_str()
+        && asked.port_or_known_default() == origin.port_or_known_default()
+}
+
+/// The bytes of the files under `folder` (0 when it cannot be read).
+fn folder_bytes(folder: &Path) -> u64 {
+    let Ok(entries) = fs_err::read_dir(folder) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => folder_bytes(&entry.path()),
+            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |metadata| metadata.len()),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Whether a URL's host is this machine.
@@ -241,6 +302,10 @@ fn write_tree(
             let object = entry.object().map_err(|error| fail(&error))?;
             writer.link(path.as_bytes(), &object.data)?;
         } else {
+            // The size from the object's header, before its bytes are read into memory: a
+            // blob of zeros packs to almost nothing and would unpack to gigabytes.
+            let size = entry.id().header().map_err(|error| fail(&error))?.size();
+            writer.check_size(&path, size)?;
             let object = entry.object().map_err(|error| fail(&error))?;
             writer.file(
                 path.as_bytes(),
@@ -250,4 +315,89 @@ fn write_tree(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository whose one commit holds `SKILL.md` and `big.bin` of `content`.
+    fn repository_with(content: &str) -> skillbox_testkit::GitRepo {
+        let repo = skillbox_testkit::GitRepo::new();
+        repo.write(&[
+            (
+                "SKILL.md",
+                "---\nname: big\ndescription: Big. Use when big.\n---\n",
+            ),
+            ("big.bin", content),
+        ]);
+        repo.commit("first");
+        repo
+    }
+
+    fn fetch_with(repo: &skillbox_testkit::GitRepo, limits: &InstallLimits) -> String {
+        let work = tempfile::tempdir().unwrap();
+        let into = work.path().join("tree");
+        std::fs::create_dir(&into).unwrap();
+        let url = format!("file://{}", repo.path().display());
+        match fetch_tree(
+            &url,
+            None,
+            "",
+            work.path(),
+            &into,
+            limits,
+            &Progress::default(),
+        ) {
+            Ok(_) => String::new(),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn an_object_too_large_to_unpack_is_refused_before_it_is_in_memory() {
+        // 8 MiB of one byte packs to a few KiB.
+        let repo = repository_with(&"0".repeat(8 * 1024 * 1024));
+        let limits = InstallLimits {
+            max_source_bytes: 1024 * 1024,
+            ..InstallLimits::default()
+        };
+        let error = fetch_with(&repo, &limits);
+        assert!(error.contains("too large"), "{error}");
+        assert_eq!(fetch_with(&repo, &InstallLimits::default()), "");
+    }
+
+    #[test]
+    fn a_fetch_past_the_download_limit_stops() {
+        // Digits of a pseudo-random sequence: they do not compress away.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let content: String = (0..6 * 1024 * 1024)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'0' + u8::try_from(state % 10).unwrap_or(0))
+            })
+            .collect();
+        let repo = repository_with(&content);
+        let limits = InstallLimits {
+            max_download_bytes: 512 * 1024,
+            ..InstallLimits::default()
+        };
+        let error = fetch_with(&repo, &limits);
+        assert!(error.contains("sends more than 524288 bytes"), "{error}");
+    }
+
+    #[test]
+    fn a_token_is_only_for_its_own_scheme_host_and_port() {
+        let origin = url::Url::parse("https://git.example.com/o/r.git").unwrap();
+        let asked = |text: &str| asks_for_origin(Some(&text.into()), &origin);
+        assert!(asked("https://git.example.com/o/r.git"));
+        assert!(asked("https://git.example.com:443/other.git"));
+        assert!(!asked("https://evil.example.com/o/r.git"));
+        assert!(!asked("http://git.example.com/o/r.git"));
+        assert!(!asked("https://git.example.com:8443/o/r.git"));
+        assert!(!asked("https://git.example.com.evil.com/o/r.git"));
+        assert!(!asks_for_origin(None, &origin));
+    }
 }

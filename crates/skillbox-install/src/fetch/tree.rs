@@ -6,7 +6,7 @@
 //! link), and links are made last, only when their target stays inside the tree, so no entry
 //! is ever written through one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Read;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -71,7 +71,9 @@ impl<'limits> TreeWriter<'limits> {
                 "entry `{text}` would leave the source (an empty, `.` or `..` part)"
             )));
         }
-        if parts.contains(&".git") {
+        // `.GIT` is `.git` on a case-insensitive disk (macOS, Windows): dropped alike, so a
+        // fetched tree never makes the folder it lands in a repository with its own config.
+        if parts.iter().any(|part| part.eq_ignore_ascii_case(".git")) {
             return Ok(None);
         }
         if let Some(link) = self
@@ -136,6 +138,19 @@ impl<'limits> TreeWriter<'limits> {
         Ok(())
     }
 
+    /// Refuse a file of `size` bytes before it is read into memory when it is more than what
+    /// is left of the bytes the source may unpack to.
+    pub(crate) fn check_size(&self, path: &str, size: u64) -> Result<(), InstallError> {
+        let remaining = self.limits.max_source_bytes.saturating_sub(self.bytes);
+        if size > remaining {
+            return Err(self.refused(format!(
+                "it unpacks to more than {} bytes (`{path}` alone is {size})",
+                self.limits.max_source_bytes
+            )));
+        }
+        Ok(())
+    }
+
     /// A symbolic link to `target`, made by [`TreeWriter::finish`] once every entry is written.
     pub(crate) fn link(&mut self, name: &[u8], target: &[u8]) -> Result<(), InstallError> {
         let Some(relative) = self.checked(name)? else {
@@ -153,8 +168,15 @@ impl<'limits> TreeWriter<'limits> {
         Ok(())
     }
 
-    /// Make the links; no more entries follow.
+    /// Make the links; no more entries follow. Each link must still resolve inside the tree
+    /// when the other links are followed as the system follows them (`a/l -> ..` makes
+    /// `b -> a/l/../..` leave the tree, though each looks inside on its own).
     pub(crate) fn finish(self) -> Result<(), InstallError> {
+        if let Some((relative, target)) = escaping_link(&self.links) {
+            return Err(self.refused(format!(
+                "link `{relative}` points to `{target}`, which leaves the source through its other links"
+            )));
+        }
         for (relative, target) in &self.links {
             let path = self.root.join(relative);
             if let Some(parent) = path.parent() {
@@ -190,6 +212,68 @@ pub(crate) fn link_stays_inside(relative: &str, target: &str) -> bool {
     true
 }
 
+/// Most links followed while resolving one link (as the system's `MAXSYMLINKS`).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Whether the link at `relative` pointing to `target` resolves inside the root, following
+/// the root's other links (`links`: path to target, every path `/`-separated from the root) as
+/// the system does: a link met on the way is replaced by its target before the path goes on,
+/// so `..` after it climbs from where it points, not from where it sits. A chain that loops or
+/// is longer than [`MAX_LINK_HOPS`] counts as leaving.
+pub(crate) fn link_resolves_inside(
+    relative: &str,
+    target: &str,
+    links: &BTreeMap<String, String>,
+) -> bool {
+    let mut folder: Vec<String> = relative.split('/').map(str::to_owned).collect();
+    folder.pop();
+    // The parts still to walk; a link met is replaced by its target's parts.
+    let mut pending: VecDeque<String> = VecDeque::new();
+    let queue = |pending: &mut VecDeque<String>, target: &str| {
+        if target.is_empty() || target.starts_with('/') {
+            return false;
+        }
+        for part in target.split('/').rev() {
+            pending.push_front(part.to_owned());
+        }
+        true
+    };
+    if !queue(&mut pending, target) {
+        return false;
+    }
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        match part.as_str() {
+            "" | "." => {}
+            ".." => {
+                if folder.pop().is_none() {
+                    return false;
+                }
+            }
+            name => {
+                folder.push(name.to_owned());
+                if let Some(next) = links.get(&folder.join("/")) {
+                    hops += 1;
+                    folder.pop();
+                    if hops > MAX_LINK_HOPS || !queue(&mut pending, next) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The first link of `links` that does not resolve inside their root
+/// ([`link_resolves_inside`]).
+pub(crate) fn escaping_link(links: &BTreeMap<String, String>) -> Option<(&str, &str)> {
+    links
+        .iter()
+        .find(|(relative, target)| !link_resolves_inside(relative, target, links))
+        .map(|(relative, target)| (relative.as_str(), target.as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +285,40 @@ mod tests {
         assert!(!link_stays_inside("a/b", "../../c"));
         assert!(!link_stays_inside("a", "/etc/passwd"));
         assert!(!link_stays_inside("a", "../x"));
+    }
+
+    #[test]
+    fn links_are_resolved_through_the_other_links() {
+        let links = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(path, target)| ((*path).to_owned(), (*target).to_owned()))
+                .collect()
+        };
+        // `d/l1` goes up one folder; each `d/l1/..` climbs two where it looks like none.
+        let chain = links(&[("d/l1", ".."), ("l2", "d/l1/../d/l1/../../etc/passwd")]);
+        assert!(link_stays_inside("l2", "d/l1/../d/l1/../../etc/passwd"));
+        assert!(!link_resolves_inside("l2", &chain["l2"], &chain));
+        assert_eq!(escaping_link(&chain).map(|(path, _)| path), Some("l2"));
+        // Chains that stay inside, and loops.
+        let fine = links(&[("a", "b"), ("b", "c/d"), ("c/e", "../a"), ("x", "c/e")]);
+        assert_eq!(escaping_link(&fine), None);
+        let looping = links(&[("a", "b"), ("b", "a")]);
+        assert!(escaping_link(&looping).is_some());
+        let self_loop = links(&[("a/b", "../a/b")]);
+        assert!(escaping_link(&self_loop).is_some());
+    }
+
+    #[test]
+    fn a_git_folder_in_any_case_is_dropped() {
+        let temp = tempfile::tempdir().unwrap();
+        let limits = InstallLimits::default();
+        let mut writer = TreeWriter::new(temp.path(), "test", &limits);
+        for name in [&b".GIT/config"[..], b"a/.Git/hooks/x", b".git/config"] {
+            writer.file(name, &mut &b"x"[..], false).unwrap();
+        }
+        writer.finish().unwrap();
+        assert_eq!(fs_err::read_dir(temp.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -66,6 +66,11 @@ fn unpack_zip(
     let refused = |message: String| InstallError::refused(source_text, message);
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|error| refused(format!("it is not a readable zip archive ({error})")))?;
+    // Two entries of one name: which one a reader takes differs between tools, so what was
+    // reviewed with one need not be what is installed.
+    if archive.has_duplicate_names() {
+        return Err(refused("it holds two entries of the same name".to_owned()));
+    }
     if archive.len() > limits.max_source_entries {
         return Err(refused(format!(
             "it holds {} entries; the limit is {}",

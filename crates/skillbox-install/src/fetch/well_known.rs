@@ -206,6 +206,22 @@ pub(crate) fn fetch_skill(
                     IndexFile::PathOnly(path) => (path.clone(), None),
                 })
                 .collect();
+            // Each path names a file of the skill: it is joined to the skill's folder, so one
+            // that leaves it (`/dev/zero`, `../../x`) would be read from anywhere.
+            for (path, _) in &listed {
+                crate::guard::check_source_path(path).map_err(|problem| {
+                    InstallError::refused(
+                        index.url.as_str(),
+                        format!("skill `{}` lists a file {problem}", skill.name),
+                    )
+                })?;
+                if path.is_empty() {
+                    return Err(InstallError::refused(
+                        index.url.as_str(),
+                        format!("skill `{}` lists a file with an empty path", skill.name),
+                    ));
+                }
+            }
             if listed.iter().any(|(_, digest)| digest.is_none()) {
                 return Err(InstallError::refused(
                     index.url.as_str(),
@@ -225,10 +241,13 @@ pub(crate) fn fetch_skill(
                 unpack(&bytes, format, &folder, url.as_str(), limits)?;
                 for (path, digest) in &listed {
                     let file = folder.join(path);
-                    let bytes = fs_err::read(&file).map_err(|_| {
+                    let bytes = read_unpacked(&file, limits.max_bytes_per_skill).map_err(|_| {
                         InstallError::refused(
                             url.as_str(),
-                            format!("the package has no `{path}`, which the index lists"),
+                            format!(
+                                "the package has no file `{path}` (of at most {} bytes), which the index lists",
+                                limits.max_bytes_per_skill
+                            ),
                         )
                     })?;
                     check(
@@ -270,6 +289,17 @@ pub(crate) fn fetch_skill(
             ),
         )),
     }
+}
+
+/// The bytes of a regular file unpacked from a package, at most `limit` of them.
+fn read_unpacked(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    let file = skillbox_core::source::open_regular_file(path).map_err(std::io::Error::other)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other("too large"));
+    }
+    Ok(bytes)
 }
 
 /// The RFC's skill-level digest of a file list: sorted by path, `path NUL hex LF` per file.
