@@ -53,6 +53,21 @@ pub fn find_skills(
     source_root: &Path,
     source_text: &str,
 ) -> Result<Vec<FoundSkill>, InstallError> {
+    find_skills_with(root, source_root, source_text, true)
+}
+
+/// [`find_skills`], validating each skill only when `validate`: without, a tree holding only
+/// the skills' `SKILL.md` files (a git source's outline) gives the names and descriptions to
+/// choose from; the skills chosen are validated once written whole.
+///
+/// # Errors
+/// As [`find_skills`].
+pub(crate) fn find_skills_with(
+    root: &Path,
+    source_root: &Path,
+    source_text: &str,
+    validate: bool,
+) -> Result<Vec<FoundSkill>, InstallError> {
     let roots = skill_roots(root, source_text)?;
     let catalog = SkillCatalog::load(&CatalogOptions {
         roots: roots.iter().map(SkillRoot::explicit).collect(),
@@ -68,7 +83,8 @@ pub fn find_skills(
         }
         let name = skill.name().to_owned();
         let path_in_source = relative(&skill.directory, source_root);
-        if let Some(problem) = skillbox_core::names::unsafe_name_reason(&name) {
+        let unsafe_name = skillbox_core::names::unsafe_name_reason(&name).filter(|_| validate);
+        if let Some(problem) = unsafe_name {
             return Err(InstallError::Invalid {
                 name,
                 source_text: source_text.to_owned(),
@@ -96,7 +112,7 @@ pub fn find_skills(
             })
             .map(|diagnostic| format!("  {diagnostic}"))
             .collect();
-        if !errors.is_empty() {
+        if validate && !errors.is_empty() {
             return Err(InstallError::Invalid {
                 name,
                 source_text: source_text.to_owned(),

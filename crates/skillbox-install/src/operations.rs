@@ -22,9 +22,9 @@ use skillbox_core::trust::TrustStore;
 use skillbox_core::trust::digest::{FolderInventory, folder_inventory_at};
 
 use crate::agents::{agent, agent_folder};
-use crate::discover::{FoundSkill, find_skills};
+use crate::discover::{FoundSkill, find_skills, find_skills_with};
 use crate::error::InstallError;
-use crate::fetch::git::fetch_tree;
+use crate::fetch::git::{GitSource, TreeOutline, fetch_tree, write_folder};
 use crate::fetch::http::Http;
 use crate::fetch::unpack::{ArchiveFormat, unpack};
 use crate::fetch::well_known::{fetch_index, fetch_skill};
@@ -155,6 +155,9 @@ struct Prepared {
     revision: Option<String>,
     /// The staging folder holding `found.folder`, removed when the last skill of it is dropped.
     _staging: Option<Arc<tempfile::TempDir>>,
+    /// The fetched git tree whose outline `found` was read from: [`Installer::complete`]
+    /// writes the folder whole before it is stored.
+    outline_of: Option<Arc<FetchedTree>>,
 }
 
 /// A fetched source's files in a staging folder.
@@ -168,8 +171,19 @@ struct FetchedTree {
     revision: Option<String>,
     /// For an index: each skill fetched, with the index URL and its own revision.
     index_skills: Option<BTreeMap<String, (String, Option<String>)>>,
+    /// For git: the fetched repository, whose `root` holds only the skills' `SKILL.md` files
+    /// until a chosen skill's folder is written whole ([`Installer::complete`]).
+    git: Option<FetchedRepository>,
     notes: Vec<String>,
     staging: Option<Arc<tempfile::TempDir>>,
+}
+
+/// A git repository fetched for an operation.
+#[derive(Debug)]
+struct FetchedRepository {
+    url: String,
+    repository: PathBuf,
+    revision: String,
 }
 
 impl FetchedTree {
@@ -185,6 +199,7 @@ impl FetchedTree {
             kind,
             revision,
             index_skills: None,
+            git: None,
             notes: Vec::new(),
             staging: staging.map(Arc::new),
         }
@@ -212,6 +227,8 @@ pub struct Installer {
     pending_trust: std::sync::Mutex<Vec<(PathBuf, String)>>,
     /// The trust file, read once per operation.
     trust_snapshot: std::sync::OnceLock<Option<TrustStore>>,
+    /// How many skill folders were written whole from git this operation (names their folders).
+    completed: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for FetchedTree {
@@ -263,6 +280,7 @@ impl Installer {
             fetched: std::sync::Mutex::default(),
             pending_trust: std::sync::Mutex::default(),
             trust_snapshot: std::sync::OnceLock::new(),
+            completed: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -369,7 +387,10 @@ impl Installer {
             self.choose_from_index(&spec)?;
         }
         let fetched = self.fetch(&spec, &request.skills)?;
-        let chosen = choose(fetched.skills, &request.skills, request.all, &spec.text)?;
+        let chosen = choose(fetched.skills, &request.skills, request.all, &spec.text)?
+            .into_iter()
+            .map(|prepared| self.complete(prepared))
+            .collect::<Result<Vec<_>, _>>()?;
         let _guard = self.lock_project()?;
         let mut manifest = Manifest::load(&self.scope.manifest)?;
         let mut lock = SkillLock::load(&self.scope.lock)?.unwrap_or_default();
@@ -814,7 +835,7 @@ impl Installer {
         } else {
             tree.root.join(relative)
         };
-        let mut found = find_skills(&start, &tree.root, &spec.text)?;
+        let mut found = find_skills_with(&start, &tree.root, &spec.text, tree.git.is_none())?;
         let mut prepared = Vec::with_capacity(found.len());
         for skill in found.drain(..) {
             let (spec, revision) = match &tree.index_skills {
@@ -840,24 +861,69 @@ impl Installer {
                 spec,
                 revision,
                 _staging: tree.staging.clone(),
+                outline_of: tree.git.as_ref().map(|_| Arc::clone(tree)),
             });
         }
         Ok(prepared)
+    }
+
+    /// A chosen skill with all its files: one found in a git source's outline gets its folder
+    /// written whole (beside the outline) and validated; others are complete already.
+    fn complete(&self, prepared: Prepared) -> Result<Prepared, InstallError> {
+        let Some(tree) = prepared.outline_of.clone() else {
+            return Ok(prepared);
+        };
+        let Some(git) = &tree.git else {
+            return Ok(prepared);
+        };
+        let number = self
+            .completed
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let base = tree.root.with_file_name(format!("whole-{number}"));
+        let folder = base.join("skill");
+        fs_err::create_dir_all(&folder)
+            .map_err(|error| InstallError::io("create", &folder, error))?;
+        write_folder(
+            &git.repository,
+            &git.revision,
+            &prepared.found.path_in_source,
+            &folder,
+            &git.url,
+            &self.limits,
+        )?;
+        let found = find_skills(&folder, &base, &prepared.spec.text)?;
+        let Some(found) = found
+            .into_iter()
+            .find(|found| found.name == prepared.found.name && found.folder == folder)
+        else {
+            return Err(InstallError::NotFound {
+                message: format!(
+                    "`{}` at `{}` is not the skill `{}` its SKILL.md names",
+                    prepared.spec.text, prepared.found.path_in_source, prepared.found.name
+                ),
+            });
+        };
+        Ok(Prepared {
+            found: FoundSkill {
+                path_in_source: prepared.found.path_in_source.clone(),
+                ..found
+            },
+            outline_of: None,
+            ..prepared
+        })
     }
 
     fn fetch_git(&self, spec: &SourceSpec, url: &str) -> Result<FetchedTree, InstallError> {
         let staging = self.staging()?;
         let root = staging.path().join("tree");
         fs_err::create_dir(&root).map_err(|error| InstallError::io("create", &root, error))?;
-        let fetched = fetch_tree(
+        let source = GitSource {
             url,
-            spec.reference.as_deref(),
-            &spec.subpath,
-            staging.path(),
-            &root,
-            &self.limits,
-            &self.progress,
-        )?;
+            reference: spec.reference.as_deref(),
+            subpath: &spec.subpath,
+            outline: TreeOutline::SkillFilesOnly,
+        };
+        let fetched = fetch_tree(&source, staging.path(), &root, &self.limits, &self.progress)?;
         let notes = fetched
             .skipped_submodules
             .iter()
@@ -873,6 +939,11 @@ impl Installer {
             root,
             prefix: spec.subpath.clone(),
             kind: SourceKind::Git,
+            git: Some(FetchedRepository {
+                url: url.to_owned(),
+                repository: fetched.repository,
+                revision: fetched.revision.clone(),
+            }),
             revision: Some(fetched.revision),
             index_skills: None,
             notes,
@@ -969,6 +1040,7 @@ impl Installer {
             kind: SourceKind::WellKnown,
             revision: None,
             index_skills: Some(skills),
+            git: None,
             notes: Vec::new(),
             staging: Some(Arc::new(staging)),
         })
@@ -1025,7 +1097,7 @@ impl Installer {
             .into_iter()
             .filter(|prepared| prepared.found.name == name)
             .collect();
-        matching.pop().ok_or_else(missing)
+        self.complete(matching.pop().ok_or_else(missing)?)
     }
 
     /// Put a prepared skill's folder in the store: moved in when it is in a staging folder of

@@ -636,6 +636,14 @@ fn refusals_in_git_trees_name_the_entry_and_submodules_are_skipped() {
         "{stderr}"
     );
     assert!(!project.installed("ok/vendor").exists());
+    // Choosing one skill of the repository: its siblings that would be refused are no
+    // obstacle (only the chosen skill's folder is written whole and validated).
+    let other = Project::new();
+    let (code, _, stderr) = other.run(&["add", &url, "--skill", "ok"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = other.run(&["add", &url, "--skill", "bad"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("escape.md"), "{stderr}");
     assert_eq!(
         project.lock()["skills"]["ok"]["links"]["alias.md"],
         "SKILL.md"

@@ -23,6 +23,32 @@ pub(crate) struct GitTree {
     pub(crate) revision: String,
     /// Submodule entries skipped (their paths).
     pub(crate) skipped_submodules: Vec<String>,
+    /// The bare repository fetched into (to write whole folders from later).
+    pub(crate) repository: std::path::PathBuf,
+}
+
+/// What to fetch from git.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GitSource<'a> {
+    /// The repository.
+    pub(crate) url: &'a str,
+    /// A branch, tag or commit id; the remote's HEAD without one.
+    pub(crate) reference: Option<&'a str>,
+    /// The folder of the repository to write out (`/`-separated, empty for all).
+    pub(crate) subpath: &'a str,
+    /// How much of it.
+    pub(crate) outline: TreeOutline,
+}
+
+/// How much of a fetched tree is written out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TreeOutline {
+    /// Every entry.
+    Whole,
+    /// Only what finding skills needs: `SKILL.md` files and plugin manifests. The folders of
+    /// the skills chosen are written whole later ([`write_folder`]), so a source of fifty
+    /// skills costs the files of the ones installed, not of all fifty.
+    SkillFilesOnly,
 }
 
 /// Whether a reference is a full commit id.
@@ -37,14 +63,18 @@ pub(crate) fn is_commit_id(reference: &str) -> bool {
 /// [`InstallError::Fetch`] when the repository, reference or path cannot be had,
 /// [`InstallError::Refused`] for an unsafe tree.
 pub(crate) fn fetch_tree(
-    url: &str,
-    reference: Option<&str>,
-    subpath: &str,
+    source: &GitSource<'_>,
     work: &Path,
     into: &Path,
     limits: &InstallLimits,
     progress: &Progress,
 ) -> Result<GitTree, InstallError> {
+    let GitSource {
+        url,
+        reference,
+        subpath,
+        outline,
+    } = *source;
     let task = progress.start(&format!("git fetch {url}"), None);
     let shallow = fetch(url, reference, &work.join("shallow"), true, limits);
     let repository = match shallow {
@@ -95,12 +125,80 @@ pub(crate) fn fetch_tree(
     };
     let mut writer = TreeWriter::new(into, url, limits);
     let mut skipped_submodules = Vec::new();
-    write_tree(&tree, "", &mut writer, &mut skipped_submodules, url, 0)?;
+    write_tree(
+        &tree,
+        "",
+        &mut writer,
+        &mut skipped_submodules,
+        url,
+        0,
+        outline,
+    )?;
     writer.finish()?;
     Ok(GitTree {
         revision,
         skipped_submodules,
+        repository: repository.path().to_path_buf(),
     })
+}
+
+/// Write the folder at `path` of commit `revision` of the bare repository at `repository`
+/// (fetched by [`fetch_tree`]) whole into the empty folder `into`.
+///
+/// # Errors
+/// [`InstallError::Fetch`] when it is not there, [`InstallError::Refused`] for an unsafe tree.
+pub(crate) fn write_folder(
+    repository: &Path,
+    revision: &str,
+    path: &str,
+    into: &Path,
+    url: &str,
+    limits: &InstallLimits,
+) -> Result<(), InstallError> {
+    let fail = |error: &dyn std::fmt::Display| InstallError::fetch(url, error);
+    let repository =
+        gix::open_opts(repository, gix::open::Options::isolated()).map_err(|error| fail(&error))?;
+    let id = gix::ObjectId::from_hex(revision.as_bytes()).map_err(|error| fail(&error))?;
+    let root = repository
+        .find_commit(id)
+        .map_err(|error| fail(&error))?
+        .tree()
+        .map_err(|error| fail(&error))?;
+    let tree = if path.is_empty() {
+        root
+    } else {
+        let entry = root
+            .lookup_entry_by_path(path)
+            .map_err(|error| fail(&error))?
+            .filter(|entry| entry.mode().is_tree())
+            .ok_or_else(|| {
+                fail(&format!(
+                    "there is no folder `{path}` at {}",
+                    short(revision)
+                ))
+            })?;
+        entry.object().map_err(|error| fail(&error))?.into_tree()
+    };
+    let mut writer = TreeWriter::new(into, url, limits);
+    let mut submodules = Vec::new();
+    write_tree(
+        &tree,
+        "",
+        &mut writer,
+        &mut submodules,
+        url,
+        0,
+        TreeOutline::Whole,
+    )?;
+    writer.finish()
+}
+
+/// Whether an entry of a tree written as [`TreeOutline::SkillFilesOnly`] is written.
+fn in_outline(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    skillbox_core::loader::SKILL_MD_NAMES.contains(&name)
+        || path.contains(".claude-plugin/")
+        || path.contains(".codex-plugin/")
 }
 
 /// The first 12 digits of a commit id, for messages.
@@ -185,21 +283,26 @@ fn fetch(
         });
     }
     let interrupt = AtomicBool::new(false);
-    let finished = AtomicBool::new(false);
     let too_large = AtomicBool::new(false);
+    // The watcher wakes every interval, or at once when the fetch ends (the channel closes),
+    // so a quick fetch waits for nothing.
+    let (finished, watch) = std::sync::mpsc::channel::<()>();
     let fetched = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !finished.load(Ordering::Relaxed) {
+        let too_large = &too_large;
+        let interrupt = &interrupt;
+        scope.spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                watch.recv_timeout(FETCH_WATCH_INTERVAL)
+            {
                 if folder_bytes(path) > limits.max_download_bytes {
                     too_large.store(true, Ordering::Relaxed);
                     interrupt.store(true, Ordering::Relaxed);
                     break;
                 }
-                std::thread::sleep(FETCH_WATCH_INTERVAL);
             }
         });
-        let fetched = prepare.fetch_only(gix::progress::Discard, &interrupt);
-        finished.store(true, Ordering::Relaxed);
+        let fetched = prepare.fetch_only(gix::progress::Discard, interrupt);
+        drop(finished);
         fetched
     });
     // A fetch quicker than the watch is measured once more whole.
@@ -274,6 +377,7 @@ fn write_tree(
     skipped_submodules: &mut Vec<String>,
     url: &str,
     depth: usize,
+    outline: TreeOutline,
 ) -> Result<(), InstallError> {
     const MAX_DEPTH: usize = 64;
     if depth > MAX_DEPTH {
@@ -295,9 +399,19 @@ fn write_tree(
         if mode.is_tree() {
             writer.folder(path.as_bytes())?;
             let subtree = entry.object().map_err(|error| fail(&error))?.into_tree();
-            write_tree(&subtree, &path, writer, skipped_submodules, url, depth + 1)?;
+            write_tree(
+                &subtree,
+                &path,
+                writer,
+                skipped_submodules,
+                url,
+                depth + 1,
+                outline,
+            )?;
         } else if mode.is_commit() {
             skipped_submodules.push(path);
+        } else if outline == TreeOutline::SkillFilesOnly && !in_outline(&path) {
+            continue;
         } else if mode.is_link() {
             let object = entry.object().map_err(|error| fail(&error))?;
             writer.link(path.as_bytes(), &object.data)?;
@@ -340,15 +454,13 @@ mod tests {
         let into = work.path().join("tree");
         std::fs::create_dir(&into).unwrap();
         let url = format!("file://{}", repo.path().display());
-        match fetch_tree(
-            &url,
-            None,
-            "",
-            work.path(),
-            &into,
-            limits,
-            &Progress::default(),
-        ) {
+        let source = GitSource {
+            url: &url,
+            reference: None,
+            subpath: "",
+            outline: TreeOutline::Whole,
+        };
+        match fetch_tree(&source, work.path(), &into, limits, &Progress::default()) {
             Ok(_) => String::new(),
             Err(error) => error.to_string(),
         }
