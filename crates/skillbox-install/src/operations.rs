@@ -179,10 +179,9 @@ struct FetchedTree {
 }
 
 /// A git repository fetched for an operation.
-#[derive(Debug)]
 struct FetchedRepository {
     url: String,
-    repository: PathBuf,
+    repository: gix::ThreadSafeRepository,
     revision: String,
 }
 

@@ -24,7 +24,7 @@ pub(crate) struct GitTree {
     /// Submodule entries skipped (their paths).
     pub(crate) skipped_submodules: Vec<String>,
     /// The bare repository fetched into (to write whole folders from later).
-    pub(crate) repository: std::path::PathBuf,
+    pub(crate) repository: gix::ThreadSafeRepository,
 }
 
 /// What to fetch from git.
@@ -138,7 +138,7 @@ pub(crate) fn fetch_tree(
     Ok(GitTree {
         revision,
         skipped_submodules,
-        repository: repository.path().to_path_buf(),
+        repository: repository.clone().into_sync(),
     })
 }
 
@@ -148,7 +148,7 @@ pub(crate) fn fetch_tree(
 /// # Errors
 /// [`InstallError::Fetch`] when it is not there, [`InstallError::Refused`] for an unsafe tree.
 pub(crate) fn write_folder(
-    repository: &Path,
+    repository: &gix::ThreadSafeRepository,
     revision: &str,
     path: &str,
     into: &Path,
@@ -156,8 +156,7 @@ pub(crate) fn write_folder(
     limits: &InstallLimits,
 ) -> Result<(), InstallError> {
     let fail = |error: &dyn std::fmt::Display| InstallError::fetch(url, error);
-    let repository =
-        gix::open_opts(repository, gix::open::Options::isolated()).map_err(|error| fail(&error))?;
+    let repository = repository.to_thread_local();
     let id = gix::ObjectId::from_hex(revision.as_bytes()).map_err(|error| fail(&error))?;
     let root = repository
         .find_commit(id)
@@ -397,7 +396,10 @@ fn write_tree(
         };
         let mode = entry.mode();
         if mode.is_tree() {
-            writer.folder(path.as_bytes())?;
+            // An outline makes only the folders its files need (as they are written).
+            if outline == TreeOutline::Whole {
+                writer.folder(path.as_bytes())?;
+            }
             let subtree = entry.object().map_err(|error| fail(&error))?.into_tree();
             write_tree(
                 &subtree,
