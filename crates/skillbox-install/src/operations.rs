@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use fs_err::os::unix::fs::OpenOptionsExt as _;
@@ -157,7 +158,7 @@ struct Prepared {
     _staging: Option<Arc<tempfile::TempDir>>,
     /// The fetched git tree whose outline `found` was read from: [`Installer::complete`]
     /// writes the folder whole before it is stored.
-    outline_of: Option<Arc<FetchedTree>>,
+    outline_of: Option<Rc<FetchedTree>>,
 }
 
 /// A fetched source's files in a staging folder.
@@ -221,7 +222,7 @@ pub struct Installer {
     progress: Progress,
     http: std::sync::OnceLock<Http>,
     /// Sources fetched during this operation, by source, reference and skills asked for.
-    fetched: std::sync::Mutex<BTreeMap<String, Arc<FetchedTree>>>,
+    fetched: std::cell::RefCell<BTreeMap<String, Rc<FetchedTree>>>,
     /// Installed folders and their digests, to record in the trust file.
     pending_trust: std::sync::Mutex<Vec<(PathBuf, String)>>,
     /// The trust file, read once per operation.
@@ -276,7 +277,7 @@ impl Installer {
             limits: InstallLimits::default(),
             progress: Progress::default(),
             http: std::sync::OnceLock::new(),
-            fetched: std::sync::Mutex::default(),
+            fetched: std::cell::RefCell::default(),
             pending_trust: std::sync::Mutex::default(),
             trust_snapshot: std::sync::OnceLock::new(),
             completed: std::sync::atomic::AtomicU64::new(0),
@@ -733,22 +734,18 @@ impl Installer {
         &self,
         spec: &SourceSpec,
         wanted: &[String],
-    ) -> Result<Arc<FetchedTree>, InstallError> {
+    ) -> Result<Rc<FetchedTree>, InstallError> {
         let key = format!(
             "{}\0{}\0{}",
             spec.text,
             spec.reference.as_deref().unwrap_or_default(),
             wanted.join(",")
         );
-        if let Ok(fetched) = self.fetched.lock()
-            && let Some(tree) = fetched.get(&key)
-        {
-            return Ok(Arc::clone(tree));
+        if let Some(tree) = self.fetched.borrow().get(&key) {
+            return Ok(Rc::clone(tree));
         }
-        let tree = Arc::new(self.fetch_tree_now(spec, wanted)?);
-        if let Ok(mut fetched) = self.fetched.lock() {
-            fetched.insert(key, Arc::clone(&tree));
-        }
+        let tree = Rc::new(self.fetch_tree_now(spec, wanted)?);
+        self.fetched.borrow_mut().insert(key, Rc::clone(&tree));
         Ok(tree)
     }
 
@@ -825,7 +822,7 @@ impl Installer {
     /// The skills of a fetched tree below `relative` (a path inside the tree).
     fn skills_in(
         &self,
-        tree: &Arc<FetchedTree>,
+        tree: &Rc<FetchedTree>,
         spec: &SourceSpec,
         relative: &str,
     ) -> Result<Vec<Prepared>, InstallError> {
@@ -860,7 +857,7 @@ impl Installer {
                 spec,
                 revision,
                 _staging: tree.staging.clone(),
-                outline_of: tree.git.as_ref().map(|_| Arc::clone(tree)),
+                outline_of: tree.git.as_ref().map(|_| Rc::clone(tree)),
             });
         }
         Ok(prepared)
@@ -938,7 +935,7 @@ impl Installer {
             root,
             prefix: spec.subpath.clone(),
             kind: SourceKind::Git,
-            git: Some(FetchedRepository {
+            git: (fetched.outline == TreeOutline::SkillFilesOnly).then(|| FetchedRepository {
                 url: url.to_owned(),
                 repository: fetched.repository,
                 revision: fetched.revision.clone(),

@@ -25,6 +25,9 @@ pub(crate) struct GitTree {
     pub(crate) skipped_submodules: Vec<String>,
     /// The bare repository fetched into (to write whole folders from later).
     pub(crate) repository: gix::ThreadSafeRepository,
+    /// How much was written: a tree that is one skill is written whole even when an outline
+    /// was asked for.
+    pub(crate) outline: TreeOutline,
 }
 
 /// What to fetch from git.
@@ -123,6 +126,14 @@ pub(crate) fn fetch_tree(
         }
         entry.object().map_err(|error| fail(&error))?.into_tree()
     };
+    let is_one_skill = skillbox_core::loader::SKILL_MD_NAMES
+        .iter()
+        .any(|name| tree.find_entry(*name).is_some());
+    let outline = if is_one_skill {
+        TreeOutline::Whole
+    } else {
+        outline
+    };
     let mut writer = TreeWriter::new(into, url, limits);
     let mut skipped_submodules = Vec::new();
     write_tree(
@@ -139,6 +150,7 @@ pub(crate) fn fetch_tree(
         revision,
         skipped_submodules,
         repository: repository.clone().into_sync(),
+        outline,
     })
 }
 
