@@ -16,6 +16,8 @@ pub struct InstallLimits {
     pub max_source_bytes: u64,
     /// Largest ratio of unpacked to packed size of one archive entry (zip bombs).
     pub max_compression_ratio: u64,
+    /// Longest one HTTP request of a git fetch may take.
+    pub git_http_timeout: std::time::Duration,
 }
 
 impl Default for InstallLimits {
@@ -27,6 +29,7 @@ impl Default for InstallLimits {
             max_source_entries: 100_000,
             max_source_bytes: 1024 * 1024 * 1024,
             max_compression_ratio: 200,
+            git_http_timeout: std::time::Duration::from_secs(600),
         }
     }
 }

@@ -257,11 +257,22 @@ fn fetch(
         None => {}
     }
     let parsed = url::Url::parse(url).ok();
-    if let Some(parsed) = &parsed
-        && let Some(token) = token_for(parsed)
-    {
-        let origin = parsed.clone();
-        prepare = prepare.configure_connection(move |connection| {
+    let token = parsed
+        .as_ref()
+        .and_then(|parsed| token_for(parsed).map(|token| (token, parsed.clone())));
+    // Credentials never cross the network in clear text: for plain HTTP to another machine,
+    // no helper is asked for them.
+    let no_credentials = token.is_none()
+        && parsed
+            .as_ref()
+            .is_some_and(|parsed| parsed.scheme() == "http" && !is_loopback(parsed));
+    let is_http = parsed
+        .as_ref()
+        .is_some_and(|parsed| matches!(parsed.scheme(), "http" | "https"));
+    let url_text = url.to_owned();
+    let http_timeout = limits.git_http_timeout;
+    prepare = prepare.configure_connection(move |connection| {
+        if let Some((token, origin)) = &token {
             let token = token.clone();
             let origin = origin.clone();
             connection.set_credentials(move |action| match action {
@@ -281,18 +292,32 @@ fn fetch(
                 }
                 _ => Ok(None),
             });
-            Ok(())
-        });
-    } else if parsed
-        .as_ref()
-        .is_some_and(|parsed| parsed.scheme() == "http" && !is_loopback(parsed))
-    {
-        // Credentials never cross the network in clear text: no helper is asked for them.
-        prepare = prepare.configure_connection(|connection| {
+        } else if no_credentials {
             connection.set_credentials(|_| Ok(None));
-            Ok(())
-        });
-    }
+        }
+        if is_http {
+            // The HTTP client's own default gives a whole request 30 seconds, too little for
+            // a large repository on a slow link; the git configuration's options are kept.
+            let options = connection
+                .remote()
+                .repo()
+                .transport_options(gix::bstr::BStr::new(&url_text), None);
+            if let Ok(Some(mut options)) = options
+                && let Some(http) =
+                    options.downcast_mut::<gix_transport::client::blocking_io::http::Options>()
+            {
+                let client = gix_transport::client::blocking_io::http::reqwest::Options {
+                    configure_client: Some(Box::new(move |builder| {
+                        Ok(builder.timeout(http_timeout))
+                    })),
+                    ..Default::default()
+                };
+                http.backend = Some(std::sync::Arc::new(std::sync::Mutex::new(client)));
+                connection.set_transport_options(options);
+            }
+        }
+        Ok(())
+    });
     let interrupt = AtomicBool::new(false);
     let too_large = AtomicBool::new(false);
     // The watcher wakes every interval, or at once when the fetch ends (the channel closes),
@@ -512,6 +537,41 @@ mod tests {
         };
         let error = fetch_with(&repo, &limits);
         assert!(error.contains("sends more than 524288 bytes"), "{error}");
+    }
+
+    #[test]
+    fn a_git_request_over_http_is_bounded_by_the_configured_timeout_not_the_clients_default() {
+        // A server that answers nothing for 5 seconds: with a 1-second limit the fetch gives
+        // up at once (the HTTP client's own default would wait 30 seconds, and then the
+        // server's answer would be a different error).
+        let server = skillbox_testkit::StaticServer::without_folder();
+        server.delayed(
+            "/slow/repo.git/info/refs",
+            skillbox_testkit::static_server::Response::ok("not git"),
+            Duration::from_secs(5),
+        );
+        let work = tempfile::tempdir().unwrap();
+        let into = work.path().join("tree");
+        std::fs::create_dir(&into).unwrap();
+        let url = server.url("/slow/repo.git");
+        let source = GitSource {
+            url: &url,
+            reference: None,
+            subpath: "",
+            outline: TreeOutline::Whole,
+        };
+        let limits = InstallLimits {
+            git_http_timeout: Duration::from_secs(1),
+            ..InstallLimits::default()
+        };
+        skillbox_services::tls::install_crypto_provider();
+        let started = std::time::Instant::now();
+        let error = fetch_tree(&source, work.path(), &into, &limits, &Progress::default())
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(started.elapsed() < Duration::from_secs(4), "{error}");
+        assert!(error.contains("timed out"), "{error}");
     }
 
     #[test]
