@@ -25,7 +25,7 @@ use skillbox_core::trust::digest::{FolderInventory, folder_inventory_at};
 use crate::agents::{agent, agent_folder};
 use crate::discover::{FoundSkill, find_skills, find_skills_with};
 use crate::error::InstallError;
-use crate::fetch::git::{GitSource, TreeOutline, fetch_tree, write_folder};
+use crate::fetch::git::{GitSource, TreeOutline, fetch_tree, folder_digest, write_folder};
 use crate::fetch::http::Http;
 use crate::fetch::unpack::{ArchiveFormat, unpack};
 use crate::fetch::well_known::{fetch_index, fetch_skill};
@@ -159,6 +159,8 @@ struct Prepared {
     /// The fetched git tree whose outline `found` was read from: [`Installer::complete`]
     /// writes the folder whole before it is stored.
     outline_of: Option<Rc<FetchedTree>>,
+    /// `found.folder` is a tree of the store already (never moved or removed).
+    in_store: bool,
 }
 
 /// A fetched source's files in a staging folder.
@@ -858,6 +860,7 @@ impl Installer {
                 revision,
                 _staging: tree.staging.clone(),
                 outline_of: tree.git.as_ref().map(|_| Rc::clone(tree)),
+                in_store: false,
             });
         }
         Ok(prepared)
@@ -872,6 +875,35 @@ impl Installer {
         let Some(git) = &tree.git else {
             return Ok(prepared);
         };
+        // A tree the store holds already needs no copy: its digest is told from the
+        // repository's objects, and the stored tree is validated as a fetched one is.
+        let stored = folder_digest(
+            &git.repository,
+            &git.revision,
+            &prepared.found.path_in_source,
+            &self.limits,
+        )
+        .and_then(|digest| self.store().ok()?.existing(&digest));
+        if let Some(stored) = stored {
+            let base = stored
+                .parent()
+                .map_or_else(|| stored.clone(), Path::to_path_buf);
+            let found = find_skills(&stored, &base, &prepared.spec.text)?;
+            if let Some(found) = found
+                .into_iter()
+                .find(|found| found.name == prepared.found.name && found.folder == stored)
+            {
+                return Ok(Prepared {
+                    found: FoundSkill {
+                        path_in_source: prepared.found.path_in_source.clone(),
+                        ..found
+                    },
+                    outline_of: None,
+                    in_store: true,
+                    ..prepared
+                });
+            }
+        }
         let number = self
             .completed
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1111,6 +1143,12 @@ impl Installer {
             &prepared.spec.text,
         )?;
         let store = self.store()?;
+        if prepared.in_store {
+            let inventory = folder_inventory_at(&prepared.found.folder).map_err(|error| {
+                InstallError::refused(prepared.spec.text.clone(), error.to_string())
+            })?;
+            return Ok((inventory, prepared.found.folder.clone()));
+        }
         if prepared._staging.is_some() {
             return Ok(store.adopt_folder(&prepared.found.folder)?);
         }

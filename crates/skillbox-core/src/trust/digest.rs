@@ -233,29 +233,32 @@ pub fn is_digest(text: &str) -> bool {
     })
 }
 
-/// A tree digest being computed, fed one record per entry in walk order: the one place the
-/// record format is written, for the digest here and for the copy the skill store hashes as it
-/// writes it ([`crate::skill_store`]).
-pub(crate) struct TreeHasher(Sha256);
+/// A tree digest being computed, fed one record per entry in walk order (depth first, each
+/// folder's entries in byte order of their names, a folder's record before its entries): the
+/// one place the record format is written, for the digest here, for the copy the skill store
+/// hashes as it writes it ([`crate::skill_store`]), and for trees digested before they are
+/// written out (a git tree, by installs).
+pub struct TreeHasher(Sha256);
 
 impl TreeHasher {
     /// The digest of a folder-source skill.
-    pub(crate) fn folder() -> Self {
+    #[must_use]
+    pub fn folder() -> Self {
         TreeHasher(Sha256::new_with_prefix(FOLDER_DOMAIN))
     }
 
     /// A folder at `path`.
-    pub(crate) fn folder_entry(&mut self, path: &[u8]) {
+    pub fn folder_entry(&mut self, path: &[u8]) {
         self.record(b'd', path, &[]);
     }
 
     /// A symlink at `path`, by its target text.
-    pub(crate) fn link(&mut self, path: &[u8], target: &[u8]) {
+    pub fn link(&mut self, path: &[u8], target: &[u8]) {
         self.record(b'l', path, target);
     }
 
     /// A regular file at `path`, by the sha256 of its bytes and its executable bit.
-    pub(crate) fn file(&mut self, path: &[u8], content_hash: &[u8], executable: bool) {
+    pub fn file(&mut self, path: &[u8], content_hash: &[u8], executable: bool) {
         self.record(if executable { b'x' } else { b'f' }, path, content_hash);
     }
 
@@ -269,7 +272,8 @@ impl TreeHasher {
     }
 
     /// The digest, as `sha256:<64 hex>`.
-    pub(crate) fn finish(self) -> String {
+    #[must_use]
+    pub fn finish(self) -> String {
         format!("{DIGEST_PREFIX}{}", hex::encode(self.0.finalize()))
     }
 }

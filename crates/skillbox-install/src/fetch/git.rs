@@ -204,6 +204,89 @@ pub(crate) fn write_folder(
     writer.finish()
 }
 
+/// The tree digest ([`skillbox_core::trust::digest::TreeHasher`]) the folder at `path` of
+/// commit `revision` would have once written out whole, computed from the repository's
+/// objects without writing anything: an install whose store holds that tree already needs no
+/// copy of it. `None` when it cannot be told that way (an entry the writer would refuse or
+/// drop, a blob past the size limit): the folder is then written out and checked as usual.
+pub(crate) fn folder_digest(
+    repository: &gix::ThreadSafeRepository,
+    revision: &str,
+    path: &str,
+    limits: &InstallLimits,
+) -> Option<String> {
+    use sha2::Digest as _;
+
+    fn walk(
+        tree: &gix::Tree<'_>,
+        prefix: &str,
+        hasher: &mut skillbox_core::trust::digest::TreeHasher,
+        budget: &mut u64,
+        depth: usize,
+    ) -> Option<()> {
+        if depth > 64 {
+            return None;
+        }
+        let mut entries: Vec<(Vec<u8>, gix::object::tree::EntryMode, gix::ObjectId)> = Vec::new();
+        for entry in tree.iter() {
+            let entry = entry.ok()?;
+            let name = entry.filename().to_vec();
+            let text = std::str::from_utf8(&name).ok()?;
+            let plain = !text.is_empty()
+                && text != "."
+                && text != ".."
+                && !text.contains(['/', '\\', '\0'])
+                && !text.eq_ignore_ascii_case(".git");
+            if !plain {
+                return None;
+            }
+            entries.push((name, entry.mode(), entry.object_id()));
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, mode, id) in entries {
+            let name = String::from_utf8(name).ok()?;
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if mode.is_commit() {
+                // Submodules are never written out.
+                continue;
+            }
+            let object = tree.repo.find_object(id).ok()?;
+            if mode.is_tree() {
+                hasher.folder_entry(path.as_bytes());
+                walk(&object.into_tree(), &path, hasher, budget, depth + 1)?;
+            } else if mode.is_link() {
+                hasher.link(path.as_bytes(), &object.data);
+            } else {
+                *budget = budget.checked_sub(object.data.len() as u64)?;
+                let content = sha2::Sha256::digest(&object.data);
+                hasher.file(path.as_bytes(), &content, mode.is_executable());
+            }
+        }
+        Some(())
+    }
+
+    let repository = repository.to_thread_local();
+    let id = gix::ObjectId::from_hex(revision.as_bytes()).ok()?;
+    let root = repository.find_commit(id).ok()?.tree().ok()?;
+    let tree = if path.is_empty() {
+        root
+    } else {
+        let entry = root.lookup_entry_by_path(path).ok()??;
+        if !entry.mode().is_tree() {
+            return None;
+        }
+        entry.object().ok()?.into_tree()
+    };
+    let mut hasher = skillbox_core::trust::digest::TreeHasher::folder();
+    let mut budget = limits.max_bytes_per_skill;
+    walk(&tree, "", &mut hasher, &mut budget, 0)?;
+    Some(hasher.finish())
+}
+
 /// Whether an entry of a tree written as [`TreeOutline::SkillFilesOnly`] is written.
 fn in_outline(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -572,6 +655,62 @@ mod tests {
             .unwrap_or_default();
         assert!(started.elapsed() < Duration::from_secs(4), "{error}");
         assert!(error.contains("timed out"), "{error}");
+    }
+
+    #[test]
+    fn a_folder_digested_from_git_objects_is_the_digest_of_the_folder_written_out() {
+        let repo = skillbox_testkit::GitRepo::new();
+        repo.write(&[
+            (
+                "skills/x/SKILL.md",
+                "---\nname: x\ndescription: X. Use for x.\n---\n",
+            ),
+            ("skills/x/a.txt", "a"),
+            ("skills/x/a/b.txt", "b"),
+            ("skills/x/a-b/c.txt", "c"),
+            ("skills/x/Z/deep/d.md", "d"),
+        ]);
+        repo.write_executable("skills/x/run.sh", "#!/bin/sh\n");
+        repo.symlink("skills/x/alias.md", "SKILL.md");
+        repo.commit("tree");
+        let work = tempfile::tempdir().unwrap();
+        let into = work.path().join("tree");
+        std::fs::create_dir(&into).unwrap();
+        let url = format!("file://{}", repo.path().display());
+        let source = GitSource {
+            url: &url,
+            reference: None,
+            subpath: "",
+            outline: TreeOutline::SkillFilesOnly,
+        };
+        let limits = InstallLimits::default();
+        let fetched =
+            fetch_tree(&source, work.path(), &into, &limits, &Progress::default()).unwrap();
+        let whole = work.path().join("whole");
+        std::fs::create_dir(&whole).unwrap();
+        write_folder(
+            &fetched.repository,
+            &fetched.revision,
+            "skills/x",
+            &whole,
+            &url,
+            &limits,
+        )
+        .unwrap();
+        let written = skillbox_core::trust::digest::folder_inventory_at(&whole).unwrap();
+        assert_eq!(
+            folder_digest(&fetched.repository, &fetched.revision, "skills/x", &limits),
+            Some(written.digest)
+        );
+        assert_eq!(
+            folder_digest(
+                &fetched.repository,
+                &fetched.revision,
+                "skills/none",
+                &limits
+            ),
+            None
+        );
     }
 
     #[test]
