@@ -505,6 +505,7 @@ impl Installer {
                 }
                 let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
                     .with_reference(entry.reference.clone());
+                self.check_manifest_path(name, &spec)?;
                 let prepared = self.fetch_one(&spec, &entry.path, name)?;
                 let (locked, _) = self.store_prepared(&prepared, entry)?;
                 let was_locked = lock_on_disk
@@ -554,6 +555,9 @@ impl Installer {
                 .unwrap_or_else(|| entry_from_lock(&old));
             let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
                 .with_reference(entry.reference.clone());
+            if entry.source != old.source {
+                self.check_manifest_path(&name, &spec)?;
+            }
             let prepared = self.fetch_one(&spec, &old.path, &name)?;
             let (locked, tree) = self.store_prepared(&prepared, &entry)?;
             lock.skills.insert(name.clone(), locked.clone());
@@ -702,6 +706,34 @@ impl Installer {
             }
         }
         Ok(report)
+    }
+
+    /// Refuse a project manifest's entry that names a folder or archive of this machine outside
+    /// the project, when no `skillbox add` recorded it: a repository's manifest must not make
+    /// `install` copy the user's own skills (or any folder) into a project it can read back.
+    /// `skillbox add PATH` confirms such a source; the user's own manifest (`--global`) is
+    /// trusted.
+    fn check_manifest_path(&self, name: &str, spec: &SourceSpec) -> Result<(), InstallError> {
+        let Location::Path(path) = &spec.location else {
+            return Ok(());
+        };
+        if self.scope.global {
+            return Ok(());
+        }
+        let base =
+            fs_err::canonicalize(&self.scope.base).unwrap_or_else(|_| self.scope.base.clone());
+        let real = fs_err::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if real.starts_with(&base) {
+            return Ok(());
+        }
+        Err(InstallError::Refused {
+            source_text: spec.text.clone(),
+            message: format!(
+                "`{name}` in `{}` names a path outside the project, which only `skillbox add` may install (it would copy a folder of this machine into the project); run `skillbox add {}` to confirm it",
+                self.scope.manifest.display(),
+                spec.text
+            ),
+        })
     }
 
     fn existing_lock(&self) -> Result<SkillLock, InstallError> {

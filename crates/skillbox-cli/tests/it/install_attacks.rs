@@ -786,3 +786,42 @@ fn a_lock_cannot_install_a_link_out_of_a_skill() {
         .any(|entry| entry.file_name() == "key");
     assert!(!stored, "the refused tree was stored");
 }
+
+#[test]
+fn a_manifest_cannot_make_install_copy_a_folder_from_outside_the_project() {
+    let project = Project::new();
+    let private = project.source_skill("private");
+    // A repository's manifest naming one of the user's own skills, by absolute path and by a
+    // relative path climbing out of the project.
+    let relative = format!("../outside/sources/{}", "private");
+    for source in [private.display().to_string(), relative] {
+        fs_err::write(
+            project.directory().join("skillbox.toml"),
+            format!("[skills]\nprivate = {{ source = {source:?} }}\n"),
+        )
+        .unwrap();
+        let stderr = project.refused(&["install"]);
+        assert!(
+            stderr.contains("outside the project") && stderr.contains("skillbox add"),
+            "{stderr}"
+        );
+        assert!(!project.installed("private").exists());
+        assert!(!project.directory().join("skillbox.lock").exists());
+    }
+    // Inside the project a manifest entry is enough; outside, `skillbox add` confirms it, and
+    // a clone holding the lock installs it.
+    write_tree(
+        &project.directory().join("vendored/inner"),
+        &[("SKILL.md", &skill_md("inner", "Inner. Use when testing."))],
+    );
+    fs_err::write(
+        project.directory().join("skillbox.toml"),
+        "[skills]\ninner = { source = \"./vendored/inner\" }\n",
+    )
+    .unwrap();
+    project.ok(&["install"]);
+    assert!(project.installed("inner/SKILL.md").is_file());
+    project.ok(&["add", private.to_str().unwrap()]);
+    assert!(project.installed("private/SKILL.md").is_file());
+    project.ok(&["install", "--frozen"]);
+}
