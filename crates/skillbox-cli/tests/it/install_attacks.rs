@@ -219,7 +219,13 @@ fn add_leaves_a_folder_it_did_not_install_in_place() {
     project.ok(&["add", source.to_str().unwrap()]);
 
     // A manifest entry a pull request adds for a name the user already uses is refused too.
-    let theirs = project.source_skill("mine");
+    // (from inside the project: one from outside is refused before that, see
+    // `a_manifest_cannot_make_install_copy_a_folder_from_outside_the_project`)
+    let theirs = project.directory().join("vendored/mine");
+    write_tree(
+        &theirs,
+        &[("SKILL.md", &skill_md("mine", "Theirs. Use when theirs."))],
+    );
     write_tree(
         &project.installed("mine"),
         &[("SKILL.md", &skill_md("mine", "Mine. Use when mine."))],
