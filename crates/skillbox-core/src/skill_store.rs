@@ -172,13 +172,7 @@ impl SkillStore {
                 message: "only a skill folder can be copied, not an archive".to_owned(),
             });
         };
-        let staging = self
-            .trees
-            .join(format!("{STAGING_PREFIX}{}", unique_suffix()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&staging)
-            .map_err(|error| store_error(&staging, &error))?;
+        let staging = self.new_staging()?;
         let copied = copy_tree(folder, &staging).and_then(|found| {
             if found == expected {
                 Ok(())
@@ -190,17 +184,12 @@ impl SkillStore {
                 })
             }
         });
-        let placed = copied.and_then(|()| {
-            fs_err::rename(&staging, &final_path).map_err(|error| store_error(&final_path, &error))
-        });
-        if let Err(error) = placed {
+        if let Err(error) = copied {
             remove_tree(&staging);
-            // Another process may have put the same tree in place first.
-            if !matches!(error, SkillStoreError::Mismatch { .. }) && touch(&final_path).is_ok() {
-                return Ok(final_path);
-            }
             return Err(error);
         }
+        // Another process may have put the same tree in place first.
+        move_into_place(&staging, &final_path)?;
         Ok(final_path)
     }
 
@@ -216,13 +205,7 @@ impl SkillStore {
             path: folder.to_path_buf(),
             message: error.to_string(),
         })?;
-        let staging = self
-            .trees
-            .join(format!("{STAGING_PREFIX}{}", unique_suffix()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&staging)
-            .map_err(|error| store_error(&staging, &error))?;
+        let staging = self.new_staging()?;
         let digest = match copy_tree(&source, &staging) {
             Ok(digest) => digest,
             Err(error) => {
@@ -234,16 +217,7 @@ impl SkillStore {
             remove_tree(&staging);
             return Err(store_error(&staging, &"the copy has no digest"));
         };
-        if touch(&final_path).is_ok() {
-            remove_tree(&staging);
-            return Ok((digest, final_path));
-        }
-        if let Err(error) = fs_err::rename(&staging, &final_path) {
-            remove_tree(&staging);
-            if touch(&final_path).is_err() {
-                return Err(store_error(&final_path, &error));
-            }
-        }
+        move_into_place(&staging, &final_path)?;
         Ok((digest, final_path))
     }
 
@@ -274,15 +248,12 @@ impl SkillStore {
             return Ok((inventory, final_path));
         }
         make_read_only(folder, false).map_err(|error| source_error(error.to_string()))?;
-        if let Err(error) = fs_err::rename(folder, &final_path) {
-            remove_tree(folder);
-            if touch(&final_path).is_err() {
-                return Err(store_error(&final_path, &error));
-            }
-            return Ok((inventory, final_path));
+        if move_into_place(folder, &final_path)? {
+            // The moved folder's own mode last: moving a folder to another parent needs it
+            // writable.
+            let _ =
+                fs_err::set_permissions(&final_path, std::fs::Permissions::from_mode(FOLDER_MODE));
         }
-        // The moved folder's own mode last: moving a folder to another parent needs it writable.
-        let _ = fs_err::set_permissions(&final_path, std::fs::Permissions::from_mode(FOLDER_MODE));
         Ok((inventory, final_path))
     }
 
@@ -310,6 +281,44 @@ impl SkillStore {
             }
         }
         removed
+    }
+}
+
+impl SkillStore {
+    /// A new private (0700) staging folder in the store, for a tree being copied.
+    fn new_staging(&self) -> Result<PathBuf, SkillStoreError> {
+        let staging = self
+            .trees
+            .join(format!("{STAGING_PREFIX}{}", unique_suffix()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&staging)
+            .map_err(|error| store_error(&staging, &error))?;
+        Ok(staging)
+    }
+}
+
+/// Rename the complete tree `built` to `final_path`, its place in the store; when the store
+/// holds that tree already (another process put it there first), `built` is removed and the
+/// stored tree touched. Whether `built` is the one now in place.
+///
+/// # Errors
+/// [`SkillStoreError::Store`] when it can be neither moved nor found in place.
+fn move_into_place(built: &Path, final_path: &Path) -> Result<bool, SkillStoreError> {
+    if touch(final_path).is_ok() {
+        remove_tree(built);
+        return Ok(false);
+    }
+    match fs_err::rename(built, final_path) {
+        Ok(()) => Ok(true),
+        Err(error) => {
+            remove_tree(built);
+            if touch(final_path).is_ok() {
+                Ok(false)
+            } else {
+                Err(store_error(final_path, &error))
+            }
+        }
     }
 }
 
@@ -379,7 +388,24 @@ pub fn touch(directory: &Path) -> std::io::Result<()> {
 /// opened for writing first, which the owner may always do; what cannot be removed is left and
 /// logged. Whether it is gone.
 pub fn remove_tree(directory: &Path) -> bool {
+    let removed = remove_read_only_tree(directory);
+    if let Err(error) = &removed {
+        tracing::warn!(folder = %directory.display(), %error, "cannot remove a read-only tree");
+    }
+    removed.is_ok()
+}
+
+/// Remove the folder at `directory` and everything in it, opening its read-only folders for
+/// writing first. Links are never followed, the folder itself included: a link there is not
+/// touched, and an error.
+///
+/// # Errors
+/// When a folder cannot be opened up or removed (the message names it).
+pub fn remove_read_only_tree(directory: &Path) -> std::io::Result<()> {
     fn open_up(directory: &Path) -> std::io::Result<()> {
+        if !fs_err::symlink_metadata(directory)?.is_dir() {
+            return Ok(());
+        }
         fs_err::set_permissions(directory, std::fs::Permissions::from_mode(0o700))?;
         for entry in fs_err::read_dir(directory)? {
             let entry = entry?;
@@ -389,11 +415,8 @@ pub fn remove_tree(directory: &Path) -> bool {
         }
         Ok(())
     }
-    let removed = open_up(directory).and_then(|()| fs_err::remove_dir_all(directory));
-    if let Err(error) = &removed {
-        tracing::warn!(folder = %directory.display(), %error, "cannot remove a read-only tree");
-    }
-    removed.is_ok()
+    open_up(directory)?;
+    fs_err::remove_dir_all(directory)
 }
 
 /// Make the files under `folder` read-only (keeping executable bits) and its subfolders 0555;

@@ -1900,20 +1900,8 @@ fn copy_folder(from: &Path, to: &Path) -> Result<(), InstallError> {
 
 /// Remove a folder this install made (never following links out of it).
 fn remove_folder(path: &Path) -> Result<(), InstallError> {
-    fn open_up(path: &Path) {
-        if let Ok(metadata) = fs_err::symlink_metadata(path)
-            && metadata.is_dir()
-        {
-            let _ = fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755));
-            if let Ok(entries) = fs_err::read_dir(path) {
-                for entry in entries.flatten() {
-                    open_up(&entry.path());
-                }
-            }
-        }
-    }
-    open_up(path);
-    fs_err::remove_dir_all(path).map_err(|error| InstallError::io("remove", path, error))
+    skillbox_core::skill_store::remove_read_only_tree(path)
+        .map_err(|error| InstallError::io("remove", path, error))
 }
 
 #[cfg(test)]
