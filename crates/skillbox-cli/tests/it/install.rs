@@ -10,99 +10,8 @@ use serde_json::Value;
 use skillbox_testkit::static_server::Response;
 use skillbox_testkit::{GitDaemon, GitHttpServer, GitRepo, StaticServer};
 
-use super::support::{json_stdout, skill_md, write_tree};
-
-/// A project folder with its own home, config (trust file) and cache (store).
-struct Project {
-    temp: tempfile::TempDir,
-}
-
-impl Project {
-    fn new() -> Project {
-        let temp = tempfile::Builder::new()
-            .prefix("skillbox-install")
-            .tempdir()
-            .unwrap();
-        for folder in ["project", "home", "config", "cache"] {
-            std::fs::create_dir_all(temp.path().join(folder)).unwrap();
-        }
-        Project { temp }
-    }
-
-    fn directory(&self) -> PathBuf {
-        fs_err::canonicalize(self.temp.path().join("project")).unwrap()
-    }
-
-    fn skillbox(&self) -> assert_cmd::Command {
-        assert_cmd::Command::from_std(self.std_command())
-    }
-
-    /// The same command as a plain process (to spawn and kill).
-    fn std_command(&self) -> std::process::Command {
-        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillbox"));
-        command
-            .current_dir(self.directory())
-            .env_remove("SKILLBOX_ROOTS")
-            .env_remove("SKILLBOX_LOG")
-            .env("HOME", self.temp.path().join("home"))
-            .env("SKILLBOX_CONFIG_DIR", self.temp.path().join("config"))
-            .env("SKILLBOX_CACHE_DIR", self.temp.path().join("cache"))
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env_remove("SKILLBOX_FORGE")
-            .env_remove("GITHUB_TOKEN")
-            .env_remove("GH_TOKEN");
-        command
-    }
-
-    /// Run; (exit code, stdout, stderr).
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let output = self.skillbox().args(args).output().unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let (code, stdout, stderr) = self.run(args);
-        assert_eq!(code, 0, "skillbox {args:?} failed:\n{stdout}\n{stderr}");
-        stdout
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let output = self.skillbox().args(args).arg("--json").output().unwrap();
-        assert!(
-            output.status.success(),
-            "skillbox {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        json_stdout(&output)
-    }
-
-    fn lock(&self) -> Value {
-        serde_json::from_slice(&fs_err::read(self.directory().join("skillbox.lock")).unwrap())
-            .unwrap()
-    }
-
-    fn installed(&self, name: &str) -> PathBuf {
-        self.directory().join(".agents/skills").join(name)
-    }
-
-    /// Nothing of an install is visible: no manifest, lock or install folder entries.
-    fn assert_untouched(&self) {
-        for entry in ["skillbox.toml", "skillbox.lock"] {
-            assert!(
-                !self.directory().join(entry).exists(),
-                "{entry} was written"
-            );
-        }
-        let skills = self.directory().join(".agents/skills");
-        if skills.exists() {
-            assert_eq!(fs_err::read_dir(&skills).unwrap().count(), 0);
-        }
-    }
-}
+use super::install_project::{Project, sha256};
+use super::support::{skill_md, write_tree};
 
 /// A repository with two skills (one with a script) and a tag `v1`.
 fn two_skill_repo() -> GitRepo {
@@ -341,11 +250,6 @@ fn a_token_from_the_environment_goes_to_its_host_only() {
             .iter()
             .all(|request| request.authorization().is_none())
     );
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
 }
 
 /// A zip of `entries` (name, bytes, unix mode).

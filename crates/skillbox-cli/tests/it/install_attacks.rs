@@ -13,112 +13,8 @@ use serde_json::Value;
 use skillbox_testkit::static_server::Response;
 use skillbox_testkit::{GitHttpServer, GitRepo, StaticServer};
 
+use super::install_project::{Project, sha256};
 use super::support::{skill_md, write_tree};
-
-/// A project folder with its own home, config (trust file), cache (store) and a folder for
-/// sources and things an attack must leave alone.
-struct Project {
-    temp: tempfile::TempDir,
-}
-
-impl Project {
-    fn new() -> Project {
-        let temp = tempfile::Builder::new()
-            .prefix("skillbox-install-attacks")
-            .tempdir()
-            .unwrap();
-        for folder in ["project", "home", "config", "cache", "outside"] {
-            std::fs::create_dir_all(temp.path().join(folder)).unwrap();
-        }
-        Project { temp }
-    }
-
-    fn directory(&self) -> PathBuf {
-        fs_err::canonicalize(self.temp.path().join("project")).unwrap()
-    }
-
-    /// A folder outside the project (sources, victims).
-    fn outside(&self) -> PathBuf {
-        fs_err::canonicalize(self.temp.path().join("outside")).unwrap()
-    }
-
-    fn trust_file(&self) -> PathBuf {
-        self.temp.path().join("config/trust.json")
-    }
-
-    fn skillbox(&self) -> assert_cmd::Command {
-        let mut command = assert_cmd::Command::cargo_bin("skillbox").unwrap();
-        command
-            .current_dir(self.directory())
-            .env_remove("SKILLBOX_ROOTS")
-            .env_remove("SKILLBOX_LOG")
-            .env("HOME", self.temp.path().join("home"))
-            .env("SKILLBOX_CONFIG_DIR", self.temp.path().join("config"))
-            .env("SKILLBOX_CACHE_DIR", self.temp.path().join("cache"))
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env_remove("SKILLBOX_FORGE")
-            .env_remove("GITHUB_TOKEN")
-            .env_remove("GH_TOKEN")
-            .timeout(Duration::from_secs(120));
-        command
-    }
-
-    /// Run; (exit code, stdout, stderr).
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let output = self.skillbox().args(args).output().unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let (code, stdout, stderr) = self.run(args);
-        assert_eq!(code, 0, "skillbox {args:?} failed:\n{stdout}\n{stderr}");
-        stdout
-    }
-
-    /// Run expecting a refusal (exit 2); stderr.
-    fn refused(&self, args: &[&str]) -> String {
-        let (code, stdout, stderr) = self.run(args);
-        assert_eq!(
-            code, 2,
-            "skillbox {args:?} was not refused:\n{stdout}\n{stderr}"
-        );
-        stderr
-    }
-
-    fn lock(&self) -> Value {
-        serde_json::from_slice(&fs_err::read(self.directory().join("skillbox.lock")).unwrap())
-            .unwrap()
-    }
-
-    fn write_lock(&self, lock: &Value) {
-        fs_err::write(
-            self.directory().join("skillbox.lock"),
-            serde_json::to_string_pretty(lock).unwrap(),
-        )
-        .unwrap();
-    }
-
-    fn installed(&self, name: &str) -> PathBuf {
-        self.directory().join(".agents/skills").join(name)
-    }
-
-    /// A skill folder `name` outside the project, with a script.
-    fn source_skill(&self, name: &str) -> PathBuf {
-        let folder = self.outside().join("sources").join(name);
-        write_tree(
-            &folder,
-            &[
-                ("SKILL.md", &skill_md(name, "A skill. Use when testing.")),
-                ("scripts/run.py", "print('original')\n"),
-            ],
-        );
-        folder
-    }
-}
 
 /// Every entry under `folder` with its bytes (links by target), for "left alone" checks.
 fn snapshot(folder: &Path) -> Vec<(String, Vec<u8>)> {
@@ -149,11 +45,6 @@ fn snapshot(folder: &Path) -> Vec<(String, Vec<u8>)> {
         .collect();
     entries.sort();
     entries
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
 }
 
 /// A `.tar.gz` of entries built with `tar` (regular files and symbolic links).

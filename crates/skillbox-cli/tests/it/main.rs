@@ -11,6 +11,7 @@ mod find;
 mod hostile_catalog;
 mod install;
 mod install_attacks;
+mod install_project;
 mod list_and_show;
 mod local_model;
 mod mcp;
