@@ -36,8 +36,6 @@ const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 const DAEMON_CONNECTION_TIMEOUT: Duration = Duration::from_secs(120);
 /// `git daemon --timeout`: seconds a connection may stay idle.
 const DAEMON_IDLE_TIMEOUT_SECONDS: u32 = 60;
-/// How long the daemon's accept loop waits after a failed accept before the next one.
-const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(50);
 
 /// Make `command` (a `git` command, or a program that runs git) independent of the machine and
 /// of the process running the tests: no inherited `GIT_*` variables, no system config, `home`
@@ -666,28 +664,14 @@ impl GitDaemon {
         let processes = Arc::new(ProcessGroups::default());
         let paths = repositories.paths.clone();
         let started = Arc::clone(&processes);
-        let accept_loop = crate::runtime().spawn(async move {
-            let listener =
-                tokio::net::TcpListener::from_std(listener).expect("a tokio listener from std");
-            let mut connections = tokio::task::JoinSet::new();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    tokio::time::sleep(ACCEPT_RETRY_DELAY).await;
-                    continue;
-                };
-                while connections.try_join_next().is_some() {}
-                connections.spawn(serve_daemon_connection(
-                    stream,
-                    paths.clone(),
-                    Arc::clone(&started),
-                ));
-            }
+        let accept_loop = crate::local_http::spawn_accept_loop(listener, move |stream| {
+            serve_daemon_connection(stream, paths.clone(), Arc::clone(&started))
         });
         GitDaemon {
             port,
             repositories,
             processes,
-            accept_loop: accept_loop.abort_handle(),
+            accept_loop,
         }
     }
 

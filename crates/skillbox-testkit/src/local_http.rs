@@ -152,28 +152,13 @@ impl LocalHttpServer {
         let (listener, port) = bind_loopback();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
-        let accept_loop = crate::runtime().spawn(async move {
-            let listener =
-                tokio::net::TcpListener::from_std(listener).expect("a tokio listener from std");
-            // Dropping the set (when the loop is aborted) aborts the open connections.
-            let mut connections = tokio::task::JoinSet::new();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    tokio::time::sleep(ACCEPT_RETRY_DELAY).await;
-                    continue;
-                };
-                while connections.try_join_next().is_some() {}
-                connections.spawn(serve_connection(
-                    stream,
-                    Arc::clone(&handler),
-                    Arc::clone(&recorded),
-                ));
-            }
+        let accept_loop = spawn_accept_loop(listener, move |stream| {
+            serve_connection(stream, Arc::clone(&handler), Arc::clone(&recorded))
         });
         LocalHttpServer {
             port,
             requests,
-            accept_loop: accept_loop.abort_handle(),
+            accept_loop,
         }
     }
 
@@ -208,6 +193,34 @@ pub(crate) fn bind_loopback() -> (std::net::TcpListener, u16) {
         .expect("a non-blocking listener");
     let port = listener.local_addr().expect("a bound address").port();
     (listener, port)
+}
+
+/// Accept connections on `listener` on the testkit's runtime, serving each with `serve`, until
+/// the returned handle aborts the loop (which aborts the open connections too).
+pub(crate) fn spawn_accept_loop<Serve, Served>(
+    listener: std::net::TcpListener,
+    serve: Serve,
+) -> tokio::task::AbortHandle
+where
+    Serve: Fn(tokio::net::TcpStream) -> Served + Send + 'static,
+    Served: std::future::Future<Output = ()> + Send + 'static,
+{
+    crate::runtime()
+        .spawn(async move {
+            let listener =
+                tokio::net::TcpListener::from_std(listener).expect("a tokio listener from std");
+            // Dropping the set (when the loop is aborted) aborts the open connections.
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    tokio::time::sleep(ACCEPT_RETRY_DELAY).await;
+                    continue;
+                };
+                while connections.try_join_next().is_some() {}
+                connections.spawn(serve(stream));
+            }
+        })
+        .abort_handle()
 }
 
 async fn serve_connection(
