@@ -155,7 +155,7 @@ struct Prepared {
     spec: SourceSpec,
     revision: Option<String>,
     /// The staging folder holding `found.folder`, removed when the last skill of it is dropped.
-    _staging: Option<Arc<tempfile::TempDir>>,
+    staging_guard: Option<Arc<tempfile::TempDir>>,
     /// The fetched git tree whose outline `found` was read from: [`Installer::complete`]
     /// writes the folder whole before it is stored.
     outline_of: Option<Rc<FetchedTree>>,
@@ -890,7 +890,7 @@ impl Installer {
                 kind: tree.kind,
                 spec,
                 revision,
-                _staging: tree.staging.clone(),
+                staging_guard: tree.staging.clone(),
                 outline_of: tree.git.as_ref().map(|_| Rc::clone(tree)),
                 in_store: false,
             });
@@ -1181,7 +1181,7 @@ impl Installer {
             })?;
             return Ok((inventory, prepared.found.folder.clone()));
         }
-        if prepared._staging.is_some() {
+        if prepared.staging_guard.is_some() {
             return Ok(store.adopt_folder(&prepared.found.folder)?);
         }
         let (digest, tree) = store.insert_folder(&prepared.found.folder)?;

@@ -571,18 +571,29 @@ mod tests {
         repo
     }
 
-    fn fetch_with(repo: &skillbox_testkit::GitRepo, limits: &InstallLimits) -> String {
+    /// Fetch the whole of `url` (or its outline) into a new temporary folder: the folder
+    /// (holding `tree/`) and what the fetch gave.
+    fn fetch_into(
+        url: &str,
+        outline: TreeOutline,
+        limits: &InstallLimits,
+    ) -> (tempfile::TempDir, Result<GitTree, InstallError>) {
         let work = tempfile::tempdir().unwrap();
         let into = work.path().join("tree");
         std::fs::create_dir(&into).unwrap();
-        let url = format!("file://{}", repo.path().display());
         let source = GitSource {
-            url: &url,
+            url,
             reference: None,
             subpath: "",
-            outline: TreeOutline::Whole,
+            outline,
         };
-        match fetch_tree(&source, work.path(), &into, limits, &Progress::default()) {
+        let fetched = fetch_tree(&source, work.path(), &into, limits, &Progress::default());
+        (work, fetched)
+    }
+
+    fn fetch_with(repo: &skillbox_testkit::GitRepo, limits: &InstallLimits) -> String {
+        let url = format!("file://{}", repo.path().display());
+        match fetch_into(&url, TreeOutline::Whole, limits).1 {
             Ok(_) => String::new(),
             Err(error) => error.to_string(),
         }
@@ -633,23 +644,14 @@ mod tests {
             skillbox_testkit::static_server::Response::ok("not git"),
             Duration::from_secs(5),
         );
-        let work = tempfile::tempdir().unwrap();
-        let into = work.path().join("tree");
-        std::fs::create_dir(&into).unwrap();
-        let url = server.url("/slow/repo.git");
-        let source = GitSource {
-            url: &url,
-            reference: None,
-            subpath: "",
-            outline: TreeOutline::Whole,
-        };
         let limits = InstallLimits {
             git_http_timeout: Duration::from_secs(1),
             ..InstallLimits::default()
         };
         skillbox_services::tls::install_crypto_provider();
         let started = std::time::Instant::now();
-        let error = fetch_tree(&source, work.path(), &into, &limits, &Progress::default())
+        let error = fetch_into(&server.url("/slow/repo.git"), TreeOutline::Whole, &limits)
+            .1
             .err()
             .map(|error| error.to_string())
             .unwrap_or_default();
@@ -673,19 +675,10 @@ mod tests {
         repo.write_executable("skills/x/run.sh", "#!/bin/sh\n");
         repo.symlink("skills/x/alias.md", "SKILL.md");
         repo.commit("tree");
-        let work = tempfile::tempdir().unwrap();
-        let into = work.path().join("tree");
-        std::fs::create_dir(&into).unwrap();
         let url = format!("file://{}", repo.path().display());
-        let source = GitSource {
-            url: &url,
-            reference: None,
-            subpath: "",
-            outline: TreeOutline::SkillFilesOnly,
-        };
         let limits = InstallLimits::default();
-        let fetched =
-            fetch_tree(&source, work.path(), &into, &limits, &Progress::default()).unwrap();
+        let (work, fetched) = fetch_into(&url, TreeOutline::SkillFilesOnly, &limits);
+        let fetched = fetched.unwrap();
         let whole = work.path().join("whole");
         std::fs::create_dir(&whole).unwrap();
         write_folder(
