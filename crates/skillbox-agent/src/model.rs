@@ -1,7 +1,7 @@
 //! What the loop asks of a model and what it gets back, whatever the wire format: one trait,
 //! [`ModelClient`], implemented over HTTP for the three formats ([`crate::http`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use skillbox_tools::ToolSpec;
 
 use crate::conversation::{Message, Replay, ToolCall, Usage};
@@ -24,7 +24,7 @@ pub struct ModelRequest<'a> {
 }
 
 /// Why the model stopped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// A finished answer.
@@ -39,8 +39,9 @@ pub enum StopReason {
     Other(String),
 }
 
-/// A model's answer to one request.
-#[derive(Debug, Clone, PartialEq)]
+/// A model's answer to one request (serializable, so an eval can keep it in its response
+/// cache).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelResponse {
     /// The answer's text (empty when the model only called tools).
     pub content: String,

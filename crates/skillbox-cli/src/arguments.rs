@@ -149,6 +149,15 @@ pub enum Command {
     /// Check installed skills' files against `skillbox.lock`, naming each changed, added or
     /// missing file (exit 1 when any).
     Verify(InstallScopeArguments),
+    /// Create a skill skeleton that validates as written: instructions to fill in, an example
+    /// script or tool, and eval files.
+    New(NewArguments),
+    /// Validate a skill and write it as a reproducible `.skill` archive (or, with `--index`, a
+    /// folder of skills as a `.well-known/agent-skills/` index with its artifacts).
+    Pack(PackArguments),
+    /// Test skills on a model: does each trigger when it should (`evals/triggers.json`), and
+    /// does it make answers better (`evals/evals.json`)?
+    Eval(EvalArguments),
 }
 
 /// Where `add`, `install`, `update`, `remove`, `outdated` and `verify` work.
@@ -610,4 +619,144 @@ pub struct ChatArguments {
     /// With --list, print JSON.
     #[arg(long, requires = "list")]
     pub json: bool,
+}
+
+/// `skillbox new`.
+#[derive(Debug, Args)]
+pub struct NewArguments {
+    /// The skill's name (lowercase letters, digits and hyphens): the folder's name too.
+    pub name: String,
+    /// The folder the skill folder is made in (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
+    /// Give the skill a `tools.json` tool with a working handler.
+    #[arg(long)]
+    pub tools: bool,
+    /// The language of the example script or handler.
+    #[arg(long, value_enum, default_value = "python")]
+    pub script: ScriptLanguage,
+    /// The skill's format: a plain Agent Skill, one with typed tools (`tools.json`), or a
+    /// Skills Protocol manifest (`skill.toml`).
+    #[arg(long, value_enum, default_value = "agent-skill")]
+    pub format: SkillFormatArgument,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--script` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScriptLanguage {
+    /// Python 3.
+    Python,
+    /// Node.js.
+    Node,
+    /// Bash.
+    Bash,
+}
+
+/// `--format` values of `new`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SkillFormatArgument {
+    /// `SKILL.md` with scripts (the agentskills.io format).
+    AgentSkill,
+    /// `SKILL.md` with typed tools in `tools.json`.
+    SkillTools,
+    /// A Skills Protocol manifest (`skill.toml`) beside `SKILL.md`.
+    Protocol,
+}
+
+/// `skillbox pack`.
+#[derive(Debug, Args)]
+pub struct PackArguments {
+    /// The skill folder (or, with --index, the folder of skill folders).
+    pub path: PathBuf,
+    /// Where to write: the archive (default: `NAME.skill` in the current folder), or with
+    /// --index the folder that receives `.well-known/agent-skills/`.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Publish a folder of skills as a discovery index (`.well-known/agent-skills/index.json`
+    /// and one artifact per skill) under --output.
+    #[arg(long)]
+    pub index: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `skillbox eval`.
+#[derive(Debug, Args)]
+pub struct EvalArguments {
+    /// The skills to test: skill folders, or names of skills under the roots (default: every
+    /// skill under the roots that has an `evals/` folder).
+    #[arg(value_name = "PATH|NAME")]
+    pub targets: Vec<String>,
+    /// Another root of skills offered beside the tested ones, as neighbours the model must
+    /// tell apart (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub distractors: Vec<PathBuf>,
+    /// Which model, and how it runs.
+    #[command(flatten)]
+    pub model: ModelArguments,
+    /// The model that grades free-text expectations (default: the tested model).
+    #[arg(long, value_name = "MODEL")]
+    pub judge_model: Option<String>,
+    /// Run every query and task this many times (the report gives mean and spread).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
+    /// Model requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub jobs: usize,
+    /// The longest one query or task may take, in seconds (a model that never answers is
+    /// reported as such, and the run goes on).
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub run_timeout: u64,
+    /// Also run each task without the skill, to measure what the skill adds.
+    #[arg(long)]
+    pub baseline: bool,
+    /// Run only the trigger evals.
+    #[arg(long, conflicts_with = "tasks_only")]
+    pub triggers_only: bool,
+    /// Run only the task evals.
+    #[arg(long)]
+    pub tasks_only: bool,
+    /// Propose description rewrites and keep the one that triggers best on held-out queries.
+    #[arg(long, conflicts_with = "tasks_only")]
+    pub improve_description: bool,
+    /// Rewrites proposed by --improve-description.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 3,
+        requires = "improve_description"
+    )]
+    pub candidates: u32,
+    /// With --improve-description, write the best description into SKILL.md.
+    #[arg(long, requires = "improve_description")]
+    pub write: bool,
+    /// Ask the model again instead of answering from the response cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Exit 1 when a skill's trigger recall is below this (0 to 1).
+    #[arg(long, value_name = "F")]
+    pub min_recall: Option<f64>,
+    /// Exit 1 when a skill's trigger precision is below this (0 to 1).
+    #[arg(long, value_name = "F")]
+    pub min_precision: Option<f64>,
+    /// Exit 1 when a skill's task pass rate (with the skill) is below this (0 to 1).
+    #[arg(long, value_name = "F")]
+    pub min_pass_rate: Option<f64>,
+    /// Where reports, `benchmark.json` and transcripts are written (default: a new folder
+    /// under the data folder's `evals/`, which `skillbox serve` shows at /evals).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// The data folder (default: the user's data folder, `skillbox/`).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a JUnit XML report here (one test case per query and task).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }

@@ -65,6 +65,9 @@ fn main() -> ExitCode {
         Command::Remove(remove) => commands::install::remove(remove),
         Command::Outdated(scope) => commands::install::outdated(scope),
         Command::Verify(scope) => commands::install::verify(scope),
+        Command::New(new) => commands::author::new_skill(new),
+        Command::Pack(pack) => commands::author::pack(pack),
+        Command::Eval(eval) => commands::eval::run(&arguments.global, eval),
     };
     match result {
         Ok(code) => code,

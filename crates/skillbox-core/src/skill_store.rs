@@ -597,6 +597,25 @@ fn copy_file(
     Ok((hasher.finalize().to_vec(), executable))
 }
 
+/// The environment variable naming skillbox's cache folder (the store of installed trees, the
+/// eval response cache).
+pub const CACHE_DIRECTORY_ENVIRONMENT_VARIABLE: &str = "SKILLBOX_CACHE_DIR";
+
+/// skillbox's cache folder, absolute: `SKILLBOX_CACHE_DIR`, else `skillbox/` in
+/// `XDG_CACHE_HOME` or `~/.cache`; `None` when none of them is set.
+#[must_use]
+pub fn cache_folder() -> Option<PathBuf> {
+    let named = |variable: &str| std::env::var_os(variable).filter(|folder| !folder.is_empty());
+    let folder = match named(CACHE_DIRECTORY_ENVIRONMENT_VARIABLE) {
+        Some(folder) => PathBuf::from(folder),
+        None => named("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| named("HOME").map(|home| PathBuf::from(home).join(".cache")))?
+            .join("skillbox"),
+    };
+    Some(std::path::absolute(&folder).unwrap_or(folder))
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::MetadataExt;

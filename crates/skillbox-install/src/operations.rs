@@ -35,8 +35,7 @@ use crate::progress::Progress;
 use crate::scope::InstallScope;
 use crate::source::{Location, SourceSpec, WELL_KNOWN_PATH};
 
-/// The environment variable naming skillbox's cache folder (the store of installed trees).
-pub const CACHE_DIRECTORY_ENVIRONMENT_VARIABLE: &str = "SKILLBOX_CACHE_DIR";
+pub use skillbox_core::skill_store::CACHE_DIRECTORY_ENVIRONMENT_VARIABLE;
 
 /// What the folders an install builds beside the install folder are called.
 const STAGING_PREFIX: &str = ".skillbox-staging-";
@@ -257,24 +256,15 @@ impl Installer {
     pub fn new(scope: InstallScope) -> Result<Installer, InstallError> {
         // Git over HTTPS builds its own client: the TLS provider must be in place first.
         skillbox_services::tls::install_crypto_provider();
-        let cache = match std::env::var_os(CACHE_DIRECTORY_ENVIRONMENT_VARIABLE)
-            .filter(|folder| !folder.is_empty())
-        {
-            Some(folder) => PathBuf::from(folder),
-            None => std::env::var_os("XDG_CACHE_HOME")
-                .filter(|folder| !folder.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-                .map(|folder| folder.join("skillbox"))
-                .ok_or_else(|| InstallError::Usage {
-                    message: format!(
-                        "no cache folder is known; set `{CACHE_DIRECTORY_ENVIRONMENT_VARIABLE}`"
-                    ),
-                })?,
-        };
+        let cache =
+            skillbox_core::skill_store::cache_folder().ok_or_else(|| InstallError::Usage {
+                message: format!(
+                    "no cache folder is known; set `{CACHE_DIRECTORY_ENVIRONMENT_VARIABLE}`"
+                ),
+            })?;
         Ok(Installer {
             scope,
-            cache: std::path::absolute(&cache).unwrap_or(cache),
+            cache,
             trust_file: TrustStore::default_path().ok(),
             limits: InstallLimits::default(),
             progress: Progress::default(),

@@ -2,9 +2,11 @@
 //! `output` to print the result.
 
 pub mod ask;
+pub mod author;
 pub mod call;
 pub mod chat;
 pub mod doctor;
+pub mod eval;
 pub mod find;
 pub mod install;
 pub mod list;

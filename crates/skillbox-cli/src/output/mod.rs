@@ -1,6 +1,8 @@
 //! Printing helpers: JSON to stdout, aligned text that fits the terminal, diagnostics to stderr.
 
 pub mod agent_events;
+pub mod author_report;
+pub mod eval_report;
 pub mod install_report;
 
 use std::io::Write;

@@ -322,6 +322,25 @@ pub fn web_chat_setup(
     })
 }
 
+/// What `eval` asks: the model settings, the agent options and the approval policy for code in
+/// task runs (`ask` on a terminal is refused: an eval runs unattended).
+pub(crate) fn eval_setup(
+    arguments: &ModelArguments,
+) -> anyhow::Result<(ModelSettings, AgentOptions, ApprovalMode, HttpModelClient)> {
+    let config = read_config()?;
+    let settings = resolve_settings(arguments, &config)?;
+    let approval = configured_approval(arguments, &config)?;
+    if approval == ApprovalMode::Ask {
+        bail!(
+            "--approve ask: an eval runs unattended; use `allow` (the default: code runs in the sandbox) or `deny`"
+        );
+    }
+    let client = HttpModelClient::new(settings.format, &settings.base_url, settings.key.clone())
+        .with_context(|| "--base-url".to_owned())?;
+    let options = agent_options(arguments, &config, &settings.model)?;
+    Ok((settings, options, approval, client))
+}
+
 /// What `ask` and `chat` set up before a turn: the agent, the model settings, the transcript
 /// folder and the approval policy.
 pub(crate) struct AgentSetup {

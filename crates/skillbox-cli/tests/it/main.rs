@@ -5,6 +5,7 @@ mod agent;
 mod archives;
 mod attacks_catalog;
 mod attacks_round3;
+mod author;
 mod discovery;
 mod execute;
 mod find;
