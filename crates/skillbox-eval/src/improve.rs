@@ -19,8 +19,10 @@ pub const MIN_QUERIES_PER_CLASS: usize = 2;
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Tokens a proposal may take.
 const PROPOSAL_MAX_TOKENS: u32 = 600;
-/// Sampling temperature of proposals: different candidates need different samples.
-const PROPOSAL_TEMPERATURE: f32 = 0.9;
+/// Sampling temperature of proposals when none is configured: different candidates need
+/// different samples. A configured temperature is used as given (0 for runs that must repeat:
+/// each proposal's prompt differs by its number, so candidates still differ).
+pub const DEFAULT_PROPOSAL_TEMPERATURE: f32 = 0.9;
 /// Characters of the skill's body a proposer sees.
 const BODY_CHARS: usize = 3000;
 
@@ -89,9 +91,11 @@ const PROPOSER_SYSTEM: &str = "You improve the description of an agent skill. An
 ///
 /// # Errors
 /// A message when the model fails or proposes nothing usable.
+#[allow(clippy::too_many_arguments)]
 pub async fn propose_description(
     client: &dyn ModelClient,
     model: &str,
+    temperature: Option<f32>,
     skill: &str,
     current: &str,
     body: &str,
@@ -121,7 +125,7 @@ pub async fn propose_description(
         messages: &messages,
         tools: &[],
         max_output_tokens: PROPOSAL_MAX_TOKENS,
-        temperature: Some(PROPOSAL_TEMPERATURE),
+        temperature: Some(temperature.unwrap_or(DEFAULT_PROPOSAL_TEMPERATURE)),
     };
     let response = client
         .respond(&request, &mut |_| {})

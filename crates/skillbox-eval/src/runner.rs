@@ -532,11 +532,14 @@ impl EvalRunner {
             .map(|stat| stat.mean);
 
         let mut candidates: Vec<CandidateDescription> = Vec::new();
-        let variants = plan.output.join("variants").join(&target.name);
+        // Beside the response cache, at a place the description names: the variant's
+        // location reaches the model's prompt, so a re-run must find it where it was.
+        let variants = self.cache.folder().with_file_name(VARIANTS_FOLDER);
         for sample in 0..improve.candidates {
             let proposal = propose_description(
                 self.client(sample).as_ref(),
                 &self.model.options.model,
+                self.model.options.temperature,
                 &target.name,
                 &target.description,
                 &target.body,
@@ -570,7 +573,15 @@ impl EvalRunner {
                 });
                 continue;
             }
-            let folder = variants.join(format!("{}", sample + 1)).join(
+            let digest = {
+                use sha2::{Digest, Sha256};
+                let mut hasher = Sha256::new();
+                hasher.update(target.directory.to_string_lossy().as_bytes());
+                hasher.update([0]);
+                hasher.update(description.as_bytes());
+                hex::encode(&hasher.finalize()[..12])
+            };
+            let folder = variants.join(digest).join(
                 target
                     .directory
                     .file_name()
@@ -663,6 +674,9 @@ impl EvalRunner {
         })
     }
 }
+
+/// The folder, beside the response cache, holding the skill copies description tuning scores.
+pub const VARIANTS_FOLDER: &str = "eval-variants";
 
 /// Steps a plan takes, for the progress bar.
 fn planned_steps(plan: &EvalPlan, splits: &[Option<QuerySplit>]) -> u64 {

@@ -51,21 +51,21 @@ fn agent_tree() -> tempfile::TempDir {
     root
 }
 
-fn tool_call(id: &str, name: &str, arguments: &str) -> String {
+pub(super) fn tool_call(id: &str, name: &str, arguments: &str) -> String {
     json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":id,"type":"function","function":{"name":name,"arguments":arguments}}]}}]}).to_string()
 }
 
-fn finish(reason: &str) -> String {
+pub(super) fn finish(reason: &str) -> String {
     json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}],"usage":{"prompt_tokens":10,"completion_tokens":5}}).to_string()
 }
 
 /// A streamed tool call.
-fn calls(name: &str, arguments: &str) -> Reply {
+pub(super) fn calls(name: &str, arguments: &str) -> Reply {
     Reply::data_events(&[&tool_call("call_1", name, arguments), &finish("tool_calls")])
 }
 
 /// A streamed text answer.
-fn says(text: &str) -> Reply {
+pub(super) fn says(text: &str) -> Reply {
     let chunk = json!({"choices":[{"index":0,"delta":{"content":text}}]}).to_string();
     Reply::data_events(&[&chunk, &finish("stop")])
 }

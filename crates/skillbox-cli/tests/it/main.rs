@@ -7,6 +7,7 @@ mod attacks_catalog;
 mod attacks_round3;
 mod author;
 mod discovery;
+mod eval;
 mod execute;
 mod find;
 mod hostile_catalog;
