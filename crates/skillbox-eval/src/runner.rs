@@ -59,6 +59,11 @@ pub struct EvalTarget {
     pub body: String,
     /// Its eval files.
     pub evals: SkillEvals,
+    /// Whether it is offered from its own folder as a root the person named (a path given to
+    /// `skillbox eval`, trusted like every named root). A skill found by name under the
+    /// neighbours' roots is offered from there, keeping that root's trust: naming a project's
+    /// skill does not make its code trusted.
+    pub own_root: bool,
 }
 
 /// The model evaluated on, and the judge.
@@ -184,11 +189,12 @@ impl EvalRunner {
     fn catalog_options(&self, plan: &EvalPlan, replaced: Option<(usize, &Path)>) -> CatalogOptions {
         let mut roots = plan.neighbours.clone();
         for (index, target) in plan.targets.iter().enumerate() {
-            let folder = match replaced {
-                Some((at, folder)) if at == index => folder.to_path_buf(),
-                _ => target.directory.clone(),
-            };
-            roots.push(SkillRoot::explicit(folder));
+            match replaced {
+                // A description variant: only trigger runs see it, and they run no code.
+                Some((at, folder)) if at == index => roots.push(SkillRoot::explicit(folder)),
+                _ if target.own_root => roots.push(SkillRoot::explicit(&target.directory)),
+                _ => {}
+            }
         }
         CatalogOptions {
             roots,

@@ -51,7 +51,9 @@ fn resolve_targets(
     global: &GlobalOptions,
     arguments: &EvalArguments,
 ) -> anyhow::Result<Vec<EvalTarget>> {
-    let mut skills = Vec::new();
+    // Each skill, and whether the person named its folder (a root of its own, trusted as every
+    // named root is) or its name (offered from the roots it was found under, their trust kept).
+    let mut skills: Vec<(Arc<skillbox_core::Skill>, bool)> = Vec::new();
     let mut named = Vec::new();
     for target in &arguments.targets {
         let path = Path::new(target);
@@ -68,7 +70,12 @@ fn resolve_targets(
             if catalog.is_empty() {
                 bail!("`{target}` holds no skill (a folder with SKILL.md, or a folder of them)");
             }
-            skills.extend(catalog.skills().iter().cloned());
+            skills.extend(
+                catalog
+                    .skills()
+                    .iter()
+                    .map(|skill| (Arc::clone(skill), true)),
+            );
         } else {
             named.push(target.clone());
         }
@@ -78,7 +85,7 @@ fn resolve_targets(
         let catalog = setup::Setup::new(global, &[])?.catalog()?;
         for name in &named {
             match catalog.get(name) {
-                Some(skill) => skills.push(Arc::clone(skill)),
+                Some(skill) => skills.push((Arc::clone(skill), false)),
                 None => {
                     let hint = catalog
                         .closest_name(name)
@@ -100,7 +107,7 @@ fn resolve_targets(
                             .join(skillbox_eval::suite::EVALS_FOLDER)
                             .is_dir()
                     })
-                    .cloned(),
+                    .map(|skill| (Arc::clone(skill), false)),
             );
             if skills.is_empty() {
                 bail!(
@@ -110,7 +117,7 @@ fn resolve_targets(
         }
     }
     let mut targets: Vec<EvalTarget> = Vec::new();
-    for skill in skills {
+    for (skill, own_root) in skills {
         if targets.iter().any(|target| target.name == skill.name()) {
             continue;
         }
@@ -137,6 +144,7 @@ fn resolve_targets(
                 .is_some_and(|manifest| !manifest.description.is_empty()),
             body,
             evals,
+            own_root,
         });
     }
     Ok(targets)
