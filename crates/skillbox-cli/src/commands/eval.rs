@@ -306,6 +306,12 @@ pub fn run(global: &GlobalOptions, arguments: &EvalArguments) -> anyhow::Result<
     for line in &missed {
         eprintln!("error: {line}");
     }
+    if let Some(failure) = eval_report::every_run_failed(&report) {
+        eprintln!(
+            "error: every run failed, so the figures say nothing about the skills; the first failure: {failure}"
+        );
+        return Ok(ExitCode::from(crate::EXIT_USAGE));
+    }
     Ok(if missed.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -291,3 +291,24 @@ pub fn missed_thresholds(
     }
     missed
 }
+
+/// The first failure, when every run of `report` failed (the model unreachable, a key
+/// refused): the figures then say nothing about the skills.
+#[must_use]
+pub fn every_run_failed(report: &EvalReport) -> Option<String> {
+    let mut failures = Vec::new();
+    let mut runs = 0usize;
+    for skill in &report.skills {
+        for query in skill.triggers.iter().flat_map(|triggers| &triggers.queries) {
+            for run in &query.runs {
+                runs += 1;
+                failures.extend(run.error.clone());
+            }
+        }
+        for run in skill.tasks.iter().flat_map(|tasks| &tasks.runs) {
+            runs += 1;
+            failures.extend(run.run.error.clone());
+        }
+    }
+    (runs > 0 && failures.len() == runs).then(|| failures.swap_remove(0))
+}

@@ -154,6 +154,14 @@ fn trigger_evals_count_only_the_skill_the_model_named_and_a_rerun_asks_nothing()
             &Value::Null
         ]
     );
+    // What a person reads, with the run's own paths, port and time as placeholders.
+    let shown = stdout
+        .replace(&server.base_url, "http://127.0.0.1:PORT/v1")
+        .replace(&output.display().to_string(), "OUTPUT");
+    let shown = regex::Regex::new(r"· [0-9.]+ s\n")
+        .unwrap()
+        .replace(&shown, "· TIME s\n");
+    insta::assert_snapshot!("eval_trigger_summary", shown);
     assert!(stdout.contains("recall 0.50"), "{stdout}");
     assert!(
         stdout.contains(
@@ -498,6 +506,22 @@ fn bad_eval_files_and_arguments_are_named() {
         assert_eq!(run.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(wanted), "{extra:?}: {stderr}");
     }
+    // A model that cannot be reached at all: the report is written, and the exit says so.
+    let output = work.path().join("unreachable");
+    let run = eval(
+        good.path(),
+        "http://127.0.0.1:9/v1",
+        &work.path().join("c"),
+        &output,
+        &[],
+    );
+    let (_, stderr) = text(&run);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("every run failed") && stderr.contains("nothing listens there"),
+        "{stderr}"
+    );
+    assert!(output.join("report.json").is_file());
     let missing = agent_command(good.path())
         .env("SKILLBOX_CACHE_DIR", work.path().join("c"))
         .args([
