@@ -88,6 +88,8 @@ pub struct Services {
     /// Bytes of input blobs one run may read in all ([`RunLimits::max_input_bytes`]).
     max_input_bytes: u64,
     run_inputs: PathBuf,
+    /// The data folder itself (`skillbox eval` writes its reports in `evals/` there).
+    data_folder: PathBuf,
     /// The last [`MAX_RECENT_RUNS`] Run objects, newest last, for the web app's runs page.
     recent: Arc<std::sync::Mutex<std::collections::VecDeque<Value>>>,
 }
@@ -104,6 +106,7 @@ impl Services {
             blobs: data.blobs().clone(),
             max_input_bytes: limits.max_input_bytes,
             run_inputs: data.run_inputs().to_path_buf(),
+            data_folder: data.root().to_path_buf(),
             recent: Arc::default(),
         }
     }
@@ -150,6 +153,12 @@ impl Services {
             }
             recent.push_back(entry);
         }
+    }
+
+    /// The data folder the services were made over.
+    #[must_use]
+    pub fn data_folder(&self) -> &Path {
+        &self.data_folder
     }
 
     /// Where each run's copies of its input blobs are made (`<data-dir>/run-inputs`).

@@ -1,7 +1,7 @@
-//! skillbox-web: the web app `skillbox serve` answers at `/`. Five pages over the live provider
+//! skillbox-web: the web app `skillbox serve` answers at `/`. Six pages over the live provider
 //! every other door answers from: the catalog, one skill as a model and its author see it, a
-//! playground that calls any tool through the one dispatcher, a chat with the agent loop, and
-//! the recent runs. Pages are rendered on the server from compiled-in templates; one small
+//! playground that calls any tool through the one dispatcher, a chat with the agent loop, the
+//! recent runs, and the reports `skillbox eval` wrote into the same data folder. Pages are rendered on the server from compiled-in templates; one small
 //! script and one stylesheet are embedded too, so nothing is fetched from elsewhere.
 //!
 //! Skill content is untrusted: templates escape it, markdown is sanitised, the script puts it
@@ -12,6 +12,8 @@ mod assets;
 pub mod auth;
 mod catalog_pages;
 pub mod chat;
+mod eval_files;
+mod evals;
 mod pages;
 mod playground;
 pub mod render;
@@ -98,6 +100,8 @@ pub(crate) struct WebState {
     pub(crate) answers: Arc<Semaphore>,
     /// Cancelled when the server stops: event streams end, turns are cancelled.
     pub(crate) shutdown: tokio_util::sync::CancellationToken,
+    /// The data folder's `evals/`, where `skillbox eval` writes its runs.
+    pub(crate) evals: eval_files::EvalsFolder,
 }
 
 impl WebState {
@@ -130,6 +134,9 @@ impl WebApp {
             auth = auth.with_token_guard(guard);
         }
         let chat = chat::ChatHub::new(config.chat, Arc::clone(&live), Arc::clone(&policy));
+        // `skillbox eval --data-dir D` writes its reports in `D/evals/`.
+        let evals =
+            eval_files::EvalsFolder::new(services.data_folder().join(eval_files::EVALS_FOLDER));
         // The syntax set takes tens of milliseconds to load: not on the first file's request.
         std::thread::spawn(render::warm_up);
         Ok(WebApp {
@@ -142,6 +149,7 @@ impl WebApp {
                 catalog_streams: Arc::new(Semaphore::new(MAX_CATALOG_STREAMS)),
                 answers: Arc::new(Semaphore::new(ANSWERS_BUDGET_BYTES)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
+                evals,
             }),
         })
     }
@@ -165,6 +173,12 @@ impl WebApp {
             .route("/chat/{id}", get(chat::chat_page_for))
             .route("/runs", get(runs::runs_page))
             .route("/blobs/{id}", get(runs::download_blob))
+            .route("/evals", get(evals::evals_page))
+            .route("/evals/{run}", get(evals::eval_run_page))
+            .route(
+                "/evals/{run}/transcripts/{id}",
+                get(evals::eval_transcript_page),
+            )
             .route("/api/catalog/events", get(catalog_pages::catalog_events))
             .route("/api/tools", get(playground::tools))
             .route("/api/call", post(playground::call))
@@ -300,6 +314,10 @@ pub enum WebError {
     /// The request is malformed; the message names the parameter.
     #[error("{0}")]
     BadRequest(String),
+    /// What was asked for is there but cannot be read (an eval report this server cannot
+    /// parse, a file that is a link); the message says why.
+    #[error("{0}")]
+    Unreadable(String),
     /// The request's body is larger than its endpoint reads; the message names the bound.
     #[error("{0}")]
     TooLarge(String),
@@ -325,6 +343,7 @@ impl WebError {
         match self {
             WebError::NotFound(_) => StatusCode::NOT_FOUND,
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            WebError::Unreadable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             WebError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             WebError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             WebError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,

@@ -39,12 +39,13 @@ impl Layout {
     }
 
     /// The navigation entries: path, label, and whether it is the current page.
-    pub(crate) fn navigation(&self) -> [(&'static str, &'static str, bool); 4] {
+    pub(crate) fn navigation(&self) -> [(&'static str, &'static str, bool); 5] {
         [
             ("/skills", "Skills", self.active == "skills"),
             ("/playground", "Playground", self.active == "playground"),
             ("/chat", "Chat", self.active == "chat"),
             ("/runs", "Runs", self.active == "runs"),
+            ("/evals", "Evals", self.active == "evals"),
         ]
     }
 }

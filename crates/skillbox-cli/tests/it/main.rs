@@ -32,3 +32,4 @@ mod validate;
 mod web;
 mod web_attacks;
 mod web_browser;
+mod web_evals;
