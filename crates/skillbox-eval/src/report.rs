@@ -444,29 +444,6 @@ pub struct EvalReport {
 }
 
 impl EvalReport {
-    /// Read a report written by [`EvalReport::write`].
-    ///
-    /// # Errors
-    /// When the file cannot be read or is not a report.
-    pub fn read(folder: &Path) -> Result<EvalReport, crate::error::EvalError> {
-        use std::io::Read;
-        let path = folder.join(REPORT_FILE);
-        let file = skillbox_core::source::open_regular_file(&path).map_err(|error| {
-            crate::error::EvalError::Suite {
-                path: path.clone(),
-                message: error.to_string(),
-            }
-        })?;
-        let mut bytes = Vec::new();
-        file.take(256 * 1024 * 1024)
-            .read_to_end(&mut bytes)
-            .map_err(|error| crate::error::EvalError::io(&path, error))?;
-        serde_json::from_slice(&bytes).map_err(|error| crate::error::EvalError::Suite {
-            path,
-            message: format!("not an eval report: {error}"),
-        })
-    }
-
     /// Write `report.json` and each skill's `benchmark.json` into `folder`.
     ///
     /// # Errors
