@@ -37,6 +37,22 @@ pub(crate) fn entry_kind(path: &Path) -> Option<&'static str> {
     })
 }
 
+/// What a file that is neither a regular file nor a folder is, for messages; `None` for those.
+fn special_file_kind(file_type: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if file_type.is_char_device() {
+        Some("a character device")
+    } else if file_type.is_block_device() {
+        Some("a block device")
+    } else if file_type.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
 /// A name part no other temporary name of this host has at the same time.
 fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -62,8 +78,9 @@ fn parent_of(path: &Path) -> &Path {
 /// and synced. Whatever was at `path` (a file, a link) is replaced, not written through.
 ///
 /// # Errors
-/// [`AuthorError::Io`] naming the file when it cannot be written or renamed; the temporary
-/// file is removed then.
+/// [`AuthorError::OutputRefused`] when `path` is a folder, or a device, FIFO or socket (or a
+/// link to one); [`AuthorError::Io`] naming the file when it cannot be written or renamed; the
+/// temporary file is removed then.
 pub(crate) fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), AuthorError> {
     let Some(file_name) = path.file_name() else {
         return Err(AuthorError::OutputRefused {
@@ -77,6 +94,18 @@ pub(crate) fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Aut
             path: path.to_path_buf(),
             problem: "is a folder".to_owned(),
             hint: "give -o a file name, such as `my-skill.skill`",
+        });
+    }
+    // A device or pipe (`/dev/null`, `/dev/stdout` and the link to it) would be replaced by the
+    // rename, for every program of the machine when the folder is `/dev` and this runs as root.
+    if let Some(kind) = fs_err::metadata(path)
+        .ok()
+        .and_then(|metadata| special_file_kind(metadata.file_type()))
+    {
+        return Err(AuthorError::OutputRefused {
+            path: path.to_path_buf(),
+            problem: format!("is {kind}, or a link to one"),
+            hint: "the archive is written as a file and renamed into place: give -o a file path",
         });
     }
     let temporary = parent_of(path).join(format!(

@@ -103,16 +103,12 @@ impl ResponseCache {
     }
 
     fn store(&self, key: &str, response: &ModelResponse) {
-        let result = (|| -> std::io::Result<()> {
-            fs_err::create_dir_all(&self.folder)?;
-            let bytes = serde_json::to_vec(response).map_err(std::io::Error::other)?;
-            let mut temporary = tempfile::NamedTempFile::new_in(&self.folder)?;
-            std::io::Write::write_all(&mut temporary, &bytes)?;
-            temporary
-                .persist(self.path_of(key))
-                .map_err(|error| error.error)?;
-            Ok(())
-        })();
+        let result = serde_json::to_vec(response)
+            .map_err(|error| error.to_string())
+            .and_then(|bytes| {
+                crate::report::write_atomically(&self.path_of(key), &bytes)
+                    .map_err(|error| error.to_string())
+            });
         if let Err(error) = result {
             tracing::warn!(folder = %self.folder.display(), %error, "cannot keep a model response in the eval cache");
         }

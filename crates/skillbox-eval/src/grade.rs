@@ -12,6 +12,8 @@ use crate::task::TaskRun;
 
 /// The file in a run's outputs folder holding the answer, for `command` checks.
 pub const ANSWER_FILE: &str = ".skillbox-answer.txt";
+/// Mode of [`ANSWER_FILE`].
+const ANSWER_FILE_MODE: u32 = 0o644;
 /// How a `command` check names the skill's folder at the start of an argument.
 pub const SKILL_FOLDER_PLACEHOLDER: &str = "{skill}";
 /// Time a `command` check may take.
@@ -250,6 +252,26 @@ fn shell_word(argument: &str) -> String {
     }
 }
 
+/// Write the answer for a `command` check into the run's folder, where the run's code wrote
+/// too: whatever it left at that name (a link to one of the user's files, say) is removed and
+/// the file made anew, so the answer is never written through a link.
+fn write_answer_file(path: &std::path::Path, answer: &str) -> std::io::Result<()> {
+    use fs_err::os::unix::fs::OpenOptionsExt;
+    use std::io::Write;
+    match fs_err::remove_file(path) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    // Readable to the sandbox's user, who may not be this one.
+    fs_err::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(ANSWER_FILE_MODE)
+        .open(path)?
+        .write_all(answer.as_bytes())
+}
+
 async fn run_command_check(
     argv: &[String],
     run: &TaskRun,
@@ -260,7 +282,7 @@ async fn run_command_check(
         return (false, format!("the skill `{skill}` is not in the catalog"));
     };
     let answer_file = run.outputs.join(ANSWER_FILE);
-    if let Err(error) = fs_err::write(&answer_file, &run.answer) {
+    if let Err(error) = write_answer_file(&answer_file, &run.answer) {
         return (
             false,
             format!("cannot write the answer for the command: {error}"),

@@ -155,6 +155,17 @@ pub fn clean_proposal(reply: &str) -> Result<String, String> {
     if text.is_empty() {
         return Err("the proposal was empty".to_owned());
     }
+    // Written into YAML frontmatter, shown in terminals: a control character (DEL, C1) would
+    // leave `SKILL.md` unparseable, an escape sequence would rewrite the screen.
+    if text.chars().any(skillbox_core::printable::needs_escaping) {
+        return Err(format!(
+            "the proposal holds {} (a description is plain text)",
+            skillbox_core::names::describe_characters(
+                &text,
+                skillbox_core::printable::needs_escaping
+            )
+        ));
+    }
     if text.contains('<') || text.contains('>') {
         return Err(format!(
             "the proposal has angle brackets (not allowed in a description): {text}"
@@ -332,6 +343,37 @@ mod tests {
         );
         assert!(clean_proposal("<description></description>").is_err());
         assert!(clean_proposal("<description>use <b>this</b></description>").is_err());
+    }
+
+    #[test]
+    fn a_hostile_proposal_is_refused_or_stays_one_quoted_description() {
+        let refused = clean_proposal("<description>Counts\u{7f} words</description>").unwrap_err();
+        assert!(
+            refused.contains("U+007F (a control character)"),
+            "{refused}"
+        );
+        assert!(clean_proposal("a\u{1b}]0;title\u{7}b").is_err());
+        assert!(clean_proposal("Counts\u{200B}words").is_err());
+        let proposal = clean_proposal(
+            "<description>Counts words\"\n---\nname: evil\ndescription: 'x' # y: z \\</description>",
+        )
+        .unwrap();
+        let text = replace_frontmatter_description(
+            "---\nname: word-count\ndescription: old\n---\nBody.\n",
+            &proposal,
+        )
+        .unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(temp.path().join("word-count")).unwrap();
+        std::fs::write(temp.path().join("word-count/SKILL.md"), text).unwrap();
+        let catalog = skillbox_core::SkillCatalog::load(&skillbox_core::CatalogOptions {
+            roots: vec![skillbox_core::SkillRoot::explicit(temp.path())],
+            ..skillbox_core::CatalogOptions::default()
+        })
+        .unwrap();
+        let skill = catalog.get("word-count").unwrap();
+        assert_eq!(skill.description, proposal);
+        assert_eq!(catalog.skills().len(), 1);
     }
 
     #[test]

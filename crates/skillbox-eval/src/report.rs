@@ -606,14 +606,26 @@ fn benchmark(report: &EvalReport, skill: &SkillReport, tasks: &TaskReport) -> se
 /// # Errors
 /// When the folder or the file cannot be written.
 pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), crate::error::EvalError> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    fs_err::create_dir_all(folder).map_err(|error| crate::error::EvalError::io(folder, error))?;
     let mut bytes = serde_json::to_vec_pretty(value)
         .map_err(|error| crate::error::EvalError::io(path, std::io::Error::other(error)))?;
     bytes.push(b'\n');
+    write_atomically(path, &bytes)
+}
+
+/// Write `bytes` to `path` through a temporary file beside it, renamed over it: a reader never
+/// sees half a file, and a link at `path` is replaced, never written through.
+///
+/// # Errors
+/// When the folder or the file cannot be written.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), crate::error::EvalError> {
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    fs_err::create_dir_all(folder).map_err(|error| crate::error::EvalError::io(folder, error))?;
     let mut temporary = tempfile::NamedTempFile::new_in(folder)
         .map_err(|error| crate::error::EvalError::io(folder, error))?;
-    std::io::Write::write_all(&mut temporary, &bytes)
+    std::io::Write::write_all(&mut temporary, bytes)
         .map_err(|error| crate::error::EvalError::io(path, error))?;
     temporary
         .persist(path)

@@ -349,6 +349,19 @@ impl EvalRunner {
     /// Everything that can be wrong before a model is asked; the query splits of description
     /// tuning (one per target, `None` when it does not apply).
     fn check_plan(&self, plan: &EvalPlan) -> Result<Vec<Option<QuerySplit>>, EvalError> {
+        // A skill's name names its folders of runs and its `benchmark.json`: a name that is a
+        // path (`../..`, `/home/...`) would put them, world-writable run folders among them,
+        // wherever its author chose. The catalog lists such a skill but never offers it.
+        for target in &plan.targets {
+            if let Some(reason) = skillbox_core::names::unsafe_name_reason(&target.name) {
+                return Err(EvalError::Skill {
+                    skill: target.name.clone(),
+                    message: format!(
+                        "the name cannot name a folder of runs ({reason}); fix it (`skillbox validate` shows the rules) and evaluate again"
+                    ),
+                });
+            }
+        }
         plan.targets
             .iter()
             .map(|target| match (plan.improve, &target.evals.triggers) {
@@ -432,14 +445,14 @@ impl EvalRunner {
         };
         private_runs_folder(&plan.output.join("runs"))?;
         let mut work = Vec::new();
-        for eval in evals {
+        for (eval, folder) in evals.iter().zip(folder_names(evals)) {
             for &configuration in configurations {
                 for sample in 0..plan.repeat {
                     let outputs = plan
                         .output
                         .join("runs")
                         .join(&target.name)
-                        .join(folder_name(&eval.id))
+                        .join(&folder)
                         .join(configuration)
                         .join(format!("{}", sample + 1))
                         .join("outputs");
@@ -449,13 +462,30 @@ impl EvalRunner {
                         options.exclude = vec![target.name.clone()];
                     }
                     let provider = self.provider(&options, Some(&outputs))?;
-                    work.push((eval, configuration, sample, outputs, provider));
+                    // `command` checks run as the skill's code, in its sandbox: without the
+                    // skill in the run's catalog they need one that has it, so that both
+                    // configurations are graded alike.
+                    let has_commands = eval.expectations.iter().any(|expectation| {
+                        matches!(
+                            expectation,
+                            crate::suite::Expectation::Check(crate::suite::Check {
+                                kind: crate::suite::CheckKind::Command(_),
+                                ..
+                            })
+                        )
+                    });
+                    let grader = if configuration == WITHOUT_SKILL && has_commands {
+                        self.provider(&self.catalog_options(plan, None), Some(&outputs))?
+                    } else {
+                        Arc::clone(&provider)
+                    };
+                    work.push((eval, configuration, sample, outputs, provider, grader));
                 }
             }
         }
         let judge_model = self.model.judge_model.clone();
         let results: Vec<TaskRunReport> = futures_util::stream::iter(work)
-            .map(|(eval, configuration, sample, outputs, provider)| {
+            .map(|(eval, configuration, sample, outputs, provider, grader)| {
                 let agent = Agent::new(
                     SkillSource::Fixed(Arc::clone(&provider)),
                     self.client(sample),
@@ -472,7 +502,7 @@ impl EvalRunner {
                     let run =
                         run_task(&agent, conversation, &prompt, &outputs, plan.run_timeout).await;
                     let graded =
-                        grade(&eval.expectations, &run, &provider, &target.name, &judge).await;
+                        grade(&eval.expectations, &run, &grader, &target.name, &judge).await;
                     (self.progress)(Progress::Step(format!(
                         "task {} [{configuration}]",
                         eval.label()
@@ -730,9 +760,35 @@ fn folder_name(id: &serde_json::Value) -> String {
     format!("eval-{}", cleaned.trim_matches('-'))
 }
 
+/// Each eval's folder name ([`folder_name`]), made unique within the suite: ids that differ
+/// only in what the cleaning drops (`a/b`, `a b`; `7`, `"7"`) would share one folder, and one
+/// run would find the files another wrote.
+fn folder_names(evals: &[TaskEval]) -> Vec<String> {
+    let mut taken = std::collections::BTreeSet::new();
+    evals
+        .iter()
+        .map(|eval| {
+            let base = folder_name(&eval.id);
+            let mut name = base.clone();
+            let mut suffix = 2;
+            while !taken.insert(name.clone()) {
+                name = format!("{base}-{suffix}");
+                suffix += 1;
+            }
+            name
+        })
+        .collect()
+}
+
 /// Copy what the model sees of a skill (`SKILL.md`, `tools.json`, `skill.toml`) into `into`,
 /// for a description variant: regular files only, never through a link.
 fn copy_for_variant(directory: &Path, into: &Path) -> Result<(), EvalError> {
+    // Made anew each time: a file the skill no longer has must not be offered from a copy.
+    match fs_err::remove_dir_all(into) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(EvalError::io(into, error)),
+    }
     fs_err::create_dir_all(into).map_err(|error| EvalError::io(into, error))?;
     for name in ["SKILL.md", "skill.md", "tools.json", "skill.toml"] {
         let from = directory.join(name);

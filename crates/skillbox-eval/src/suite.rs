@@ -17,6 +17,8 @@ pub const TRIGGERS_FILE: &str = "triggers.json";
 pub const TASKS_FILE: &str = "evals.json";
 /// Largest eval file read.
 pub const MAX_EVAL_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// Most input files one task eval lists (each is copied into every run's folder).
+pub const MAX_TASK_FILES: usize = 1000;
 
 /// One trigger query: a person's request and whether the skill should be used for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -442,6 +444,12 @@ pub fn parse_tasks(path: &Path, text: &str) -> Result<TaskSuite, EvalError> {
         if eval.prompt.trim().is_empty() {
             return Err(problem(format!("`evals[{index}].prompt` is empty")));
         }
+        if eval.files.len() > MAX_TASK_FILES {
+            return Err(problem(format!(
+                "`evals[{index}].files` lists {} files; the most is {MAX_TASK_FILES} (each is copied into every run's folder)",
+                eval.files.len()
+            )));
+        }
         for file in &eval.files {
             if skillbox_core::source::contained_relative_path(file).is_err() {
                 return Err(problem(format!(
@@ -567,6 +575,13 @@ mod tests {
             (
                 r#"{"evals": [{"id": 1, "prompt": "p"}, {"id": 1, "prompt": "q"}]}"#,
                 "is used twice",
+            ),
+            (
+                &format!(
+                    r#"{{"evals": [{{"id": 1, "prompt": "p", "files": {}}}]}}"#,
+                    serde_json::json!(vec!["evals/files/a.txt"; MAX_TASK_FILES + 1])
+                ),
+                "`evals[0].files` lists 1001 files; the most is 1000",
             ),
             (
                 r#"{"evals": [{"id": 1, "prompt": "p", "expectations": [{"contians": "x"}]}]}"#,

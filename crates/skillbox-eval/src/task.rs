@@ -14,6 +14,10 @@ use crate::error::EvalError;
 
 /// Largest input file copied into a run's folder.
 pub const MAX_TASK_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Most bytes of input files copied into one run's folder (each run gets its own copy, so an
+/// eval listing one large file many times would otherwise fill the disk before a model is
+/// asked anything).
+pub const MAX_TASK_FILES_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
 /// Characters of a tool result kept in a run's record (the transcript has them whole).
 const KEPT_RESULT_CHARS: usize = 2000;
 
@@ -74,7 +78,8 @@ impl TaskRun {
 }
 
 /// Copy the eval's `files` (paths inside `skill_directory`) into `outputs`: regular files only,
-/// never through a link, each at most [`MAX_TASK_FILE_BYTES`].
+/// never through a link, each at most [`MAX_TASK_FILE_BYTES`] and all of them at most
+/// [`MAX_TASK_FILES_TOTAL_BYTES`].
 ///
 /// # Errors
 /// [`EvalError::Suite`] naming the file that cannot be used.
@@ -86,12 +91,14 @@ pub fn stage_files(
 ) -> Result<(), EvalError> {
     use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
+    remove_earlier_outputs(outputs)?;
     fs_err::create_dir_all(outputs).map_err(|error| EvalError::io(outputs, error))?;
     // The sandbox may run the scripts as another user (a leased uid when skillbox runs as
     // root): they must be able to write here. The runs' parent folder is private to the user
     // (see `private_runs_folder`), so no one else reaches it.
     fs_err::set_permissions(outputs, std::fs::Permissions::from_mode(0o777))
         .map_err(|error| EvalError::io(outputs, error))?;
+    let mut total: u64 = 0;
     for file in files {
         let problem = |message: String| EvalError::Suite {
             path: suite_path.to_path_buf(),
@@ -128,9 +135,29 @@ pub fn stage_files(
                 MAX_TASK_FILE_BYTES / (1024 * 1024)
             )));
         }
+        total = total.saturating_add(bytes.len() as u64);
+        if total > MAX_TASK_FILES_TOTAL_BYTES {
+            return Err(problem(format!(
+                "takes the eval's files past {} MiB, the most copied into one run's folder; list fewer or smaller files",
+                MAX_TASK_FILES_TOTAL_BYTES / (1024 * 1024)
+            )));
+        }
         fs_err::write(&target, &bytes).map_err(|error| EvalError::io(&target, error))?;
     }
     Ok(())
+}
+
+/// Remove the outputs folder an earlier eval into the same `--output` left at `outputs`: it
+/// holds what that run's code wrote (links to the user's files among them), which this run's
+/// files must not be copied through and its checks must not find.
+fn remove_earlier_outputs(outputs: &Path) -> Result<(), EvalError> {
+    let removed = match fs_err::symlink_metadata(outputs) {
+        Ok(metadata) if metadata.is_dir() => fs_err::remove_dir_all(outputs),
+        Ok(_) => fs_err::remove_file(outputs),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error),
+    };
+    removed.map_err(|error| EvalError::io(outputs, error))
 }
 
 /// Make `folder` (the parent of every run's outputs) and make it private to the user: the

@@ -55,6 +55,25 @@ fn resolve_targets(
     // named root is) or its name (offered from the roots it was found under, their trust kept).
     let mut skills: Vec<(Arc<skillbox_core::Skill>, bool)> = Vec::new();
     let mut named = Vec::new();
+    // A bare word that is both a folder here and a skill under the roots is refused: taking the
+    // folder would trust it (a path is a root the person named), and a repository can hold a
+    // folder named like the skill the person meant.
+    let bare_folders: Vec<&String> = arguments
+        .targets
+        .iter()
+        .filter(|target| !target.contains('/') && Path::new(target).exists())
+        .collect();
+    if !bare_folders.is_empty() {
+        let catalog = setup::Setup::new(global, &[])?.catalog()?;
+        if let Some(both) = bare_folders
+            .iter()
+            .find(|target| catalog.get(target).is_some())
+        {
+            bail!(
+                "`{both}` is both a folder here and a skill under the roots; write `./{both}` for the folder, or run from elsewhere for the skill"
+            );
+        }
+    }
     for target in &arguments.targets {
         let path = Path::new(target);
         if path.exists() {
@@ -200,10 +219,22 @@ fn check_fraction(name: &str, value: Option<f64>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Most runs of each query and task (`--repeat`).
+const MAX_REPEAT: u32 = 100;
+/// Most runs at once (`--jobs`).
+const MAX_JOBS: usize = 64;
+/// Most description rewrites proposed (`--candidates`).
+const MAX_CANDIDATES: u32 = 20;
+
 /// `skillbox eval`.
 pub fn run(global: &GlobalOptions, arguments: &EvalArguments) -> anyhow::Result<ExitCode> {
     if arguments.repeat == 0 {
         bail!("--repeat: give at least 1");
+    }
+    if arguments.repeat > MAX_REPEAT {
+        bail!(
+            "--repeat: at most {MAX_REPEAT} (every task run's folder is made before the first runs)"
+        );
     }
     if arguments.run_timeout == 0 {
         bail!("--run-timeout: give at least 1 second");
@@ -211,8 +242,14 @@ pub fn run(global: &GlobalOptions, arguments: &EvalArguments) -> anyhow::Result<
     if arguments.jobs == 0 {
         bail!("--jobs: give at least 1");
     }
+    if arguments.jobs > MAX_JOBS {
+        bail!("--jobs: at most {MAX_JOBS} (each may run a sandboxed process)");
+    }
     if arguments.improve_description && arguments.candidates == 0 {
         bail!("--candidates: give at least 1");
+    }
+    if arguments.candidates > MAX_CANDIDATES {
+        bail!("--candidates: at most {MAX_CANDIDATES}");
     }
     check_fraction("--min-recall", arguments.min_recall)?;
     check_fraction("--min-precision", arguments.min_precision)?;
@@ -290,7 +327,8 @@ pub fn run(global: &GlobalOptions, arguments: &EvalArguments) -> anyhow::Result<
     }
     if let Some(path) = &arguments.junit {
         let xml = report.junit().map_err(anyhow::Error::msg)?;
-        fs_err::write(path, xml).with_context(|| "--junit".to_owned())?;
+        skillbox_eval::report::write_atomically(path, xml.as_bytes())
+            .with_context(|| "--junit".to_owned())?;
     }
     let missed = eval_report::missed_thresholds(
         &report,

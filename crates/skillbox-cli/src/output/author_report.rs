@@ -93,6 +93,12 @@ fn shell_word(text: &str) -> String {
     }
 }
 
+/// What was left out of a skill, one line: the paths are the author's folder names.
+fn printable_left_out(left_out: &[String]) -> String {
+    let shown: Vec<String> = left_out.iter().map(|path| printable_line(path)).collect();
+    shown.join(", ")
+}
+
 /// Print what `pack` wrote; warnings go to stderr first.
 pub fn print_pack(report: &PackReport, json: bool) -> anyhow::Result<()> {
     if json {
@@ -114,7 +120,7 @@ pub fn print_pack(report: &PackReport, json: bool) -> anyhow::Result<()> {
         ("digest", report.digest.clone()),
     ];
     if !report.left_out.is_empty() {
-        rows.push(("left out", report.left_out.join(", ")));
+        rows.push(("left out", printable_left_out(&report.left_out)));
     }
     let mut text = String::new();
     for (label, value) in rows {
@@ -173,7 +179,7 @@ pub fn print_index(report: &IndexReport, json: bool) -> anyhow::Result<()> {
             text.push_str(&format!(
                 "left out from {}: {}\n",
                 printable_line(&skill.name),
-                skill.left_out.join(", ")
+                printable_left_out(&skill.left_out)
             ));
         }
     }

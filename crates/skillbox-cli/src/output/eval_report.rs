@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
+use skillbox_core::printable::{printable, printable_line, printable_path};
 use skillbox_eval::report::{
     Stat, TaskReport, TriggerReport, WITH_SKILL, WITHOUT_SKILL, named_skills,
 };
@@ -29,12 +30,12 @@ pub fn progress_bar() -> Option<indicatif::ProgressBar> {
 pub fn show_progress(bar: Option<&indicatif::ProgressBar>, event: &Progress) {
     match (bar, event) {
         (Some(bar), Progress::Planned(total)) => bar.set_length(*total),
-        (Some(bar), Progress::Stage(stage)) => bar.set_prefix(stage.clone()),
+        (Some(bar), Progress::Stage(stage)) => bar.set_prefix(printable_line(stage)),
         (Some(bar), Progress::Step(step)) => {
             bar.inc(1);
-            bar.set_message(step.chars().take(60).collect::<String>());
+            bar.set_message(printable_line(step).chars().take(60).collect::<String>());
         }
-        (None, Progress::Stage(stage)) => eprintln!("{stage}…"),
+        (None, Progress::Stage(stage)) => eprintln!("{}…", printable_line(stage)),
         (None, _) => {}
     }
 }
@@ -58,7 +59,7 @@ fn stat(value: Option<&Stat>) -> String {
 }
 
 fn quoted(text: &str) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = printable_line(text);
     let mut short: String = flat.chars().take(70).collect();
     if short.len() < flat.len() {
         short.push('…');
@@ -97,7 +98,7 @@ fn trigger_lines(triggers: &TriggerReport, repeat: u32, out: &mut Vec<String>) {
             },
             quoted(&query.query),
             query.trigger_rate * 100.0,
-            named_skills(&query.runs),
+            printable_line(&named_skills(&query.runs)),
         ));
     }
 }
@@ -148,14 +149,10 @@ fn task_lines(tasks: &TaskReport, out: &mut Vec<String>) {
         for graded in run.expectations.iter().filter(|graded| !graded.passed) {
             out.push(format!(
                 "               failed: {} #{}: {} ({})",
-                run.eval_name,
+                printable_line(&run.eval_name),
                 run.run_number,
-                graded.text,
-                graded
-                    .evidence
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                printable_line(&graded.text),
+                printable_line(&graded.evidence)
                     .chars()
                     .take(100)
                     .collect::<String>()
@@ -169,7 +166,7 @@ fn task_lines(tasks: &TaskReport, out: &mut Vec<String>) {
 pub fn summary_text(report: &EvalReport, output: &Path) -> String {
     let mut out = Vec::new();
     for skill in &report.skills {
-        out.push(skill.name.clone());
+        out.push(printable_line(&skill.name));
         if let Some(triggers) = &skill.triggers {
             trigger_lines(triggers, report.repeat, &mut out);
         }
@@ -200,7 +197,7 @@ pub fn summary_text(report: &EvalReport, output: &Path) -> String {
                     ));
                     if let Some(diff) = &description.diff {
                         for line in diff.lines() {
-                            out.push(format!("               {line}"));
+                            out.push(format!("               {}", printable(line)));
                         }
                     }
                 }
@@ -216,7 +213,7 @@ pub fn summary_text(report: &EvalReport, output: &Path) -> String {
             {
                 out.push(format!(
                     "               proposal not scored: {}",
-                    candidate.rejected.as_deref().unwrap_or_default()
+                    printable_line(candidate.rejected.as_deref().unwrap_or_default())
                 ));
             }
         }
@@ -225,7 +222,10 @@ pub fn summary_text(report: &EvalReport, output: &Path) -> String {
     let cache = &report.cache;
     out.push(format!(
         "model   {} · {} at {} (judge {})",
-        report.model.model, report.model.format, report.model.endpoint, report.model.judge
+        printable_line(&report.model.model),
+        report.model.format,
+        printable_line(&report.model.endpoint),
+        printable_line(&report.model.judge)
     ));
     out.push(format!(
         "asked   {} model requests, {} answered from the cache · {:.1} s",
@@ -235,7 +235,7 @@ pub fn summary_text(report: &EvalReport, output: &Path) -> String {
     ));
     out.push(format!(
         "report  {}",
-        output.join(skillbox_eval::report::REPORT_FILE).display()
+        printable_path(&output.join(skillbox_eval::report::REPORT_FILE))
     ));
     let mut text = out.join("\n");
     text.push('\n');
@@ -274,7 +274,7 @@ pub fn missed_thresholds(
                 {
                     missed.push(format!(
                         "`{}`: trigger {figure} {value:.2} is below {flag} {minimum}",
-                        skill.name
+                        printable_line(&skill.name)
                     ));
                 }
             }
@@ -285,7 +285,7 @@ pub fn missed_thresholds(
         {
             missed.push(format!(
                 "`{}`: task pass rate with the skill {rate:.2} is below --min-pass-rate {minimum}",
-                skill.name
+                printable_line(&skill.name)
             ));
         }
     }
@@ -293,7 +293,8 @@ pub fn missed_thresholds(
 }
 
 /// The first failure, when every run of `report` failed (the model unreachable, a key
-/// refused): the figures then say nothing about the skills.
+/// refused): the figures then say nothing about the skills. Escaped for a terminal: a model
+/// server writes it.
 #[must_use]
 pub fn every_run_failed(report: &EvalReport) -> Option<String> {
     let mut failures = Vec::new();
@@ -310,5 +311,5 @@ pub fn every_run_failed(report: &EvalReport) -> Option<String> {
             failures.extend(run.run.error.clone());
         }
     }
-    (runs > 0 && failures.len() == runs).then(|| failures.swap_remove(0))
+    (runs > 0 && failures.len() == runs).then(|| printable_line(&failures.swap_remove(0)))
 }

@@ -59,10 +59,29 @@ fn eval(
     output: &Path,
     extra: &[&str],
 ) -> std::process::Output {
+    eval_skill(
+        root,
+        &root.join("word-count"),
+        base_url,
+        cache,
+        output,
+        extra,
+    )
+}
+
+/// `skillbox eval` of the skill folder `skill` (a root of its own) over the root `root`.
+pub(super) fn eval_skill(
+    root: &Path,
+    skill: &Path,
+    base_url: &str,
+    cache: &Path,
+    output: &Path,
+    extra: &[&str],
+) -> std::process::Output {
     agent_command(root)
         .env("SKILLBOX_CACHE_DIR", cache)
-        .args(["eval"])
-        .arg(root.join("word-count"))
+        .arg("eval")
+        .arg(skill)
         .args(["--base-url", base_url, "--jobs", "1", "--output"])
         .arg(output)
         .args(extra)
@@ -70,7 +89,7 @@ fn eval(
         .unwrap()
 }
 
-fn read_report(output: &Path) -> Value {
+pub(super) fn read_report(output: &Path) -> Value {
     serde_json::from_str(&fs_err::read_to_string(output.join("report.json")).unwrap()).unwrap()
 }
 
@@ -375,9 +394,10 @@ fn task_evals_grade_with_and_without_the_skill_and_write_benchmark_json() {
     assert!(stdout.contains("gradings by the judge model"), "{stdout}");
 }
 
-#[test]
-fn description_tuning_keeps_a_rewrite_only_when_it_wins_on_held_out_queries() {
-    let triggers = json!([
+/// Four queries that should trigger `word-count` and four that should not: enough for
+/// description tuning to hold two of each out.
+pub(super) fn tuning_queries() -> Value {
+    json!([
         {"query": "How many words are in: a b c", "should_trigger": true},
         {"query": "Count the words of: x y", "should_trigger": true},
         {"query": "word count of 'a b'", "should_trigger": true},
@@ -386,8 +406,12 @@ fn description_tuning_keeps_a_rewrite_only_when_it_wins_on_held_out_queries() {
         {"query": "Greet Ada", "should_trigger": false},
         {"query": "Capital of France?", "should_trigger": false},
         {"query": "Say hi", "should_trigger": false},
-    ]);
-    let tree = eval_tree(&triggers, None);
+    ])
+}
+
+#[test]
+fn description_tuning_keeps_a_rewrite_only_when_it_wins_on_held_out_queries() {
+    let tree = eval_tree(&tuning_queries(), None);
     let skill_md = tree.path().join("word-count/SKILL.md");
     let before = fs_err::read_to_string(&skill_md).unwrap();
     let mut replies: Vec<Reply> = (0..8).map(|_| says("no tools needed")).collect();
@@ -506,6 +530,22 @@ fn bad_eval_files_and_arguments_are_named() {
         assert_eq!(run.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(wanted), "{extra:?}: {stderr}");
     }
+    // A bare word that is a folder here and a skill under the roots: which one is meant (and
+    // whether its code is trusted) is not guessed.
+    let ambiguous = agent_command(good.path())
+        .current_dir(good.path())
+        .env("SKILLBOX_CACHE_DIR", work.path().join("c"))
+        .args(["eval", "word-count", "--base-url", "http://127.0.0.1:9/v1"])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&ambiguous);
+    assert_eq!(ambiguous.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "`word-count` is both a folder here and a skill under the roots; write `./word-count`"
+        ),
+        "{stderr}"
+    );
     // A model that cannot be reached at all: the report is written, and the exit says so.
     let output = work.path().join("unreachable");
     let run = eval(

@@ -6,6 +6,7 @@ mod archives;
 mod attacks_catalog;
 mod attacks_round3;
 mod author;
+mod authoring_attacks;
 mod discovery;
 mod eval;
 mod execute;

@@ -68,20 +68,24 @@ pub fn memory_kib(pid: u32) -> (u64, u64) {
     (field("VmHWM:"), field("VmRSS:"))
 }
 
+/// The variables that pick a model or hold a key: tests that talk to a model remove them, so
+/// only their flags choose it.
+pub const MODEL_VARIABLES: &[&str] = &[
+    "OPENROUTER_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "SKILLBOX_API_KEY",
+    "SKILLBOX_PROVIDER",
+    "SKILLBOX_MODEL",
+    "SKILLBOX_BASE_URL",
+];
+
 /// `skillbox` over the skills at `root`, for `ask` and `chat`: no config file, and none of the
 /// variables that pick a model or hold a key, so only the test's flags choose the model.
 pub fn agent_command(root: &Path) -> assert_cmd::Command {
     let mut command = skillbox();
     command.env("SKILLBOX_CONFIG", "/dev/null");
-    for variable in [
-        "OPENROUTER_API_KEY",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "SKILLBOX_API_KEY",
-        "SKILLBOX_PROVIDER",
-        "SKILLBOX_MODEL",
-        "SKILLBOX_BASE_URL",
-    ] {
+    for variable in MODEL_VARIABLES {
         command.env_remove(variable);
     }
     command.arg("--root").arg(root);
