@@ -35,6 +35,9 @@ pub const MAX_SCANNED_EVAL_ENTRIES: usize = 10_000;
 pub const MAX_REPORT_BYTES: u64 = 16 * 1024 * 1024;
 /// Bytes of a transcript the transcript page reads; past this the rest is not shown.
 pub const MAX_SHOWN_TRANSCRIPT_BYTES: u64 = 8 * 1024 * 1024;
+/// Lines of a transcript that are not transcript lines named one by one; the rest are counted.
+/// Each becomes a sentence on the page: four million two-byte lines had made gigabytes.
+pub const MAX_NAMED_UNREADABLE_LINES: usize = 20;
 
 /// Why something under the evals folder could not be read. Names are relative to the evals
 /// folder (`RUN/report.json`), so messages never show where the data folder is.
@@ -248,17 +251,18 @@ impl EvalsFolder {
         Ok(folder)
     }
 
-    /// The run's report, its size first checked against `bound` (at most
-    /// [`MAX_REPORT_BYTES`]), then read and parsed; with the bytes read.
+    /// The run's report: its size first checked against `budget` (and [`MAX_REPORT_BYTES`]),
+    /// then read and parsed. The bytes read are taken from `budget` whether or not they are a
+    /// report, so a list of damaged reports reads no more than a list of good ones.
     pub(crate) fn read_report(
         &self,
         run: &str,
-        bound: u64,
-    ) -> Result<(EvalReport, u64), EvalFileError> {
+        budget: &mut u64,
+    ) -> Result<EvalReport, EvalFileError> {
         let folder = self.open_run(run)?;
         let name = format!("{run}/{REPORT_FILE}");
         let (file, size) = open_file_at(&folder, REPORT_FILE, &name)?;
-        let bound = bound.min(MAX_REPORT_BYTES);
+        let bound = (*budget).min(MAX_REPORT_BYTES);
         if size > bound {
             return Err(EvalFileError::TooLarge {
                 name,
@@ -267,11 +271,11 @@ impl EvalsFolder {
             });
         }
         let bytes = read_at_most(file, bound, &name)?;
-        let report = serde_json::from_slice(&bytes).map_err(|error| EvalFileError::NotAReport {
+        *budget = budget.saturating_sub(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+        serde_json::from_slice(&bytes).map_err(|error| EvalFileError::NotAReport {
             name,
             message: error.to_string(),
-        })?;
-        Ok((report, u64::try_from(bytes.len()).unwrap_or(u64::MAX)))
+        })
     }
 
     /// The transcript `id` of run `run`: its first [`MAX_SHOWN_TRANSCRIPT_BYTES`] read.
@@ -391,6 +395,8 @@ pub(crate) struct TranscriptFile {
     pub(crate) lines: Vec<TranscriptEntry>,
     /// The file's size, when more than [`MAX_SHOWN_TRANSCRIPT_BYTES`] were left unread.
     pub(crate) cut_at_bytes: Option<u64>,
+    /// Lines that are not transcript lines past the first [`MAX_NAMED_UNREADABLE_LINES`].
+    pub(crate) unnamed_unreadable_lines: usize,
 }
 
 /// One readable line of a transcript after its header.
@@ -421,29 +427,36 @@ impl TranscriptFile {
             cut_at_bytes: cut.then_some(size),
             ..TranscriptFile::default()
         };
+        let mut named = 0_usize;
         for (index, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<TranscriptLine>(line) {
+            let problem = match serde_json::from_str::<TranscriptLine>(line) {
                 Ok(TranscriptLine::Header(header)) if file.header.is_none() => {
                     file.header = Some(header);
+                    continue;
                 }
-                Ok(TranscriptLine::Header(_)) => file.lines.push(TranscriptEntry::Unreadable {
-                    line: index + 1,
-                    message: "a second header".to_owned(),
-                }),
+                Ok(TranscriptLine::Header(_)) => "a second header".to_owned(),
                 Ok(TranscriptLine::Message { message }) => {
                     file.lines.push(TranscriptEntry::Message(message));
+                    continue;
                 }
                 Ok(TranscriptLine::Turn { end, rounds, usage }) => {
                     file.lines
                         .push(TranscriptEntry::Turn { end, rounds, usage });
+                    continue;
                 }
-                Err(error) => file.lines.push(TranscriptEntry::Unreadable {
+                Err(error) => error.to_string(),
+            };
+            if named < MAX_NAMED_UNREADABLE_LINES {
+                named += 1;
+                file.lines.push(TranscriptEntry::Unreadable {
                     line: index + 1,
-                    message: error.to_string(),
-                }),
+                    message: problem,
+                });
+            } else {
+                file.unnamed_unreadable_lines += 1;
             }
         }
         file
@@ -454,6 +467,11 @@ impl TranscriptFile {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// A budget of one whole report.
+    fn whole() -> u64 {
+        MAX_REPORT_BYTES
+    }
 
     #[test]
     fn names_are_names_never_paths() {
@@ -514,15 +532,15 @@ mod tests {
             [("linked".to_owned(), true), ("real".to_owned(), false)]
         );
         assert!(matches!(
-            folder.read_report("linked", MAX_REPORT_BYTES),
+            folder.read_report("linked", &mut whole()),
             Err(EvalFileError::Link(name)) if name == "linked"
         ));
         assert!(matches!(
-            folder.read_report("real", MAX_REPORT_BYTES),
+            folder.read_report("real", &mut whole()),
             Err(EvalFileError::Link(name)) if name == "real/report.json"
         ));
         assert!(matches!(
-            folder.read_report("plain", MAX_REPORT_BYTES),
+            folder.read_report("plain", &mut whole()),
             Err(EvalFileError::WrongKind {
                 expected: "folder",
                 ..
@@ -530,13 +548,13 @@ mod tests {
         ));
         assert!(
             folder
-                .read_report("..", MAX_REPORT_BYTES)
+                .read_report("..", &mut whole())
                 .unwrap_err()
                 .is_missing()
         );
         assert!(
             folder
-                .read_report("gone", MAX_REPORT_BYTES)
+                .read_report("gone", &mut whole())
                 .unwrap_err()
                 .is_missing()
         );
@@ -568,14 +586,14 @@ mod tests {
         fs_err::write(evals.join("large").join(REPORT_FILE), vec![b' '; 2048]).unwrap();
         let folder = EvalsFolder::new(evals);
         assert!(matches!(
-            folder.read_report("fifo", MAX_REPORT_BYTES),
+            folder.read_report("fifo", &mut whole()),
             Err(EvalFileError::WrongKind {
                 expected: "regular file",
                 ..
             })
         ));
         assert!(matches!(
-            folder.read_report("large", 1024),
+            folder.read_report("large", &mut 1024),
             Err(EvalFileError::TooLarge {
                 bytes: 2048,
                 bound: 1024,
@@ -583,7 +601,7 @@ mod tests {
             })
         ));
         assert!(matches!(
-            folder.read_report("large", MAX_REPORT_BYTES),
+            folder.read_report("large", &mut whole()),
             Err(EvalFileError::NotAReport { .. })
         ));
     }

@@ -8,7 +8,7 @@
 //! proposed descriptions): it is data, escaped by the templates like skill content. Files
 //! are read by [`crate::eval_files`], which never follows a link and bounds every read.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use askama::Template;
@@ -34,6 +34,9 @@ use crate::{WebError, WebState, on_blocking_thread};
 
 /// Eval runs the list shows (the newest).
 pub const MAX_LISTED_EVAL_RUNS: usize = 200;
+/// Skills of one run the list shows; the run's page shows them all. A report may name any
+/// number: a row per skill had made one 3 MiB report a list of 60 MB.
+pub const MAX_LISTED_SKILLS_PER_RUN: usize = 20;
 /// Bytes of reports the list reads in all to summarise its runs; runs past it are listed
 /// without their figures (a run's own page reads its report whole).
 pub const MAX_LIST_REPORT_BYTES: u64 = 64 * 1024 * 1024;
@@ -42,6 +45,33 @@ pub const MAX_LIST_REPORT_BYTES: u64 = 64 * 1024 * 1024;
 pub const MAX_SHOWN_TEXT_CHARS: usize = 64 * 1024;
 /// What a missing figure shows.
 const NO_FIGURE: &str = "–";
+/// Eval pages read and rendered at once; others wait for a place (within the blocking pool's
+/// budget), then are told to try again. A report is read whole and model-written: 14 MiB of
+/// small JSON values (an eval's id may be any JSON) held 620 MB while read, and 24 views at
+/// once had held 7.6 GB and most of the blocking pool every door shares. The work is the
+/// processor's, so more at once would not answer sooner.
+pub const MAX_EVAL_PAGES_AT_ONCE: usize = 2;
+/// What a client is told when every place for eval pages stayed taken.
+const BUSY_WITH_EVALS: &str = "the server is busy showing other eval pages; try again in a moment";
+
+/// Run `read` (an eval page's reading and rendering) on the blocking pool once one of the
+/// [`MAX_EVAL_PAGES_AT_ONCE`] places is free. The place goes with the work, so it is held until
+/// the work ends even when the request was given up.
+async fn on_eval_place<T: Send + 'static>(
+    state: &WebState,
+    read: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, WebError> {
+    let wait = state.policy.blocking().budget();
+    let place = tokio::time::timeout(wait, Arc::clone(&state.eval_pages).acquire_owned())
+        .await
+        .map_err(|_| WebError::Busy(BUSY_WITH_EVALS.into()))?
+        .map_err(|_| WebError::Internal("the eval pages are closed".into()))?;
+    on_blocking_thread(state, move || {
+        let _place = place;
+        read()
+    })
+    .await
+}
 
 /// `value` (a share, 0 to 1) as a whole percentage.
 fn percent(value: f64) -> String {
@@ -178,7 +208,10 @@ struct EvalRunRow {
     started: String,
     model: String,
     repeat: String,
+    /// The first [`MAX_LISTED_SKILLS_PER_RUN`] skills.
     skills: Vec<SkillHeadline>,
+    /// Skills past them, not listed.
+    more_skills: usize,
     /// Why the run shows no figures.
     problem: Option<String>,
     /// The problem's badge: `unreadable`, or `not summarised` for a report past the list's
@@ -196,6 +229,7 @@ impl EvalRunRow {
             model: String::new(),
             repeat: String::new(),
             skills: Vec::new(),
+            more_skills: 0,
             problem: Some(problem),
         }
     }
@@ -207,7 +241,16 @@ impl EvalRunRow {
             started: shown_time(&report.started),
             model: report.model.model.clone(),
             repeat: report.repeat.to_string(),
-            skills: report.skills.iter().map(SkillHeadline::of).collect(),
+            skills: report
+                .skills
+                .iter()
+                .take(MAX_LISTED_SKILLS_PER_RUN)
+                .map(SkillHeadline::of)
+                .collect(),
+            more_skills: report
+                .skills
+                .len()
+                .saturating_sub(MAX_LISTED_SKILLS_PER_RUN),
             problem: None,
             badge: "",
         }
@@ -249,11 +292,8 @@ fn list_rows(folder: &EvalsFolder) -> (Vec<EvalRunRow>, usize, bool, Option<Stri
                     EvalFileError::Link(id.to_owned()).to_string(),
                 );
             }
-            match folder.read_report(id, budget) {
-                Ok((report, read)) => {
-                    budget = budget.saturating_sub(read);
-                    EvalRunRow::of(id, &report)
-                }
+            match folder.read_report(id, &mut budget) {
+                Ok(report) => EvalRunRow::of(id, &report),
                 Err(EvalFileError::TooLarge { bytes, .. }) if bytes <= MAX_REPORT_BYTES => {
                     EvalRunRow {
                         badge: "not summarised",
@@ -280,7 +320,7 @@ pub(crate) async fn evals_page(
     Extension(visitor): Extension<Visitor>,
 ) -> Result<Response, WebError> {
     let folder = state.evals.clone();
-    on_blocking_thread(&state, move || {
+    on_eval_place(&state, move || {
         let (runs, more, scan_cut, problem) = list_rows(&folder);
         render(
             &EvalsPage {
@@ -398,6 +438,14 @@ struct PassTally {
 }
 
 impl PassTally {
+    /// Count one task run. Counts from a hostile report may be anything: they saturate.
+    fn add(&mut self, result: &skillbox_eval::report::RunResult) {
+        self.rate_sum += result.pass_rate;
+        self.runs = self.runs.saturating_add(1);
+        self.passed = self.passed.saturating_add(result.passed);
+        self.total = self.total.saturating_add(result.total);
+    }
+
     fn bar(&self, label: &str, configuration: &str) -> Bar {
         let mean = if self.runs == 0 {
             0.0
@@ -514,42 +562,52 @@ struct TasksView {
 
 impl TasksView {
     fn of(run: &str, tasks: &TaskReport) -> Self {
-        let mut order: Vec<String> = Vec::new();
-        let mut tallies: HashMap<(String, String), PassTally> = HashMap::new();
+        // Evals and configurations numbered as they first appear (with and without the skill
+        // first), so the chart is built in one pass whatever a report holds: 0 is all evals.
+        let mut evals: Vec<&str> = Vec::new();
+        let mut eval_numbers: HashMap<&str, usize> = HashMap::new();
+        let mut configurations: Vec<&str> = vec![WITH_SKILL, WITHOUT_SKILL];
+        let mut configuration_numbers: HashMap<&str, usize> =
+            HashMap::from([(WITH_SKILL, 0), (WITHOUT_SKILL, 1)]);
+        let mut tallies: BTreeMap<(usize, usize), PassTally> = BTreeMap::new();
         for task in &tasks.runs {
-            if !order.contains(&task.eval_name) {
-                order.push(task.eval_name.clone());
-            }
-            for key in [
-                (task.eval_name.clone(), task.configuration.clone()),
-                (String::new(), task.configuration.clone()),
-            ] {
-                let tally = tallies.entry(key).or_default();
-                tally.rate_sum += task.result.pass_rate;
-                tally.runs += 1;
-                tally.passed += task.result.passed;
-                tally.total += task.result.total;
+            let eval = *eval_numbers
+                .entry(task.eval_name.as_str())
+                .or_insert_with(|| {
+                    evals.push(&task.eval_name);
+                    evals.len()
+                });
+            let configuration = *configuration_numbers
+                .entry(task.configuration.as_str())
+                .or_insert_with(|| {
+                    configurations.push(&task.configuration);
+                    configurations.len() - 1
+                });
+            for group in [0, eval] {
+                tallies
+                    .entry((group, configuration))
+                    .or_default()
+                    .add(&task.result);
             }
         }
-        let mut configurations: Vec<String> = vec![WITH_SKILL.to_owned(), WITHOUT_SKILL.to_owned()];
-        for task in &tasks.runs {
-            if !configurations.contains(&task.configuration) {
-                configurations.push(task.configuration.clone());
-            }
-        }
-        let mut bars = Vec::new();
         // The whole skill first, then each eval, when there is more than one.
-        let mut groups = vec![(String::new(), "All evals".to_owned())];
-        if order.len() > 1 {
-            groups.extend(order.iter().map(|name| (name.clone(), name.clone())));
-        }
-        for (key, label) in &groups {
-            for configuration in &configurations {
-                if let Some(tally) = tallies.get(&(key.clone(), configuration.clone())) {
-                    bars.push(tally.bar(label, configuration));
-                }
-            }
-        }
+        let bars = tallies
+            .iter()
+            .filter(|((group, _), _)| *group == 0 || evals.len() > 1)
+            .map(|(&(group, configuration), tally)| {
+                let label = match group.checked_sub(1) {
+                    None => "All evals",
+                    Some(eval) => evals.get(eval).copied().unwrap_or_default(),
+                };
+                tally.bar(
+                    label,
+                    configurations
+                        .get(configuration)
+                        .copied()
+                        .unwrap_or_default(),
+                )
+            })
+            .collect();
         TasksView {
             bars,
             delta: tasks
@@ -728,9 +786,10 @@ pub(crate) async fn eval_run_page(
     Path(run): Path<String>,
 ) -> Result<Response, WebError> {
     let folder = state.evals.clone();
-    on_blocking_thread(&state, move || {
-        let (report, _) = folder
-            .read_report(&run, MAX_REPORT_BYTES)
+    on_eval_place(&state, move || {
+        let mut budget = MAX_REPORT_BYTES;
+        let report = folder
+            .read_report(&run, &mut budget)
             .map_err(|error| run_error(&run, &error))?;
         let layout = Layout::for_visitor(&visitor, "evals", format!("Eval {run}"));
         Ok(render(
@@ -768,16 +827,78 @@ impl TranscriptItem {
     }
 }
 
-/// A tool call's arguments, pretty when they are JSON.
+/// A tool call's arguments, pretty when they are JSON. They are model output: pretty-printing
+/// puts each value on a line of its own indented by its depth (a hundredfold for deeply nested
+/// arrays), so only arguments up to [`MAX_SHOWN_TEXT_CHARS`] bytes are read as JSON, and only
+/// the first [`MAX_SHOWN_TEXT_CHARS`] bytes of their pretty form are made.
 fn shown_arguments(arguments: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(arguments)
-        .ok()
-        .and_then(|value| serde_json::to_string_pretty(&value).ok())
-        .map_or_else(|| shown_text(arguments), |pretty| shown_text(&pretty))
+    if arguments.len() > MAX_SHOWN_TEXT_CHARS {
+        return shown_text(arguments);
+    }
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(arguments) else {
+        return shown_text(arguments);
+    };
+    let mut pretty = BoundedText::new(MAX_SHOWN_TEXT_CHARS);
+    let whole = serde_json::to_writer_pretty(&mut pretty, &value).is_ok();
+    let text = pretty.into_text();
+    if whole {
+        text
+    } else {
+        format!(
+            "{text}\n… (cut here: the arguments are {} bytes as the model wrote them)",
+            arguments.len()
+        )
+    }
 }
 
-/// The page's items for a transcript's lines: each call with its result beside it.
-fn transcript_items(lines: &[TranscriptEntry]) -> Vec<TranscriptItem> {
+/// Text written up to a bound of bytes; a write past it fails, which ends the writing.
+struct BoundedText {
+    bytes: Vec<u8>,
+    bound: usize,
+}
+
+impl BoundedText {
+    fn new(bound: usize) -> Self {
+        BoundedText {
+            bytes: Vec::new(),
+            bound,
+        }
+    }
+
+    /// What was written, up to its last whole character.
+    fn into_text(self) -> String {
+        match String::from_utf8(self.bytes) {
+            Ok(text) => text,
+            Err(error) => {
+                let whole = error.utf8_error().valid_up_to();
+                let mut bytes = error.into_bytes();
+                bytes.truncate(whole);
+                String::from_utf8(bytes).unwrap_or_default()
+            }
+        }
+    }
+}
+
+impl std::io::Write for BoundedText {
+    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+        let room = self.bound.saturating_sub(self.bytes.len());
+        if room == 0 && !buffer.is_empty() {
+            return Err(std::io::Error::other("the shown text is at its bound"));
+        }
+        let taken = buffer.len().min(room);
+        self.bytes
+            .extend_from_slice(buffer.get(..taken).unwrap_or_default());
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The page's items for a transcript's lines: each call with its result beside it, and a note
+/// of the `unshown_problems` lines that were not named.
+fn transcript_items(lines: &[TranscriptEntry], unshown_problems: usize) -> Vec<TranscriptItem> {
     let mut items: Vec<TranscriptItem> = Vec::new();
     let mut calls: HashMap<String, usize> = HashMap::new();
     for line in lines {
@@ -848,6 +969,20 @@ fn transcript_items(lines: &[TranscriptEntry]) -> Vec<TranscriptItem> {
             }
         }
     }
+    if unshown_problems > 0 {
+        items.push(TranscriptItem::new(
+            "problem",
+            format!(
+                "{unshown_problems} more line{} not transcript lines (only the first {} are named)",
+                if unshown_problems == 1 {
+                    " is"
+                } else {
+                    "s are"
+                },
+                crate::eval_files::MAX_NAMED_UNREADABLE_LINES
+            ),
+        ));
+    }
     items
 }
 
@@ -908,16 +1043,17 @@ pub(crate) async fn eval_transcript_page(
     Path((run, id)): Path<(String, String)>,
 ) -> Result<Response, WebError> {
     let folder = state.evals.clone();
-    on_blocking_thread(&state, move || {
+    on_eval_place(&state, move || {
         let transcript: TranscriptFile = folder
             .read_transcript(&run, &id)
             .map_err(|error| run_error(&run, &error))?;
         // The report says what the transcript was; a report that cannot be read only loses
         // that line.
+        let mut budget = MAX_REPORT_BYTES;
         let context = folder
-            .read_report(&run, MAX_REPORT_BYTES)
+            .read_report(&run, &mut budget)
             .ok()
-            .and_then(|(report, _)| transcript_context(&report, &id));
+            .and_then(|report| transcript_context(&report, &id));
         let header = transcript.header.as_ref();
         let page = EvalTranscriptPage {
             layout: Layout::for_visitor(&visitor, "evals", format!("Transcript {id}")),
@@ -932,7 +1068,7 @@ pub(crate) async fn eval_transcript_page(
             created: header
                 .map(|header| clock_time(header.created_unix_ms))
                 .unwrap_or_default(),
-            items: transcript_items(&transcript.lines),
+            items: transcript_items(&transcript.lines, transcript.unnamed_unreadable_lines),
             cut_at_bytes: transcript.cut_at_bytes,
             run,
             id,
@@ -1538,6 +1674,39 @@ mod tests {
         .await;
         assert_eq!(status, 200);
         assert!(body.contains("model-under-test"));
+    }
+
+    #[test]
+    fn the_list_counts_reports_it_could_not_read_against_its_budget() {
+        let data = tempfile::tempdir().unwrap();
+        let evals = data.path().join(EVALS_FOLDER);
+        // Six damaged reports of 12 MiB: each read whole before the damage shows.
+        let mut damaged = vec![b' '; 12 * 1024 * 1024];
+        damaged.push(b'x');
+        for index in 0..6 {
+            let folder = evals.join(format!("damaged-{index}"));
+            fs_err::create_dir_all(&folder).unwrap();
+            fs_err::write(folder.join(REPORT_FILE), &damaged).unwrap();
+        }
+        let (rows, _, _, problem) = list_rows(&EvalsFolder::new(evals));
+        assert_eq!(problem, None);
+        let badges: Vec<&str> = rows.iter().map(|row| row.badge).collect();
+        assert_eq!(
+            badges
+                .iter()
+                .filter(|badge| **badge == "unreadable")
+                .count(),
+            5,
+            "64 MiB read in all: {badges:?}"
+        );
+        assert_eq!(
+            badges
+                .iter()
+                .filter(|badge| **badge == "not summarised")
+                .count(),
+            1,
+            "{badges:?}"
+        );
     }
 
     #[test]

@@ -102,6 +102,8 @@ pub(crate) struct WebState {
     pub(crate) shutdown: tokio_util::sync::CancellationToken,
     /// The data folder's `evals/`, where `skillbox eval` writes its runs.
     pub(crate) evals: eval_files::EvalsFolder,
+    /// Places for eval pages being read and rendered ([`evals::MAX_EVAL_PAGES_AT_ONCE`]).
+    pub(crate) eval_pages: Arc<Semaphore>,
 }
 
 impl WebState {
@@ -150,6 +152,7 @@ impl WebApp {
                 answers: Arc::new(Semaphore::new(ANSWERS_BUDGET_BYTES)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 evals,
+                eval_pages: Arc::new(Semaphore::new(evals::MAX_EVAL_PAGES_AT_ONCE)),
             }),
         })
     }

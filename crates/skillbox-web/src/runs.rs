@@ -240,8 +240,16 @@ pub(crate) async fn download_blob(
 
 /// A Unix time in milliseconds as an HTTP date (UTC).
 pub(crate) fn clock_time(unix_ms: u64) -> String {
+    // An HTTP date ends with year 9999 (`httpdate` panics past it); a time read from a file
+    // may be anything.
+    if unix_ms >= YEAR_10000_UNIX_MS {
+        return format!("{unix_ms} ms after 1970-01-01");
+    }
     httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms))
 }
+
+/// The first millisecond of year 10000: the first an HTTP date cannot show.
+const YEAR_10000_UNIX_MS: u64 = 253_402_300_800_000;
 
 #[cfg(test)]
 mod tests {
@@ -251,5 +259,10 @@ mod tests {
     fn clock_times_are_http_dates() {
         assert_eq!(clock_time(0), "Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(clock_time(951_782_400_000), "Tue, 29 Feb 2000 00:00:00 GMT");
+        // A time from a hostile file, past what an HTTP date holds: said, not a panic.
+        assert_eq!(
+            clock_time(u64::MAX),
+            "18446744073709551615 ms after 1970-01-01"
+        );
     }
 }

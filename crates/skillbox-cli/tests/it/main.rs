@@ -34,3 +34,4 @@ mod web;
 mod web_attacks;
 mod web_browser;
 mod web_evals;
+mod web_evals_attacks;

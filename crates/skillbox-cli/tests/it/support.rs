@@ -190,3 +190,129 @@ pub fn write_reports(root: &Path, count: usize) {
         .collect();
     write_tree(root, &borrowed);
 }
+
+/// An HTTP answer as the wire carried it.
+#[derive(Debug)]
+pub struct HttpAnswer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpAnswer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    pub fn headers_named(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+            .collect()
+    }
+
+    /// The body as text (invalid UTF-8 replaced).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The page's CSRF token (`data-csrf` on its body).
+    pub fn csrf(&self) -> String {
+        let text = self.text();
+        let start = text
+            .find("data-csrf=\"")
+            .expect("the page carries a CSRF token")
+            + 11;
+        text[start..][..text[start..].find('"').unwrap()].to_owned()
+    }
+}
+
+/// The answer in `bytes` as a server sent it (a chunked body joined), or `None` when they hold
+/// no HTTP answer.
+pub fn parse_http_answer(bytes: &[u8]) -> Option<HttpAnswer> {
+    let split = bytes.windows(4).position(|window| window == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&bytes[..split]);
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    let mut body = bytes[split + 4..].to_vec();
+    let chunked = headers.iter().any(|(name, value)| {
+        name.eq_ignore_ascii_case("transfer-encoding") && value.contains("chunked")
+    });
+    if chunked {
+        body = dechunk(&body);
+    }
+    Some(HttpAnswer {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn dechunk(mut bytes: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Some(end) = bytes.windows(2).position(|window| window == b"\r\n") {
+        let size_text = String::from_utf8_lossy(&bytes[..end]);
+        let Ok(size) = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
+        else {
+            break;
+        };
+        if size == 0 {
+            break;
+        }
+        let start = end + 2;
+        let stop = (start + size).min(bytes.len());
+        body.extend_from_slice(&bytes[start..stop]);
+        bytes = &bytes[(stop + 2).min(bytes.len())..];
+    }
+    body
+}
+
+/// A child process (a server the test started) killed and reaped when the test is done with it.
+#[derive(Debug)]
+pub struct KilledOnDrop(pub std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The head of a raw HTTP/1.1 request `method target` to the server at `address` with
+/// `headers` (a `Host` of `address` unless one is given), a `Content-Length` of `body` bytes
+/// when there is a body or the method is POST, and `Connection: close`.
+pub fn request_head(
+    address: &str,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: usize,
+) -> String {
+    let mut head = format!("{method} {target} HTTP/1.1\r\n");
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        head.push_str(&format!("Host: {address}\r\n"));
+    }
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if body > 0 || method == "POST" {
+        head.push_str(&format!("Content-Length: {body}\r\n"));
+    }
+    head.push_str("Connection: close\r\n\r\n");
+    head
+}

@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::serve::start_server_command;
-use super::support::{memory_kib, repo_root, write_tree};
+use super::support::{
+    HttpAnswer as Answer, memory_kib, parse_http_answer as parse_answer, repo_root, request_head,
+    write_tree,
+};
 
 /// Markup that runs if a page puts it in the document as HTML.
 const XSS: &str = "<img src=x onerror=alert(1)>";
@@ -39,49 +42,6 @@ impl Drop for Web {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// An HTTP answer as the wire carried it.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
-    }
-
-    fn headers_named(&self, name: &str) -> Vec<&str> {
-        self.headers
-            .iter()
-            .filter(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
-            .collect()
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
-    }
-
-    /// The page's CSRF token (`data-csrf` on its body).
-    fn csrf(&self) -> String {
-        let text = self.text();
-        let start = text
-            .find("data-csrf=\"")
-            .expect("the page carries a CSRF token")
-            + 11;
-        text[start..][..text[start..].find('"').unwrap()].to_owned()
     }
 }
 
@@ -140,21 +100,7 @@ impl Web {
     /// The request head for `method target` with these headers (a `Host` of the server's
     /// address unless one is given) and `Connection: close`.
     fn head(&self, method: &str, target: &str, headers: &[(&str, &str)], body: usize) -> String {
-        let mut head = format!("{method} {target} HTTP/1.1\r\n");
-        if !headers
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
-        {
-            head.push_str(&format!("Host: {}\r\n", self.address));
-        }
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        if body > 0 || method == "POST" {
-            head.push_str(&format!("Content-Length: {body}\r\n"));
-        }
-        head.push_str("Connection: close\r\n\r\n");
-        head
+        request_head(&self.address, method, target, headers, body)
     }
 
     /// Send `method target` with `headers` and `body`, and read the whole answer.
@@ -260,49 +206,6 @@ impl Web {
             .unwrap_or(0);
         (status, head, stream)
     }
-}
-
-/// Status, headers and (de-chunked) body of a whole answer.
-fn parse_answer(bytes: &[u8]) -> Option<Answer> {
-    let split = bytes.windows(4).position(|window| window == b"\r\n\r\n")?;
-    let head = String::from_utf8_lossy(&bytes[..split]);
-    let mut lines = head.split("\r\n");
-    let status = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
-        .collect();
-    let mut body = bytes[split + 4..].to_vec();
-    let chunked = headers.iter().any(|(name, value)| {
-        name.eq_ignore_ascii_case("transfer-encoding") && value.contains("chunked")
-    });
-    if chunked {
-        body = dechunk(&body);
-    }
-    Some(Answer {
-        status,
-        headers,
-        body,
-    })
-}
-
-fn dechunk(mut bytes: &[u8]) -> Vec<u8> {
-    let mut body = Vec::new();
-    while let Some(end) = bytes.windows(2).position(|window| window == b"\r\n") {
-        let size_text = String::from_utf8_lossy(&bytes[..end]);
-        let Ok(size) = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
-        else {
-            break;
-        };
-        if size == 0 {
-            break;
-        }
-        let start = end + 2;
-        let stop = (start + size).min(bytes.len());
-        body.extend_from_slice(&bytes[start..stop]);
-        bytes = &bytes[(stop + 2).min(bytes.len())..];
-    }
-    body
 }
 
 fn shorten(text: &str) -> String {

@@ -23,7 +23,7 @@ use skillbox_testkit::browser::Browser;
 use skillbox_testkit::model_server::ScriptedModelServer;
 
 use super::agent::{calls, says};
-use super::support::{agent_command, make_world_readable, write_tree};
+use super::support::{agent_command, make_world_readable, request_head, write_tree};
 use super::web::WebServer;
 
 /// Model-written text the pages must show as text.
@@ -69,17 +69,7 @@ fn raw_get(server: &WebServer, target: &str, headers: &[(&str, &str)]) -> (u16, 
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
-    let mut head = format!("GET {target} HTTP/1.1\r\n");
-    if !headers
-        .iter()
-        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
-    {
-        head.push_str(&format!("Host: {address}\r\n"));
-    }
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("Connection: close\r\n\r\n");
+    let head = request_head(address, "GET", target, headers, 0);
     stream.write_all(head.as_bytes()).unwrap();
     let mut bytes = Vec::new();
     let _ = stream.read_to_end(&mut bytes);
