@@ -132,6 +132,10 @@ diagnostic_codes! {
     FileTooLarge => "file-too-large",
     /// A reload found the skill broken (being edited, say), so its last good copy is kept.
     SkillKeptLastGood => "skill-kept-last-good",
+    /// An MCP server the skill declares (`mcp-servers`, `.mcp.json`) is malformed or unsafe.
+    ServerDeclarationInvalid => "server-declaration-invalid",
+    /// `requires` names a skill that is not there, the skill itself, or closes a cycle.
+    RequiresInvalid => "requires-invalid",
 }
 
 impl fmt::Display for DiagnosticCode {

@@ -25,6 +25,7 @@ use crate::directory_listing::{EntryKind, list_directory};
 use crate::limits::CatalogLimits;
 use crate::loader::{FolderListing, LoadOutcome, SKILL_MD_NAMES};
 use crate::manifest::SKILL_MANIFEST_FILE;
+use crate::skill_servers::MCP_JSON_FILE;
 use crate::tools_manifest::TOOLS_MANIFEST_FILE;
 
 /// Folder names discovery never enters (besides hidden ones).
@@ -131,6 +132,7 @@ fn discover_file(
             SKILL_MD_NAMES[1],
             SKILL_MANIFEST_FILE,
             TOOLS_MANIFEST_FILE,
+            MCP_JSON_FILE,
         ] {
             if names_something_but_a_folder(&parent.join(name)) {
                 listing.note(name);
@@ -410,7 +412,7 @@ fn probe_skill_folder(directory: &Path, folder: BorrowedFd<'_>) -> Option<SkillF
         break;
     }
     listing.skill_md?;
-    for name in [SKILL_MANIFEST_FILE, TOOLS_MANIFEST_FILE] {
+    for name in [SKILL_MANIFEST_FILE, TOOLS_MANIFEST_FILE, MCP_JSON_FILE] {
         let present = rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW)
             .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) != FileType::Directory);
         if present {

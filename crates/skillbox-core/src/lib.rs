@@ -30,6 +30,7 @@ pub mod report;
 pub mod search;
 mod simple_yaml;
 pub mod skill;
+pub mod skill_servers;
 pub mod skill_store;
 pub mod source;
 pub mod text;

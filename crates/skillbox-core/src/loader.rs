@@ -13,6 +13,7 @@ use crate::limits::CatalogLimits;
 use crate::manifest::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
 use crate::properties::{PropertiesContext, ValidationMode, interpret_parsed};
 use crate::skill::{Skill, SkillFormat, SkillId, SkillParts};
+use crate::skill_servers::{MCP_JSON_FILE, ServerDeclaration, parse_mcp_json};
 use crate::source::{SkillSource, contained_relative_path, read_head_of};
 use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_manifest};
 
@@ -60,6 +61,8 @@ pub struct FolderListing {
     pub has_skill_manifest: bool,
     /// `tools.json` is present.
     pub has_tools_manifest: bool,
+    /// `.mcp.json` (servers the skill needs, in Claude's plugin shape) is present.
+    pub has_mcp_json: bool,
 }
 
 impl FolderListing {
@@ -68,6 +71,7 @@ impl FolderListing {
         match name {
             SKILL_MANIFEST_FILE => self.has_skill_manifest = true,
             TOOLS_MANIFEST_FILE => self.has_tools_manifest = true,
+            MCP_JSON_FILE => self.has_mcp_json = true,
             _ => {
                 if let Some(known) = SKILL_MD_NAMES.iter().find(|known| **known == name) {
                     // `SKILL.md` wins over `skill.md` when both exist.
@@ -87,6 +91,7 @@ impl FolderListing {
                 .find(|name| source.is_file(name)),
             has_skill_manifest: source.is_file(SKILL_MANIFEST_FILE),
             has_tools_manifest: source.is_file(TOOLS_MANIFEST_FILE),
+            has_mcp_json: source.is_file(MCP_JSON_FILE),
         }
     }
 }
@@ -177,7 +182,7 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
     } else {
         (None, None)
     };
-    let (properties, property_diagnostics) = interpret_parsed(
+    let (mut properties, property_diagnostics) = interpret_parsed(
         &parsed.fields,
         Arc::clone(&parsed.yaml),
         PropertiesContext {
@@ -217,6 +222,20 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
     } else {
         load_tools(request, listing.has_tools_manifest, &mut diagnostics)
     };
+    if request.mode != ValidationMode::Strict {
+        let declared = load_mcp_json(request, listing.has_mcp_json, &mut diagnostics);
+        let mut merge_diagnostics = Vec::new();
+        properties.mcp_servers = crate::skill_servers::merge(
+            std::mem::take(&mut properties.mcp_servers),
+            declared,
+            &mut merge_diagnostics,
+        );
+        diagnostics.extend(
+            merge_diagnostics
+                .into_iter()
+                .map(|diagnostic| diagnostic.in_file(&skill_md_path)),
+        );
+    }
 
     let (id, title, description, format) = match &manifest {
         Some(manifest) => {
@@ -469,6 +488,37 @@ fn load_tools(
         }
     }
     tools
+}
+
+/// The servers of `.mcp.json`, when the folder has one.
+fn load_mcp_json(
+    request: &LoadRequest<'_>,
+    present: bool,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<ServerDeclaration> {
+    if !present {
+        return Vec::new();
+    }
+    let path = request.directory.join(MCP_JSON_FILE);
+    match read_sidecar(
+        request,
+        MCP_JSON_FILE,
+        request.limits.max_tools_manifest_bytes,
+    ) {
+        Ok(text) => {
+            let (servers, problems) = parse_mcp_json(&text);
+            diagnostics.extend(
+                problems
+                    .into_iter()
+                    .map(|diagnostic| diagnostic.in_file(&path)),
+            );
+            servers
+        }
+        Err(diagnostic) => {
+            diagnostics.push(diagnostic.in_file(&path));
+            Vec::new()
+        }
+    }
 }
 
 fn read_sidecar(

@@ -75,6 +75,9 @@ const EXTENSION_FIELDS: &[(&str, FieldKind)] = &[
     // Skills Protocol SKILL.md
     ("short_description", FieldKind::Text),
     ("tags", FieldKind::Words),
+    // skillbox: what a skill needs (issue 27)
+    ("mcp-servers", FieldKind::Structured),
+    ("requires", FieldKind::Words),
 ];
 
 fn spec_field_kind(field: &str) -> Option<FieldKind> {
@@ -151,6 +154,13 @@ pub struct SkillProperties {
     /// Environment variables the skill declares it needs (`required_environment_variables`,
     /// as names or `{name: …}` entries). The runtime passes only these secrets through.
     pub declared_secrets: Vec<String>,
+    /// MCP servers the skill needs (`mcp-servers`, and a `.mcp.json` beside it, merged by the
+    /// loader).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<crate::skill_servers::ServerDeclaration>,
+    /// Skills loaded with this one (`requires`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
     /// Every field as written: see [`SkillProperties::raw`].
     #[serde(rename = "raw", serialize_with = "serialize_raw")]
     raw: RawFields,
@@ -459,6 +469,27 @@ fn interpret_fields(
         reader.words(fields, field);
     }
     properties.declared_secrets = reader.declared_secrets(fields);
+    if let Some(node) = find_field(fields, "mcp-servers") {
+        properties.mcp_servers =
+            crate::skill_servers::from_frontmatter(node, &mut reader.diagnostics);
+    }
+    properties.requires = reader.words(fields, "requires");
+    for (name, problem) in properties.requires.iter().filter_map(|name| {
+        crate::names::unsafe_name_reason(name).map(|problem| (name.clone(), problem))
+    }) {
+        reader.diagnostics.push(
+            Diagnostic::error(
+                DiagnosticCode::RequiresInvalid,
+                format!("`requires` entry `{name}` is not a skill name: {problem}"),
+            )
+            .at(find_field(fields, "requires").and_then(YamlNode::field_position))
+            .for_field("requires")
+            .with_hint("list the names of the skills this one needs"),
+        );
+    }
+    properties
+        .requires
+        .retain(|name| crate::names::unsafe_name_reason(name).is_none());
     (properties, reader.diagnostics)
 }
 

@@ -496,6 +496,12 @@ pub struct SkillSummary {
     pub errors: usize,
     /// Warning-level diagnostics.
     pub warnings: usize,
+    /// Names of the MCP servers it declares it needs (`mcp-servers`, `.mcp.json`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<String>,
+    /// Skills it requires (`requires`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
 }
 
 impl Skill {
@@ -525,6 +531,13 @@ impl Skill {
             user_invocable: self.user_invocable(),
             errors: count(crate::diagnostic::Severity::Error),
             warnings: count(crate::diagnostic::Severity::Warning),
+            mcp_servers: self
+                .properties
+                .mcp_servers
+                .iter()
+                .map(|server| server.name.clone())
+                .collect(),
+            requires: self.properties.requires.clone(),
         }
     }
 }

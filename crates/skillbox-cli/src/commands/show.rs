@@ -22,7 +22,8 @@ struct ResourceView {
 
 #[derive(Serialize)]
 struct SkillView<'a> {
-    /// The listing row without its `tools` (names): the full definitions below take that key.
+    /// The listing row without its `tools` and `mcp_servers` (names): the full definitions
+    /// below take those keys.
     #[serde(flatten)]
     summary_fields: serde_json::Map<String, serde_json::Value>,
     frontmatter: &'a indexmap_json::Map,
@@ -35,6 +36,8 @@ struct SkillView<'a> {
     argument_hint: Option<&'a str>,
     files: &'a [skillbox_core::properties::FileReference],
     declared_secrets: Vec<String>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    mcp_servers: &'a [skillbox_core::skill_servers::ServerDeclaration],
     tools: &'a [ToolDefinition],
     resources: Vec<ResourceView>,
     resources_truncated: bool,
@@ -87,6 +90,7 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
         _ => serde_json::Map::new(),
     };
     summary_fields.shift_remove("tools");
+    summary_fields.shift_remove("mcp_servers");
     let view = SkillView {
         summary_fields,
         frontmatter: skill.properties.raw(),
@@ -96,6 +100,7 @@ pub fn run(global: &GlobalOptions, arguments: &ShowArguments) -> anyhow::Result<
         argument_hint: skill.properties.argument_hint.as_deref(),
         files: &skill.properties.files,
         declared_secrets: skill.declared_secrets(),
+        mcp_servers: &skill.properties.mcp_servers,
         tools: &skill.tools,
         resources: resources
             .iter()
@@ -186,6 +191,28 @@ fn render(skill: &Skill, summary: &skillbox_core::SkillSummary, view: &SkillView
     }
     if !view.declared_secrets.is_empty() {
         line("secrets", view.declared_secrets.join(", "));
+    }
+    if !summary.requires.is_empty() {
+        line("requires", summary.requires.join(", "));
+    }
+    for server in view.mcp_servers {
+        let how = match &server.transport {
+            skillbox_core::skill_servers::ServerTransport::Stdio { command, args, env } => {
+                let mut how = std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if !env.is_empty() {
+                    how.push_str(&format!(" (env {})", env.join(", ")));
+                }
+                how
+            }
+            skillbox_core::skill_servers::ServerTransport::StreamableHttp { url } => url.clone(),
+        };
+        line(
+            "mcp server",
+            format!("{}: {how} [{}]", server.name, server.declared_in),
+        );
     }
     if !view.tools.is_empty() {
         text.push_str("\ntools:\n");

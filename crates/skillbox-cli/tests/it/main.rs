@@ -26,6 +26,7 @@ mod search_attacks;
 mod serve;
 mod serve_hostile;
 mod serve_runs;
+mod skill_servers;
 mod skills_ref_parity;
 mod support;
 mod trust;

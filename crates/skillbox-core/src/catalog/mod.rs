@@ -25,6 +25,7 @@ use crate::source::{SkillFolder, SkillSource};
 
 mod archive_budget;
 mod precedence;
+mod requires;
 
 use archive_budget::{admit_archives, refuse_archives_past_the_unpacked_budget};
 use precedence::{
@@ -373,6 +374,7 @@ impl SkillCatalog {
             "root precedence done"
         );
         warn_about_confusable_names(&mut skills);
+        requires::check_requires(&mut skills);
         tracing::debug!(
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
             "look-alike names done"

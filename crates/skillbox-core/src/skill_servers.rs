@@ -1,0 +1,665 @@
+//! The MCP servers a skill declares it needs (issue 27, `docs/design/skill-servers.md`): read
+//! from skillbox's frontmatter form (`mcp-servers:`) and from Claude's plugin shape (a
+//! `.mcp.json` beside `SKILL.md`), merged by server name, every problem a diagnostic naming
+//! the file, the field and its position. Starting the servers is the tool layer's; this module
+//! only says what a skill asks for.
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::diagnostic::{Diagnostic, DiagnosticCode, TextPosition};
+use crate::properties::is_environment_name;
+use crate::yaml::{YamlNode, YamlValue};
+
+/// Claude's plugin shape of server declarations, in the skill folder.
+pub const MCP_JSON_FILE: &str = ".mcp.json";
+/// Longest server name: it prefixes each of its tools' names (`server__tool`), which providers
+/// cap at 64 characters.
+pub const MAX_SERVER_NAME_CHARS: usize = 32;
+/// Servers one skill may declare.
+pub const MAX_SERVERS_PER_SKILL: usize = 16;
+/// Arguments and environment names one server may list.
+pub const MAX_SERVER_LIST_ITEMS: usize = 64;
+
+/// How skillbox reaches a declared server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "transport", rename_all = "snake_case")]
+pub enum ServerTransport {
+    /// A program skillbox starts (in the sandbox, in the skill's folder) and speaks to over its
+    /// standard input and output.
+    Stdio {
+        /// The program: a name looked up on `PATH`, or a path inside the skill.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment variables it may receive (names: values come from the user's grants).
+        env: Vec<String>,
+    },
+    /// A server at a URL, spoken to over MCP's streamable HTTP.
+    StreamableHttp {
+        /// `http://` or `https://`.
+        url: String,
+    },
+}
+
+/// One server a skill needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerDeclaration {
+    /// Its name (the prefix of its tools' names).
+    pub name: String,
+    /// How it is reached.
+    #[serde(flatten)]
+    pub transport: ServerTransport,
+    /// The file that declares it (`SKILL.md` or `.mcp.json`).
+    pub declared_in: String,
+}
+
+/// Why `name` cannot name a server, if it cannot.
+#[must_use]
+pub fn server_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".to_owned());
+    }
+    if name.chars().count() > MAX_SERVER_NAME_CHARS {
+        return Some(format!(
+            "it is longer than {MAX_SERVER_NAME_CHARS} characters"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    {
+        return Some("use lowercase letters, digits, `-` and `_` only".to_owned());
+    }
+    if name.contains("__") {
+        return Some("`__` separates a server's name from its tools' names".to_owned());
+    }
+    None
+}
+
+/// A problem with a declaration, before it is placed in a file.
+fn problem(
+    message: impl Into<String>,
+    field: &str,
+    at: Option<TextPosition>,
+    hint: &str,
+) -> Diagnostic {
+    Diagnostic::error(DiagnosticCode::ServerDeclarationInvalid, message.into())
+        .at(at)
+        .for_field(field.to_owned())
+        .with_hint(hint.to_owned())
+}
+
+/// Why `command` cannot start a server, if it cannot: a path must stay inside the skill.
+fn command_problem(command: &str) -> Option<&'static str> {
+    if command.trim().is_empty() {
+        return Some("is empty");
+    }
+    if command.contains('\0') {
+        return Some("holds a NUL character");
+    }
+    if command.contains('/')
+        && !command.starts_with('/')
+        && crate::source::contained_relative_path(command).is_err()
+    {
+        return Some("leaves the skill's folder");
+    }
+    None
+}
+
+/// Why `url` cannot reach a server, if it cannot.
+fn url_problem(url: &str) -> Option<&'static str> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    match rest {
+        None => Some("is not an `http://` or `https://` URL"),
+        Some(rest) if rest.split(['/', '?', '#']).next().unwrap_or("").is_empty() => {
+            Some("names no host")
+        }
+        Some(_) if url.chars().any(|c| c.is_whitespace() || c.is_control()) => {
+            Some("holds spaces or control characters")
+        }
+        Some(_) => None,
+    }
+}
+
+/// The servers of the frontmatter's `mcp-servers` mapping (`name: {command, args, env}` or
+/// `name: {url}`); problems go to `diagnostics`.
+pub(crate) fn from_frontmatter(
+    node: &YamlNode,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<ServerDeclaration> {
+    const FIELD: &str = "mcp-servers";
+    const SHAPE: &str = "write `mcp-servers:` as a mapping of names to `{command: …, args: […], env: [NAME]}` or `{url: https://…}`";
+    let YamlValue::Mapping(entries) = &node.value else {
+        if !matches!(node.value, YamlValue::Null) {
+            diagnostics.push(problem(
+                "field `mcp-servers` must be a mapping of server names to servers",
+                FIELD,
+                node.field_position(),
+                SHAPE,
+            ));
+        }
+        return Vec::new();
+    };
+    let mut servers = Vec::new();
+    for (name, entry) in entries {
+        let field = format!("{FIELD}.{name}");
+        if servers.len() == MAX_SERVERS_PER_SKILL {
+            diagnostics.push(problem(
+                format!(
+                    "more than {MAX_SERVERS_PER_SKILL} servers are declared; the rest are ignored"
+                ),
+                &field,
+                entry.field_position(),
+                "declare the servers the skill's instructions use",
+            ));
+            break;
+        }
+        if let Some(why) = server_name_problem(name) {
+            diagnostics.push(problem(
+                format!("server name `{name}`: {why}"),
+                &field,
+                entry.field_position(),
+                "name the server like `weather` or `issue-tracker`",
+            ));
+            continue;
+        }
+        let YamlValue::Mapping(settings) = &entry.value else {
+            diagnostics.push(problem(
+                format!("server `{name}` must be a mapping"),
+                &field,
+                entry.field_position(),
+                SHAPE,
+            ));
+            continue;
+        };
+        let mut valid = true;
+        for (key, value) in settings {
+            if !matches!(key.as_str(), "command" | "args" | "env" | "url") {
+                diagnostics.push(problem(
+                    format!("server `{name}` has an unknown key `{key}`"),
+                    &format!("{field}.{key}"),
+                    value.field_position(),
+                    "a server has `command`, `args` and `env` (stdio), or `url` (HTTP)",
+                ));
+                valid = false;
+            }
+        }
+        let text = |key: &str| settings.get(key).map(|value| (value.scalar_text(), value));
+        let list = |key: &str, diagnostics: &mut Vec<Diagnostic>| -> Option<Vec<String>> {
+            let Some(value) = settings.get(key) else {
+                return Some(Vec::new());
+            };
+            let items: Option<Vec<String>> = match &value.value {
+                YamlValue::Sequence(items) if items.len() <= MAX_SERVER_LIST_ITEMS => {
+                    items.iter().map(YamlNode::scalar_text).collect()
+                }
+                _ => None,
+            };
+            if items.is_none() {
+                diagnostics.push(problem(
+                    format!("server `{name}`: `{key}` must be a list of at most {MAX_SERVER_LIST_ITEMS} strings"),
+                    &format!("{field}.{key}"),
+                    value.field_position(),
+                    SHAPE,
+                ));
+            }
+            items
+        };
+        let transport = match (text("command"), text("url")) {
+            (Some(_), Some((_, url))) => {
+                diagnostics.push(problem(
+                    format!("server `{name}` has both `command` and `url`"),
+                    &format!("{field}.url"),
+                    url.field_position(),
+                    "a server is started (`command`) or reached (`url`), not both",
+                ));
+                None
+            }
+            (Some((Some(command), node)), None) => {
+                let args = list("args", diagnostics);
+                let env = list("env", diagnostics);
+                if let Some(why) = command_problem(&command) {
+                    diagnostics.push(problem(format!("server `{name}`: `command` {why}"), &format!("{field}.command"), node.field_position(), "name a program on PATH (`python3`, `node`, `npx`) or a file inside the skill"));
+                    None
+                } else if let (Some(args), Some(env)) = (args, env) {
+                    let bad: Vec<&String> = env
+                        .iter()
+                        .filter(|variable| !is_environment_name(variable))
+                        .collect();
+                    if let Some(variable) = bad.first() {
+                        diagnostics.push(problem(format!("server `{name}`: `env` entry `{variable}` is not an environment variable name"), &format!("{field}.env"), settings.get("env").and_then(YamlNode::field_position), "list names like `API_TOKEN`; values come from `--secret` grants"));
+                        None
+                    } else {
+                        Some(ServerTransport::Stdio { command, args, env })
+                    }
+                } else {
+                    None
+                }
+            }
+            (None, Some((Some(url), node))) => {
+                for key in ["args", "env"] {
+                    if let Some(value) = settings.get(key) {
+                        diagnostics.push(problem(
+                            format!(
+                                "server `{name}`: `{key}` belongs to a started server, not a URL"
+                            ),
+                            &format!("{field}.{key}"),
+                            value.field_position(),
+                            "remove it",
+                        ));
+                    }
+                }
+                match url_problem(&url) {
+                    Some(why) => {
+                        diagnostics.push(problem(format!("server `{name}`: `url` {why}"), &format!("{field}.url"), node.field_position(), "give the server's streamable HTTP endpoint, e.g. `https://mcp.example.com/mcp`"));
+                        None
+                    }
+                    None => Some(ServerTransport::StreamableHttp { url }),
+                }
+            }
+            (Some((None, node)), None) | (None, Some((None, node))) => {
+                diagnostics.push(problem(
+                    format!("server `{name}`: `command` and `url` must be strings"),
+                    &field,
+                    node.field_position(),
+                    SHAPE,
+                ));
+                None
+            }
+            (None, None) => {
+                diagnostics.push(problem(
+                    format!("server `{name}` has neither `command` nor `url`"),
+                    &field,
+                    entry.field_position(),
+                    SHAPE,
+                ));
+                None
+            }
+        };
+        if let (Some(transport), true) = (transport, valid) {
+            servers.push(ServerDeclaration {
+                name: name.clone(),
+                transport,
+                declared_in: "SKILL.md".to_owned(),
+            });
+        }
+    }
+    servers
+}
+
+/// The servers of a `.mcp.json` in Claude's plugin shape: `{"mcpServers": {"name":
+/// {"command", "args", "env"} | {"type": "http", "url"}}}`. `env` values there are literal;
+/// only the names are kept (a warning says so), since a server gets values from the user's
+/// grants, never from a file a skill ships.
+#[must_use]
+pub fn parse_mcp_json(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let document: serde_json::Value = match serde_json::from_str(text) {
+        Ok(document) => document,
+        Err(error) => {
+            diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::ServerDeclarationInvalid,
+                    format!("`{MCP_JSON_FILE}` is not JSON: {error}"),
+                )
+                .at(Some(TextPosition {
+                    line: u64::try_from(error.line()).unwrap_or(u64::MAX),
+                    column: u64::try_from(error.column()).unwrap_or(u64::MAX),
+                }))
+                .with_hint(
+                    "write `{\"mcpServers\": {\"name\": {\"command\": \"…\", \"args\": […]}}}`",
+                ),
+            );
+            return (Vec::new(), diagnostics);
+        }
+    };
+    let Some(entries) = document
+        .get("mcpServers")
+        .and_then(serde_json::Value::as_object)
+    else {
+        diagnostics.push(
+            Diagnostic::error(
+                DiagnosticCode::ServerDeclarationInvalid,
+                format!("`{MCP_JSON_FILE}` has no `mcpServers` object"),
+            )
+            .for_field("mcpServers")
+            .with_hint("write `{\"mcpServers\": {\"name\": {\"command\": \"…\", \"args\": […]}}}`"),
+        );
+        return (Vec::new(), diagnostics);
+    };
+    let mut servers = Vec::new();
+    for (name, entry) in entries.iter().take(MAX_SERVERS_PER_SKILL) {
+        let field = format!("mcpServers.{name}");
+        let fail = |message: String, diagnostics: &mut Vec<Diagnostic>| {
+            diagnostics.push(problem(
+                message,
+                &field,
+                None,
+                "a server has `command`, `args` and `env`, or `type: http` and `url`",
+            ));
+        };
+        if let Some(why) = server_name_problem(name) {
+            fail(format!("server name `{name}`: {why}"), &mut diagnostics);
+            continue;
+        }
+        let strings = |key: &str| -> Option<Vec<String>> {
+            match entry.get(key) {
+                None => Some(Vec::new()),
+                Some(serde_json::Value::Array(items)) if items.len() <= MAX_SERVER_LIST_ITEMS => {
+                    items
+                        .iter()
+                        .map(|item| item.as_str().map(str::to_owned))
+                        .collect()
+                }
+                Some(_) => None,
+            }
+        };
+        let transport = match (
+            entry.get("command").and_then(serde_json::Value::as_str),
+            entry.get("url").and_then(serde_json::Value::as_str),
+        ) {
+            (Some(command), None) => {
+                let env: Vec<String> = match entry.get("env") {
+                    None => Vec::new(),
+                    Some(serde_json::Value::Object(values)) => {
+                        if values
+                            .values()
+                            .any(|value| value.as_str().is_some_and(|value| !value.is_empty()))
+                        {
+                            diagnostics.push(
+                                Diagnostic::warning(
+                                    DiagnosticCode::ServerDeclarationInvalid,
+                                    format!("server `{name}`: `env` values in `{MCP_JSON_FILE}` are not passed; only the names are kept"),
+                                )
+                                .for_field(format!("{field}.env"))
+                                .with_hint("grant each variable with `--secret NAME` when it should reach the server"),
+                            );
+                        }
+                        values.keys().cloned().collect()
+                    }
+                    Some(_) => {
+                        fail(
+                            format!("server `{name}`: `env` must be an object"),
+                            &mut diagnostics,
+                        );
+                        continue;
+                    }
+                };
+                match (command_problem(command), strings("args")) {
+                    (Some(why), _) => {
+                        fail(
+                            format!("server `{name}`: `command` {why}"),
+                            &mut diagnostics,
+                        );
+                        continue;
+                    }
+                    (None, None) => {
+                        fail(
+                            format!(
+                                "server `{name}`: `args` must be a list of at most {MAX_SERVER_LIST_ITEMS} strings"
+                            ),
+                            &mut diagnostics,
+                        );
+                        continue;
+                    }
+                    (None, Some(_))
+                        if env.iter().any(|variable| !is_environment_name(variable)) =>
+                    {
+                        fail(
+                            format!(
+                                "server `{name}`: an `env` name is not an environment variable name"
+                            ),
+                            &mut diagnostics,
+                        );
+                        continue;
+                    }
+                    (None, Some(args)) => ServerTransport::Stdio {
+                        command: command.to_owned(),
+                        args,
+                        env,
+                    },
+                }
+            }
+            (None, Some(url)) => match url_problem(url) {
+                Some(why) => {
+                    fail(format!("server `{name}`: `url` {why}"), &mut diagnostics);
+                    continue;
+                }
+                None => ServerTransport::StreamableHttp {
+                    url: url.to_owned(),
+                },
+            },
+            (Some(_), Some(_)) => {
+                fail(
+                    format!("server `{name}` has both `command` and `url`"),
+                    &mut diagnostics,
+                );
+                continue;
+            }
+            (None, None) => {
+                fail(
+                    format!("server `{name}` has neither a `command` nor a `url` string"),
+                    &mut diagnostics,
+                );
+                continue;
+            }
+        };
+        servers.push(ServerDeclaration {
+            name: name.clone(),
+            transport,
+            declared_in: MCP_JSON_FILE.to_owned(),
+        });
+    }
+    if entries.len() > MAX_SERVERS_PER_SKILL {
+        diagnostics.push(problem(
+            format!("more than {MAX_SERVERS_PER_SKILL} servers are declared; the rest are ignored"),
+            "mcpServers",
+            None,
+            "declare the servers the skill's instructions use",
+        ));
+    }
+    (servers, diagnostics)
+}
+
+/// The servers of both forms together, by name: the same name declared twice alike is one
+/// server; declared twice differently, an error naming both files (the frontmatter's is kept).
+pub(crate) fn merge(
+    frontmatter: Vec<ServerDeclaration>,
+    mcp_json: Vec<ServerDeclaration>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<ServerDeclaration> {
+    let mut merged: IndexMap<String, ServerDeclaration> = IndexMap::new();
+    for server in frontmatter.into_iter().chain(mcp_json) {
+        match merged.get(&server.name) {
+            Some(kept) if kept.transport != server.transport => diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::ServerDeclarationInvalid,
+                    format!(
+                        "server `{}` is declared in {} and in {} differently; the declaration in {} is used",
+                        server.name, kept.declared_in, server.declared_in, kept.declared_in
+                    ),
+                )
+                .for_field(format!("mcp-servers.{}", server.name))
+                .with_hint("declare each server once, or the same way in both files"),
+            ),
+            Some(_) => {}
+            None => {
+                merged.insert(server.name.clone(), server);
+            }
+        }
+    }
+    merged.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn frontmatter(yaml: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
+        let document = crate::yaml::parse_document(yaml, 0).unwrap();
+        let YamlValue::Mapping(fields) = document.value else {
+            panic!("not a mapping")
+        };
+        let mut diagnostics = Vec::new();
+        let servers = from_frontmatter(&fields["mcp-servers"], &mut diagnostics);
+        (servers, diagnostics)
+    }
+
+    #[test]
+    fn the_frontmatter_form_reads_stdio_and_http_servers() {
+        let (servers, diagnostics) = frontmatter(
+            "mcp-servers:\n  weather:\n    command: python3\n    args: [server.py, --quiet]\n    env: [WEATHER_KEY]\n  linear:\n    url: https://mcp.linear.app/mcp\n",
+        );
+        assert_eq!(diagnostics, Vec::new());
+        assert_eq!(
+            servers,
+            vec![
+                ServerDeclaration {
+                    name: "weather".to_owned(),
+                    transport: ServerTransport::Stdio {
+                        command: "python3".to_owned(),
+                        args: vec!["server.py".to_owned(), "--quiet".to_owned()],
+                        env: vec!["WEATHER_KEY".to_owned()],
+                    },
+                    declared_in: "SKILL.md".to_owned(),
+                },
+                ServerDeclaration {
+                    name: "linear".to_owned(),
+                    transport: ServerTransport::StreamableHttp {
+                        url: "https://mcp.linear.app/mcp".to_owned()
+                    },
+                    declared_in: "SKILL.md".to_owned(),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn frontmatter_problems_name_the_field_and_line() {
+        let cases = [
+            (
+                "mcp-servers:\n  Bad Name:\n    command: x\n",
+                "mcp-servers.Bad Name",
+                "lowercase",
+            ),
+            (
+                "mcp-servers:\n  a:\n    command: ../../bin/evil\n",
+                "mcp-servers.a.command",
+                "leaves the skill",
+            ),
+            (
+                "mcp-servers:\n  a:\n    url: ftp://x\n",
+                "mcp-servers.a.url",
+                "not an `http://`",
+            ),
+            (
+                "mcp-servers:\n  a:\n    command: x\n    url: https://x\n",
+                "mcp-servers.a.url",
+                "both",
+            ),
+            (
+                "mcp-servers:\n  a:\n    comand: x\n",
+                "mcp-servers.a.comand",
+                "unknown key",
+            ),
+            (
+                "mcp-servers:\n  a:\n    command: x\n    env: [not-a-name]\n",
+                "mcp-servers.a.env",
+                "not an environment",
+            ),
+            ("mcp-servers: [a]\n", "mcp-servers", "must be a mapping"),
+            (
+                "mcp-servers:\n  a__b:\n    command: x\n",
+                "mcp-servers.a__b",
+                "`__`",
+            ),
+        ];
+        for (yaml, field, wanted) in cases {
+            let (servers, diagnostics) = frontmatter(yaml);
+            assert!(servers.is_empty(), "{yaml}");
+            let diagnostic = diagnostics
+                .first()
+                .unwrap_or_else(|| panic!("{yaml}: no diagnostic"));
+            assert_eq!(diagnostic.code, DiagnosticCode::ServerDeclarationInvalid);
+            assert_eq!(diagnostic.field.as_deref(), Some(field), "{yaml}");
+            assert!(
+                diagnostic.message.contains(wanted),
+                "{yaml}: {}",
+                diagnostic.message
+            );
+            assert!(diagnostic.line.is_some(), "{yaml}: no position");
+        }
+    }
+
+    #[test]
+    fn claudes_mcp_json_is_read_keeping_env_names_only() {
+        let (servers, diagnostics) = parse_mcp_json(
+            r#"{"mcpServers": {"weather": {"command": "python3", "args": ["server.py"], "env": {"WEATHER_KEY": "sk-literal"}},
+                "docs": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}"#,
+        );
+        assert_eq!(
+            servers
+                .iter()
+                .map(|server| (server.name.as_str(), server.transport.clone()))
+                .collect::<Vec<_>>(),
+            vec![
+                (
+                    "weather",
+                    ServerTransport::Stdio {
+                        command: "python3".to_owned(),
+                        args: vec!["server.py".to_owned()],
+                        env: vec!["WEATHER_KEY".to_owned()],
+                    }
+                ),
+                (
+                    "docs",
+                    ServerTransport::StreamableHttp {
+                        url: "http://127.0.0.1:9/mcp".to_owned()
+                    }
+                ),
+            ]
+        );
+        assert_eq!(diagnostics.len(), 1);
+        assert!(
+            diagnostics[0].message.contains("not passed"),
+            "{:?}",
+            diagnostics[0]
+        );
+        let (_, broken) = parse_mcp_json("{\"mcpServers\": ");
+        assert!(broken[0].message.contains("is not JSON") && broken[0].line.is_some());
+    }
+
+    #[test]
+    fn the_same_name_declared_differently_is_an_error() {
+        let stdio = |command: &str, declared_in: &str| ServerDeclaration {
+            name: "weather".to_owned(),
+            transport: ServerTransport::Stdio {
+                command: command.to_owned(),
+                args: Vec::new(),
+                env: Vec::new(),
+            },
+            declared_in: declared_in.to_owned(),
+        };
+        let mut diagnostics = Vec::new();
+        let merged = merge(
+            vec![stdio("python3", "SKILL.md")],
+            vec![stdio("python3", MCP_JSON_FILE)],
+            &mut diagnostics,
+        );
+        assert_eq!((merged.len(), diagnostics.len()), (1, 0));
+        let merged = merge(
+            vec![stdio("python3", "SKILL.md")],
+            vec![stdio("node", MCP_JSON_FILE)],
+            &mut diagnostics,
+        );
+        assert_eq!(merged[0].declared_in, "SKILL.md");
+        assert!(
+            diagnostics[0].message.contains("differently"),
+            "{diagnostics:?}"
+        );
+    }
+}
