@@ -13,7 +13,9 @@ use crate::limits::CatalogLimits;
 use crate::manifest::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
 use crate::properties::{PropertiesContext, ValidationMode, interpret_parsed};
 use crate::skill::{Skill, SkillFormat, SkillId, SkillParts};
-use crate::skill_servers::{MCP_JSON_FILE, ServerDeclaration, parse_mcp_json};
+use crate::skill_servers::{
+    CODEX_SIDECAR_FILE, MCP_JSON_FILE, ServerDeclaration, parse_codex_sidecar, parse_mcp_json,
+};
 use crate::source::{SkillSource, contained_relative_path, read_head_of};
 use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_manifest};
 
@@ -223,7 +225,8 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
         load_tools(request, listing.has_tools_manifest, &mut diagnostics)
     };
     if request.mode != ValidationMode::Strict {
-        let declared = load_mcp_json(request, listing.has_mcp_json, &mut diagnostics);
+        let mut declared = load_mcp_json(request, listing.has_mcp_json, &mut diagnostics);
+        declared.extend(load_codex_sidecar(request, &mut diagnostics));
         let mut merge_diagnostics = Vec::new();
         properties.mcp_servers = crate::skill_servers::merge(
             std::mem::take(&mut properties.mcp_servers),
@@ -507,6 +510,40 @@ fn load_mcp_json(
     ) {
         Ok(text) => {
             let (servers, problems) = parse_mcp_json(&text);
+            diagnostics.extend(
+                problems
+                    .into_iter()
+                    .map(|diagnostic| diagnostic.in_file(&path)),
+            );
+            servers
+        }
+        Err(diagnostic) => {
+            diagnostics.push(diagnostic.in_file(&path));
+            Vec::new()
+        }
+    }
+}
+
+/// The servers of Codex's `agents/openai.yaml`, when the skill has one (looked up here, not by
+/// discovery: it is in a subfolder).
+fn load_codex_sidecar(
+    request: &LoadRequest<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<ServerDeclaration> {
+    if !request
+        .source
+        .is_file_in(request.folder, CODEX_SIDECAR_FILE)
+    {
+        return Vec::new();
+    }
+    let path = request.directory.join(CODEX_SIDECAR_FILE);
+    match read_sidecar(
+        request,
+        CODEX_SIDECAR_FILE,
+        request.limits.max_tools_manifest_bytes,
+    ) {
+        Ok(text) => {
+            let (servers, problems) = parse_codex_sidecar(&text);
             diagnostics.extend(
                 problems
                     .into_iter()

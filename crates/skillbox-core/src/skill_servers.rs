@@ -1,6 +1,7 @@
 //! The MCP servers a skill declares it needs (issue 27, `docs/design/skill-servers.md`): read
-//! from skillbox's frontmatter form (`mcp-servers:`) and from Claude's plugin shape (a
-//! `.mcp.json` beside `SKILL.md`), merged by server name, every problem a diagnostic naming
+//! from skillbox's frontmatter form (`mcp-servers:`), from Claude's plugin shape (a `.mcp.json`
+//! beside `SKILL.md`) and from Codex's `agents/openai.yaml` (`dependencies.tools`), merged by
+//! server name, every problem a diagnostic naming
 //! the file, the field and its position. Starting the servers is the tool layer's; this module
 //! only says what a skill asks for.
 
@@ -13,6 +14,8 @@ use crate::yaml::{YamlNode, YamlValue};
 
 /// Claude's plugin shape of server declarations, in the skill folder.
 pub const MCP_JSON_FILE: &str = ".mcp.json";
+/// Codex's sidecar, whose `dependencies.tools` entries of `type: mcp` declare servers.
+pub const CODEX_SIDECAR_FILE: &str = "agents/openai.yaml";
 /// Longest server name: it prefixes each of its tools' names (`server__tool`), which providers
 /// cap at 64 characters.
 pub const MAX_SERVER_NAME_CHARS: usize = 32;
@@ -464,6 +467,141 @@ pub fn parse_mcp_json(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
     (servers, diagnostics)
 }
 
+/// The servers of Codex's `agents/openai.yaml`: its `dependencies.tools` entries of `type: mcp`
+/// (`value` is the name; `transport` `stdio` with `command`, a command line split at spaces, or
+/// `streamable_http` with `url`; without `transport`, whichever of the two is given). Entries of
+/// other types are Codex's own and are passed over; the rest of the file is not skillbox's.
+#[must_use]
+pub fn parse_codex_sidecar(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let document = match crate::yaml::parse_document(text, 0) {
+        Ok(document) => document,
+        Err(error) => {
+            diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::ServerDeclarationInvalid,
+                    format!("`{CODEX_SIDECAR_FILE}` is not YAML: {}", error.message),
+                )
+                .at(error.position)
+                .with_hint("fix the YAML, or remove the file"),
+            );
+            return (Vec::new(), diagnostics);
+        }
+    };
+    let YamlValue::Mapping(top) = &document.value else {
+        return (Vec::new(), diagnostics);
+    };
+    let tools = top
+        .get("dependencies")
+        .and_then(|dependencies| match &dependencies.value {
+            YamlValue::Mapping(dependencies) => dependencies.get("tools"),
+            _ => None,
+        });
+    let Some(tools) = tools else {
+        return (Vec::new(), diagnostics);
+    };
+    let YamlValue::Sequence(entries) = &tools.value else {
+        diagnostics.push(problem(
+            "`dependencies.tools` must be a list",
+            "dependencies.tools",
+            tools.field_position(),
+            "list entries like `{type: mcp, value: NAME, transport: stdio, command: …}`",
+        ));
+        return (Vec::new(), diagnostics);
+    };
+    let mut servers = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let field = format!("dependencies.tools[{index}]");
+        let YamlValue::Mapping(settings) = &entry.value else {
+            diagnostics.push(problem(
+                format!("`{field}` must be a mapping"),
+                &field,
+                entry.field_position(),
+                "write `{type: mcp, value: NAME, …}`",
+            ));
+            continue;
+        };
+        let text = |key: &str| settings.get(key).and_then(YamlNode::scalar_text);
+        if text("type").as_deref() != Some("mcp") {
+            continue;
+        }
+        if servers.len() == MAX_SERVERS_PER_SKILL {
+            diagnostics.push(problem(
+                format!(
+                    "more than {MAX_SERVERS_PER_SKILL} servers are declared; the rest are ignored"
+                ),
+                &field,
+                entry.field_position(),
+                "declare the servers the skill's instructions use",
+            ));
+            break;
+        }
+        let fail = |message: String, diagnostics: &mut Vec<Diagnostic>| {
+            diagnostics.push(problem(message, &field, entry.field_position(), "an `mcp` entry has `value` (its name) and `command` (stdio) or `url` (streamable_http)"));
+        };
+        let Some(name) = text("value") else {
+            fail(
+                format!("`{field}` has no `value` (the server's name)"),
+                &mut diagnostics,
+            );
+            continue;
+        };
+        if let Some(why) = server_name_problem(&name) {
+            fail(format!("server name `{name}`: {why}"), &mut diagnostics);
+            continue;
+        }
+        let transport = match (text("transport").as_deref(), text("command"), text("url")) {
+            (Some("stdio") | None, Some(command), None) => {
+                let mut words = command.split_whitespace().map(str::to_owned);
+                let program = words.next().unwrap_or_default();
+                match command_problem(&program) {
+                    Some(why) => {
+                        fail(
+                            format!("server `{name}`: `command` {why}"),
+                            &mut diagnostics,
+                        );
+                        continue;
+                    }
+                    None => ServerTransport::Stdio {
+                        command: program,
+                        args: words.collect(),
+                        env: Vec::new(),
+                    },
+                }
+            }
+            (Some("streamable_http") | None, None, Some(url)) => match url_problem(&url) {
+                Some(why) => {
+                    fail(format!("server `{name}`: `url` {why}"), &mut diagnostics);
+                    continue;
+                }
+                None => ServerTransport::StreamableHttp { url },
+            },
+            (transport, command, url) => {
+                fail(
+                    format!(
+                        "server `{name}`: transport `{}` with {} and {}",
+                        transport.unwrap_or("(none)"),
+                        if command.is_some() {
+                            "a `command`"
+                        } else {
+                            "no `command`"
+                        },
+                        if url.is_some() { "a `url`" } else { "no `url`" }
+                    ),
+                    &mut diagnostics,
+                );
+                continue;
+            }
+        };
+        servers.push(ServerDeclaration {
+            name,
+            transport,
+            declared_in: CODEX_SIDECAR_FILE.to_owned(),
+        });
+    }
+    (servers, diagnostics)
+}
+
 /// The servers of both forms together, by name: the same name declared twice alike is one
 /// server; declared twice differently, an error naming both files (the frontmatter's is kept).
 pub(crate) fn merge(
@@ -631,6 +769,41 @@ mod tests {
         );
         let (_, broken) = parse_mcp_json("{\"mcpServers\": ");
         assert!(broken[0].message.contains("is not JSON") && broken[0].line.is_some());
+    }
+
+    #[test]
+    fn codex_dependencies_are_read_and_other_entries_passed_over() {
+        let (servers, diagnostics) = parse_codex_sidecar(
+            "interface:\n  display_name: GitHub\ndependencies:\n  tools:\n    - type: mcp\n      value: github\n      transport: streamable_http\n      url: https://api.githubcopilot.com/mcp/\n    - type: mcp\n      value: local\n      transport: stdio\n      command: npx -y some-server\n    - type: cli\n      value: gh\n    - type: mcp\n      value: bad\n      transport: stdio\n      url: https://x\n",
+        );
+        assert_eq!(
+            servers
+                .iter()
+                .map(|server| (server.name.as_str(), server.transport.clone()))
+                .collect::<Vec<_>>(),
+            vec![
+                (
+                    "github",
+                    ServerTransport::StreamableHttp {
+                        url: "https://api.githubcopilot.com/mcp/".to_owned()
+                    }
+                ),
+                (
+                    "local",
+                    ServerTransport::Stdio {
+                        command: "npx".to_owned(),
+                        args: vec!["-y".to_owned(), "some-server".to_owned()],
+                        env: Vec::new(),
+                    }
+                ),
+            ]
+        );
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+        assert_eq!(
+            diagnostics[0].field.as_deref(),
+            Some("dependencies.tools[3]")
+        );
+        assert!(diagnostics[0].line.is_some());
     }
 
     #[test]

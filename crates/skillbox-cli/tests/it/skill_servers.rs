@@ -1,5 +1,6 @@
 //! What a skill declares it needs (issue 27's declarations): MCP servers in the frontmatter
-//! (`mcp-servers`) and in a `.mcp.json` beside `SKILL.md`, and other skills (`requires`), as
+//! (`mcp-servers`), in a `.mcp.json` beside `SKILL.md` and in Codex's `agents/openai.yaml`, and
+//! other skills (`requires`), as
 //! `validate`, `show` and `list` report them through the real binary.
 
 use serde_json::Value;
@@ -20,6 +21,10 @@ fn tree() -> tempfile::TempDir {
                 r#"{"mcpServers": {"alerts": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}"#,
             ),
             ("weather/server.py", "print('server')\n"),
+            (
+                "weather/agents/openai.yaml",
+                "interface:\n  display_name: Weather\ndependencies:\n  tools:\n    - type: mcp\n      value: github\n      transport: streamable_http\n      url: https://api.githubcopilot.com/mcp/\n",
+            ),
             (
                 "units/SKILL.md",
                 "---\nname: units\ndescription: Converts units. Use when asked to convert units.\n---\nConvert.\n",
@@ -111,7 +116,7 @@ fn declared_servers_and_required_skills_are_read_checked_and_reported() {
         .clone();
     assert_eq!(
         weather["mcp_servers"],
-        serde_json::json!(["forecast", "alerts"])
+        serde_json::json!(["forecast", "alerts", "github"])
     );
     assert_eq!(weather["requires"], serde_json::json!(["units"]));
 
@@ -126,6 +131,7 @@ fn declared_servers_and_required_skills_are_read_checked_and_reported() {
         serde_json::json!([
             {"name": "forecast", "transport": "stdio", "command": "python3", "args": ["server.py"], "env": ["WEATHER_KEY"], "declared_in": "SKILL.md"},
             {"name": "alerts", "transport": "streamable_http", "url": "http://127.0.0.1:9/mcp", "declared_in": ".mcp.json"},
+            {"name": "github", "transport": "streamable_http", "url": "https://api.githubcopilot.com/mcp/", "declared_in": "agents/openai.yaml"},
         ])
     );
     let human = skillbox()
