@@ -15,6 +15,8 @@ pub const EVALS_FOLDER: &str = "evals";
 pub const TRIGGERS_FILE: &str = "triggers.json";
 /// The task evals' file in [`EVALS_FOLDER`].
 pub const TASKS_FILE: &str = "evals.json";
+/// Longest eval id written as a string (it names the run's folder and heads the report's rows).
+pub const MAX_EVAL_ID_CHARS: usize = 128;
 /// Largest eval file read.
 pub const MAX_EVAL_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// Most input files one task eval lists (each is copied into every run's folder).
@@ -435,6 +437,18 @@ pub fn parse_tasks(path: &Path, text: &str) -> Result<TaskSuite, EvalError> {
     };
     let mut ids = std::collections::BTreeSet::new();
     for (index, eval) in suite.evals.iter().enumerate() {
+        let id_usable = match &eval.id {
+            serde_json::Value::Number(_) => true,
+            serde_json::Value::String(text) => {
+                !text.trim().is_empty() && text.chars().count() <= MAX_EVAL_ID_CHARS
+            }
+            _ => false,
+        };
+        if !id_usable {
+            return Err(problem(format!(
+                "`evals[{index}].id` must be a number or a string of 1 to {MAX_EVAL_ID_CHARS} characters"
+            )));
+        }
         if !ids.insert(eval.id.to_string()) {
             return Err(problem(format!(
                 "`evals[{index}].id` {} is used twice; give each eval its own id",
@@ -575,6 +589,10 @@ mod tests {
             (
                 r#"{"evals": [{"id": 1, "prompt": "p"}, {"id": 1, "prompt": "q"}]}"#,
                 "is used twice",
+            ),
+            (
+                r#"{"evals": [{"id": {"nested": [1, 2]}, "prompt": "p"}]}"#,
+                "`evals[0].id` must be a number or a string",
             ),
             (
                 &format!(
