@@ -473,23 +473,20 @@ fn interpret_fields(
         properties.mcp_servers =
             crate::skill_servers::from_frontmatter(node, &mut reader.diagnostics);
     }
-    properties.requires = reader.words(fields, "requires");
-    for (name, problem) in properties.requires.iter().filter_map(|name| {
-        crate::names::unsafe_name_reason(name).map(|problem| (name.clone(), problem))
-    }) {
-        reader.diagnostics.push(
-            Diagnostic::error(
-                DiagnosticCode::RequiresInvalid,
-                format!("`requires` entry `{name}` is not a skill name: {problem}"),
-            )
-            .at(find_field(fields, "requires").and_then(YamlNode::field_position))
-            .for_field("requires")
-            .with_hint("list the names of the skills this one needs"),
-        );
+    for name in reader.words(fields, "requires") {
+        match crate::names::unsafe_name_reason(&name) {
+            None => properties.requires.push(name),
+            Some(problem) => reader.diagnostics.push(
+                Diagnostic::error(
+                    DiagnosticCode::RequiresInvalid,
+                    format!("`requires` entry `{name}` is not a skill name: {problem}"),
+                )
+                .at(find_field(fields, "requires").and_then(YamlNode::field_position))
+                .for_field("requires")
+                .with_hint("list the names of the skills this one needs"),
+            ),
+        }
     }
-    properties
-        .requires
-        .retain(|name| crate::names::unsafe_name_reason(name).is_none());
     (properties, reader.diagnostics)
 }
 

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -33,7 +33,7 @@ pub struct ResponseCache {
 
 /// What a run asked of the model and of the cache.
 #[derive(Debug, Default)]
-pub struct CacheCounters {
+struct CacheCounters {
     hits: AtomicU64,
     misses: AtomicU64,
     /// Time spent waiting for the model (misses only), in microseconds.
@@ -229,10 +229,4 @@ impl ModelClient for CachedModel {
         }
         result
     }
-}
-
-/// How long the model took, from [`CacheUse`] figures.
-#[must_use]
-pub fn model_time(usage: &CacheUse) -> Duration {
-    Duration::from_millis(usage.model_ms)
 }

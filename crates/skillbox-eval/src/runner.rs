@@ -465,16 +465,7 @@ impl EvalRunner {
                     // `command` checks run as the skill's code, in its sandbox: without the
                     // skill in the run's catalog they need one that has it, so that both
                     // configurations are graded alike.
-                    let has_commands = eval.expectations.iter().any(|expectation| {
-                        matches!(
-                            expectation,
-                            crate::suite::Expectation::Check(crate::suite::Check {
-                                kind: crate::suite::CheckKind::Command(_),
-                                ..
-                            })
-                        )
-                    });
-                    let grader = if configuration == WITHOUT_SKILL && has_commands {
+                    let grader = if configuration == WITHOUT_SKILL && eval.has_command_checks() {
                         self.provider(&self.catalog_options(plan, None), Some(&outputs))?
                     } else {
                         Arc::clone(&provider)

@@ -77,6 +77,20 @@ pub struct TaskEval {
 }
 
 impl TaskEval {
+    /// Whether an expectation is a `command` check (code run as the skill's, in its sandbox).
+    #[must_use]
+    pub fn has_command_checks(&self) -> bool {
+        self.expectations.iter().any(|expectation| {
+            matches!(
+                expectation,
+                Expectation::Check(Check {
+                    kind: CheckKind::Command(_),
+                    ..
+                })
+            )
+        })
+    }
+
     /// The eval's name in reports.
     #[must_use]
     pub fn label(&self) -> String {

@@ -55,6 +55,7 @@ fn resolve_targets(
     // named root is) or its name (offered from the roots it was found under, their trust kept).
     let mut skills: Vec<(Arc<skillbox_core::Skill>, bool)> = Vec::new();
     let mut named = Vec::new();
+
     // A bare word that is both a folder here and a skill under the roots is refused: taking the
     // folder would trust it (a path is a root the person named), and a repository can hold a
     // folder named like the skill the person meant.
@@ -63,16 +64,26 @@ fn resolve_targets(
         .iter()
         .filter(|target| !target.contains('/') && Path::new(target).exists())
         .collect();
-    if !bare_folders.is_empty() {
-        let catalog = setup::Setup::new(global, &[])?.catalog()?;
-        if let Some(both) = bare_folders
+    // The roots' catalog, loaded once, when a bare word, a name or no target at all needs it.
+    let needs_roots = arguments.targets.is_empty()
+        || !bare_folders.is_empty()
+        || arguments
+            .targets
+            .iter()
+            .any(|target| !Path::new(target).exists());
+    let roots_catalog = if needs_roots {
+        Some(setup::Setup::new(global, &[])?.catalog()?)
+    } else {
+        None
+    };
+    if let Some(catalog) = &roots_catalog
+        && let Some(both) = bare_folders
             .iter()
             .find(|target| catalog.get(target).is_some())
-        {
-            bail!(
-                "`{both}` is both a folder here and a skill under the roots; write `./{both}` for the folder, or run from elsewhere for the skill"
-            );
-        }
+    {
+        bail!(
+            "`{both}` is both a folder here and a skill under the roots; write `./{both}` for the folder, or run from elsewhere for the skill"
+        );
     }
     for target in &arguments.targets {
         let path = Path::new(target);
@@ -99,9 +110,7 @@ fn resolve_targets(
             named.push(target.clone());
         }
     }
-    let needs_roots = !named.is_empty() || arguments.targets.is_empty();
-    if needs_roots {
-        let catalog = setup::Setup::new(global, &[])?.catalog()?;
+    if let Some(catalog) = &roots_catalog {
         for name in &named {
             match catalog.get(name) {
                 Some(skill) => skills.push((Arc::clone(skill), false)),
