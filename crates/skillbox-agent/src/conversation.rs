@@ -4,11 +4,12 @@
 //! unchanged (reasoning items, thinking blocks, item ids), as the providers ask.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skillbox_core::Skill;
-use skillbox_tools::Session;
+use skillbox_tools::{ServerHolds, Session};
 
 use crate::agent::bound::ToolBound;
 use crate::history;
@@ -157,6 +158,9 @@ pub struct Conversation {
     pub(crate) invoked: BTreeSet<String>,
     pub(crate) transcript: Option<Transcript>,
     pub(crate) transcript_failed: bool,
+    /// The MCP servers of the skills it loaded: they stop when it ends (unless another
+    /// conversation holds them too).
+    pub(crate) servers: Arc<ServerHolds>,
 }
 
 impl Conversation {
@@ -177,6 +181,7 @@ impl Conversation {
             invoked: BTreeSet::new(),
             transcript,
             transcript_failed: false,
+            servers: Arc::new(ServerHolds::new()),
         }
     }
 
@@ -212,6 +217,15 @@ impl Conversation {
         self.session.activate(skill);
         self.bound.narrow(skill);
         self.loaded.insert(skill.name().to_owned());
+        // The skills it requires were loaded with it: their tools are offered too.
+        self.loaded
+            .extend(skill.properties.requires.iter().cloned());
+    }
+
+    /// The MCP servers this conversation holds (those of the skills it loaded).
+    #[must_use]
+    pub fn servers(&self) -> &ServerHolds {
+        &self.servers
     }
 
     /// The person invoked `skill` (`/name`): it is active, and the bound starts again from it.

@@ -50,5 +50,6 @@ pub use manifest::{SkillKind, SkillManifest};
 pub use properties::{SkillProperties, ValidationMode};
 pub use report::{SkillReport, ValidationReport};
 pub use skill::{Skill, SkillBody, SkillFormat, SkillId, SkillResource, SkillSummary};
+pub use skill_servers::{ServerDeclaration, ServerTransport};
 pub use tools_manifest::ToolDefinition;
 pub use trust::{TrustGate, TrustPolicy, TrustStore, TrustVerdict};

@@ -48,11 +48,13 @@ pub mod layout;
 mod pinned;
 pub mod python_run;
 mod scripts;
+pub mod servers;
 mod skill_files;
 mod sweep;
 mod tool_calls;
 
 pub use scripts::{MAX_SCRIPT_ARGUMENT_BYTES, MAX_SCRIPT_ARGUMENTS, ScriptResult};
+pub use servers::{ServerLaunch, ServerProcess};
 pub use skill_files::{check_runnable_name, resolve_in_skill};
 pub use tool_calls::{
     ARGUMENT_CHECK_BUDGET, MIN_HANDLER_OUTPUT_BYTES, PATTERN_BACKTRACK_LIMIT, ToolCallResult,
@@ -480,6 +482,7 @@ impl Executor {
             args,
             env,
             workspace: layout.workspace.clone(),
+            working_directory: None,
             readable: layout.readable.clone(),
             network: self.config.policy.allows_network(skill.name()),
             stdin: io.stdin,

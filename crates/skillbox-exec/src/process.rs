@@ -45,8 +45,10 @@ pub struct Invocation {
     pub args: Vec<OsString>,
     /// The complete environment.
     pub env: Vec<(String, String)>,
-    /// Working directory (writable).
+    /// The writable workspace, and the working directory unless `working_directory` is set.
     pub workspace: PathBuf,
+    /// Where the program starts instead of the workspace.
+    pub working_directory: Option<PathBuf>,
     /// Extra read-only paths.
     pub readable: Vec<PathBuf>,
     /// Whether the network stays reachable.
@@ -92,6 +94,7 @@ impl SandboxRuntime {
             layers: self.layers,
             network: invocation.network,
             workspace: invocation.workspace.clone(),
+            working_directory: invocation.working_directory.clone(),
             readable: invocation.readable.clone(),
             // A private root has its own small writable /tmp and /dev/shm.
             writable: if invocation.root.is_some() {
@@ -136,7 +139,12 @@ impl SandboxRuntime {
                 let mut command = tokio::process::Command::new(&invocation.program);
                 command
                     .args(&invocation.args)
-                    .current_dir(&invocation.workspace)
+                    .current_dir(
+                        invocation
+                            .working_directory
+                            .as_ref()
+                            .unwrap_or(&invocation.workspace),
+                    )
                     .process_group(0);
                 command
             }

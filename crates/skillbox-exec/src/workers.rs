@@ -176,10 +176,7 @@ impl Drop for LiveSlot {
 
 impl Worker {
     fn stderr_tail(&self) -> String {
-        self.stderr_tail
-            .lock()
-            .map(|tail| String::from_utf8_lossy(&tail).trim().to_owned())
-            .unwrap_or_default()
+        stderr_tail_text(&self.stderr_tail)
     }
 }
 
@@ -188,25 +185,62 @@ impl Drop for Worker {
     /// dropped): its whole process tree goes, and the control group its helper made, and then
     /// its slot counts it out of its pool.
     fn drop(&mut self) {
-        kill_tree(self.process_id);
-        // The killed helper could not remove its run's control group. Without namespaces the
-        // worker's processes do not die with it: those in its group, or of its uid, are killed
-        // first.
-        if let Some(pid) = self.process_id {
-            let helper = pid.as_raw().unsigned_abs();
-            let mut processes = self.processes.take();
-            let remove = move || {
-                if let Some(processes) = &mut processes {
-                    processes.end_stragglers();
-                }
-                crate::sandbox::cgroups::remove_group_of(helper);
-            };
-            match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => drop(runtime.spawn_blocking(remove)),
-                Err(_) => drop(std::thread::spawn(remove)),
+        end_sandboxed_process(self.process_id, self.processes.take());
+    }
+}
+
+/// Kill a long-lived sandboxed process (a warm worker, a skill's MCP server) started through
+/// the helper `process_id`: its whole process tree, then (off the async threads) the
+/// processes that escaped the tree without namespaces and the control group its helper made.
+pub(crate) fn end_sandboxed_process(process_id: Option<Pid>, processes: Option<WorkerProcesses>) {
+    kill_tree(process_id);
+    // The killed helper could not remove its run's control group. Without namespaces the
+    // process's children do not die with it: those in its group, or of its uid, are killed
+    // first.
+    if let Some(pid) = process_id {
+        let helper = pid.as_raw().unsigned_abs();
+        let mut processes = processes;
+        let remove = move || {
+            if let Some(processes) = &mut processes {
+                processes.end_stragglers();
             }
+            crate::sandbox::cgroups::remove_group_of(helper);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(remove)),
+            Err(_) => drop(std::thread::spawn(remove)),
         }
     }
+}
+
+/// Keep the last [`STDERR_TAIL_BYTES`] of a long-lived process's stderr, read by a task, for
+/// error messages.
+pub(crate) fn keep_stderr_tail(
+    mut stderr: tokio::process::ChildStderr,
+) -> Arc<std::sync::Mutex<Vec<u8>>> {
+    let stderr_tail = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tail = Arc::clone(&stderr_tail);
+    tokio::spawn(async move {
+        let mut buffer = vec![0u8; 8 * 1024];
+        while let Ok(read) = stderr.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+            if let Ok(mut tail) = tail.lock() {
+                tail.extend_from_slice(&buffer[..read]);
+                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                tail.drain(..excess);
+            }
+        }
+    });
+    stderr_tail
+}
+
+/// The tail kept by [`keep_stderr_tail`], as text.
+pub(crate) fn stderr_tail_text(tail: &std::sync::Mutex<Vec<u8>>) -> String {
+    tail.lock()
+        .map(|tail| String::from_utf8_lossy(&tail).trim().to_owned())
+        .unwrap_or_default()
 }
 
 /// The pool.
@@ -523,26 +557,12 @@ fn start_worker(spawn: &WorkerSpawn<'_>, slot: LiveSlot) -> Result<Worker, Strin
         let uid = layout.folder.lease.as_ref().map(|lease| lease.uid);
         WorkerProcesses::new(helper.as_raw(), spawn.sandbox.layers, uid)
     });
-    let (Some(stdin), Some(stdout), Some(mut stderr)) =
+    let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         return Err("a worker started without its pipes".to_owned());
     };
-    let stderr_tail = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let tail = Arc::clone(&stderr_tail);
-    tokio::spawn(async move {
-        let mut buffer = vec![0u8; 8 * 1024];
-        while let Ok(read) = stderr.read(&mut buffer).await {
-            if read == 0 {
-                break;
-            }
-            if let Ok(mut tail) = tail.lock() {
-                tail.extend_from_slice(&buffer[..read]);
-                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
-                tail.drain(..excess);
-            }
-        }
-    });
+    let stderr_tail = keep_stderr_tail(stderr);
     Ok(Worker {
         _child: child,
         process_id,

@@ -36,20 +36,23 @@ pub const SKILL_MD: &str = "SKILL.md";
 pub fn tools(provider: &SkillsProvider, profile: ToolProfile) -> Vec<Tool> {
     registry::offered(provider, Offer::Profile(profile))
         .iter()
-        .map(|tool| {
-            let spec = tool.spec(provider);
-            let schema: JsonObject = match spec.parameters {
-                Value::Object(object) => object,
-                _ => JsonObject::new(),
-            };
-            let facts = tool.facts().annotations;
-            let annotations = ToolAnnotations::new()
-                .read_only(facts.read_only)
-                .destructive(facts.destructive)
-                .open_world(facts.open_world);
-            Tool::new(spec.name, spec.description, Arc::new(schema)).annotate(annotations)
-        })
+        .map(|tool| mcp_tool(provider, tool))
         .collect()
+}
+
+/// One tool in MCP's shape, with its annotations.
+pub fn mcp_tool(provider: &SkillsProvider, tool: &registry::ToolRef) -> Tool {
+    let spec = tool.spec(provider);
+    let schema: JsonObject = match spec.parameters {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    };
+    let facts = tool.facts().annotations;
+    let annotations = ToolAnnotations::new()
+        .read_only(facts.read_only)
+        .destructive(facts.destructive)
+        .open_world(facts.open_world);
+    Tool::new(spec.name, spec.description, Arc::new(schema)).annotate(annotations)
 }
 
 /// Skills a person may invoke as prompts: `user-invocable` (the default) and with a name that

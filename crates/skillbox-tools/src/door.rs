@@ -25,6 +25,8 @@ use crate::outcome::{CallStatus, ToolOutcome};
 use crate::params::Arguments;
 use crate::provider::SkillsProvider;
 use crate::registry::{self, Job, Offer, Prepared, ToolRef};
+use crate::servers::{ServerHolds, ServerPool, render_reports};
+use crate::tools::load_skill;
 
 /// The door a call came through: for logs and metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +84,10 @@ pub struct CallContext<'c> {
     pub budget: &'c mut dyn ReadBudget,
     /// Asked before calls that run code or change the tools, when the door has a person to ask.
     pub approval: Option<&'c dyn Approval>,
+    /// The skill servers the caller's conversation holds: a `load_skill` starts the loaded
+    /// skill's servers into it, and their tools are the caller's. `None`: a door without
+    /// conversations (`/rpc`, `skillbox call`) never starts servers.
+    pub servers: Option<&'c ServerHolds>,
 }
 
 impl std::fmt::Debug for CallContext<'_> {
@@ -102,7 +108,15 @@ impl<'c> CallContext<'c> {
             offer,
             budget,
             approval: None,
+            servers: None,
         }
+    }
+
+    /// The same caller, holding skill servers in `servers`.
+    #[must_use]
+    pub fn with_servers(mut self, servers: &'c ServerHolds) -> Self {
+        self.servers = Some(servers);
+        self
     }
 
     /// The same caller, asking `approval` first.
@@ -119,6 +133,7 @@ impl<'c> CallContext<'c> {
 pub struct DoorPolicy {
     runs: Arc<RunGate>,
     blocking: BlockingPool,
+    servers: Arc<ServerPool>,
 }
 
 impl Default for DoorPolicy {
@@ -134,7 +149,21 @@ impl DoorPolicy {
         DoorPolicy {
             runs: Arc::new(RunGate::new(limits)),
             blocking: BlockingPool::default(),
+            servers: Arc::new(ServerPool::default()),
         }
+    }
+
+    /// The same, starting skill servers with `pool`'s settings.
+    #[must_use]
+    pub fn with_server_pool(mut self, pool: ServerPool) -> Self {
+        self.servers = Arc::new(pool);
+        self
+    }
+
+    /// The skill servers running for this process's conversations.
+    #[must_use]
+    pub fn servers(&self) -> &ServerPool {
+        &self.servers
     }
 
     /// The same, with this blocking pool (a server's own budget).
@@ -171,17 +200,65 @@ impl DoorPolicy {
             offer,
             budget,
             approval,
+            servers,
         } = context;
-        let Some(tool) = registry::lookup(provider, offer, name) else {
+        let Some(tool) = registry::lookup_held(provider, offer, servers, name) else {
             let outcome = registry::unknown_tool(provider, offer, name);
             record(door, "unknown", &outcome, started);
             return outcome;
         };
-        let outcome = self
+        let mut outcome = self
             .answer(provider, &tool, arguments, budget, approval)
             .await;
+        if let Some(servers) = servers
+            && !outcome.is_error()
+            && let Some(skill) = load_skill::target(provider, name, arguments)
+        {
+            self.start_servers(provider, &skill, servers, approval, &mut outcome)
+                .await;
+        }
         record(door, tool.metric_label(), &outcome, started);
         outcome
+    }
+
+    /// A skill was loaded: start the servers it and the skills it requires declare, for the
+    /// caller's conversation, and say in the load's answer what became of each.
+    async fn start_servers(
+        &self,
+        provider: &Arc<SkillsProvider>,
+        skill: &Arc<skillbox_core::Skill>,
+        servers: &ServerHolds,
+        approval: Option<&dyn Approval>,
+        outcome: &mut ToolOutcome,
+    ) {
+        if let Some(report) = self.hold_servers(provider, skill, servers, approval).await {
+            outcome.append_text(&report);
+        }
+    }
+
+    /// Start the servers `skill` and the skills it requires declare, for a conversation
+    /// holding `servers` (asking `approval` once per server), and say what became of each;
+    /// `None` when they declare none. A door's `load_skill` calls do this through
+    /// [`DoorPolicy::call`]; an agent calls it for a skill it loads another way (a fork).
+    pub async fn hold_servers(
+        &self,
+        provider: &SkillsProvider,
+        skill: &Arc<skillbox_core::Skill>,
+        servers: &ServerHolds,
+        approval: Option<&dyn Approval>,
+    ) -> Option<String> {
+        let skills = load_skill::with_requirements(provider, skill);
+        if skills
+            .iter()
+            .all(|skill| skill.properties.mcp_servers.is_empty())
+        {
+            return None;
+        }
+        let reports = self
+            .servers
+            .hold(provider, &skills, servers, approval)
+            .await;
+        Some(render_reports(&reports))
     }
 
     async fn answer<'a>(

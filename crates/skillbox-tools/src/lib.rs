@@ -14,6 +14,7 @@ pub mod preprocess;
 pub mod prompt;
 pub mod provider;
 pub mod registry;
+pub mod servers;
 pub mod session;
 pub mod substitution;
 pub mod tool_spec;
@@ -30,6 +31,7 @@ pub use provider::{
     FindSkillsOffer, ProviderError, ProviderOptions, SkillLookupMiss, SkillsProvider,
 };
 pub use registry::{Offer, Tool, ToolProfile, ToolRef};
+pub use servers::{ServerHolds, ServerPool, ServerPoolConfig};
 pub use session::Session;
 pub use skillbox_services::params::{self, Arguments};
 pub use skillbox_services::tls::install_crypto_provider;

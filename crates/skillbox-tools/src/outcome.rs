@@ -259,6 +259,17 @@ impl ToolOutcome {
             other => serde_json::to_string_pretty(other).unwrap_or_default(),
         }
     }
+
+    /// Add a section to a text answer (a load's instructions get what became of the skill's
+    /// servers); another answer becomes its text with the section after it.
+    pub fn append_text(&mut self, section: &str) {
+        let mut text = self.text();
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(section);
+        self.content = Content::Value(Value::String(text));
+    }
 }
 
 /// `{content, is_error}`: how the web app and `--json` output show an outcome.

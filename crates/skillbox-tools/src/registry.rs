@@ -450,6 +450,13 @@ pub enum ToolRef {
         /// The tool as declared.
         tool: ToolDefinition,
     },
+    /// A tool of a skill's MCP server, held by the caller's conversation.
+    Server {
+        /// The server.
+        server: Arc<crate::servers::SkillServer>,
+        /// The tool as the server listed it.
+        tool: crate::servers::ServerTool,
+    },
 }
 
 impl std::fmt::Debug for ToolRef {
@@ -457,6 +464,21 @@ impl std::fmt::Debug for ToolRef {
         formatter.write_str(self.name())
     }
 }
+
+/// The facts of every tool of a skill's MCP server: code of the skill's runs (the server), and
+/// it may reach the world (a server over HTTP, or one the skill's network policy lets out).
+const SERVER_TOOL_FACTS: ToolFacts = ToolFacts {
+    profiles: Profiles::SKILLS,
+    runs_code: RunsCode::Always,
+    reads_files: ReadsFiles::Never,
+    mutating: false,
+    needs_services: false,
+    params_size: ParamsSize::Run,
+    annotations: Annotations {
+        open_world: true,
+        ..Annotations::ACTS
+    },
+};
 
 /// The facts of every skill tool.
 const SKILL_TOOL_FACTS: ToolFacts = ToolFacts {
@@ -476,6 +498,7 @@ impl ToolRef {
         match self {
             ToolRef::Builtin(builtin) => builtin.tool.name(),
             ToolRef::Skill { tool, .. } => &tool.name,
+            ToolRef::Server { tool, .. } => &tool.offered_name,
         }
     }
 
@@ -485,6 +508,7 @@ impl ToolRef {
         match self {
             ToolRef::Builtin(builtin) => builtin.tool.facts(),
             ToolRef::Skill { .. } => &SKILL_TOOL_FACTS,
+            ToolRef::Server { .. } => &SERVER_TOOL_FACTS,
         }
     }
 
@@ -502,7 +526,7 @@ impl ToolRef {
     #[must_use]
     pub fn owner(&self) -> Option<&Arc<Skill>> {
         match self {
-            ToolRef::Builtin(_) => None,
+            ToolRef::Builtin(_) | ToolRef::Server { .. } => None,
             ToolRef::Skill { skill, .. } => Some(skill),
         }
     }
@@ -513,6 +537,7 @@ impl ToolRef {
         match self {
             ToolRef::Builtin(builtin) => builtin.tool.name(),
             ToolRef::Skill { .. } => "skill_tool",
+            ToolRef::Server { .. } => "server_tool",
         }
     }
 
@@ -534,6 +559,7 @@ impl ToolRef {
                 description: tool.description.clone(),
                 parameters: tool.input_schema.clone(),
             },
+            ToolRef::Server { tool, .. } => tool.spec(),
         }
     }
 
@@ -547,6 +573,9 @@ impl ToolRef {
             ToolRef::Builtin(builtin) => builtin.tool.prepare(provider, arguments),
             ToolRef::Skill { skill, tool } => {
                 tools::skill_tool::prepare(provider, skill, tool, arguments)
+            }
+            ToolRef::Server { server, tool } => {
+                crate::servers::prepare_call(server, tool, arguments)
             }
         }
     }
@@ -571,6 +600,51 @@ fn skill_tools_in(offer: Offer<'_>) -> bool {
         offer,
         Offer::Profile(ToolProfile::Skills) | Offer::Everything | Offer::Named(_)
     )
+}
+
+/// The tool `name` as offered to a caller holding `servers`, or `None` when this caller has
+/// no such tool: [`lookup`], then the tools of the skill servers the caller holds (offered
+/// wherever skills' own tools are).
+#[must_use]
+pub fn lookup_held(
+    provider: &SkillsProvider,
+    offer: Offer<'_>,
+    servers: Option<&crate::servers::ServerHolds>,
+    name: &str,
+) -> Option<ToolRef> {
+    if let Some(found) = lookup(provider, offer, name) {
+        return Some(found);
+    }
+    if !skill_tools_in(offer) {
+        return None;
+    }
+    if let Offer::Named(names) = offer
+        && !names.contains(name)
+    {
+        return None;
+    }
+    servers?
+        .find(name)
+        .map(|(server, tool)| ToolRef::Server { server, tool })
+}
+
+/// The tools of the skill servers `servers` holds, as a caller offered `offer` sees them (none
+/// outside the skills profile), leaving out any whose name another tool of `taken` has.
+#[must_use]
+pub fn held_server_tools(
+    offer: Offer<'_>,
+    servers: &crate::servers::ServerHolds,
+    taken: &BTreeSet<String>,
+) -> Vec<ToolRef> {
+    if !skill_tools_in(offer) {
+        return Vec::new();
+    }
+    servers
+        .tools()
+        .into_iter()
+        .filter(|(_, tool)| !taken.contains(&tool.offered_name))
+        .map(|(server, tool)| ToolRef::Server { server, tool })
+        .collect()
 }
 
 /// The tool `name` as offered to a caller, or `None` when this caller has no such tool.

@@ -140,6 +140,8 @@ impl Agent {
         }
         let scope = round.scope;
         let cancel = round.cancel;
+        let servers = Arc::clone(&conversation.servers);
+        let servers = &*servers;
         let runs =
             calls
                 .iter()
@@ -162,7 +164,8 @@ impl Agent {
                                     &effective.name,
                                     Arguments::Text(&effective.arguments),
                                     CallContext::new(self.door, Offer::Named(offered), &mut budget)
-                                        .with_approval(&approval),
+                                        .with_approval(&approval)
+                                        .with_servers(servers),
                                 )
                                 .await
                         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use skillbox_core::Skill;
 use skillbox_tools::registry::{self, Offer};
 use skillbox_tools::tools::load_skill::{self, LoadSkill};
-use skillbox_tools::{SkillsProvider, Tool, ToolProfile, ToolSpec};
+use skillbox_tools::{ServerHolds, SkillsProvider, Tool, ToolProfile, ToolSpec};
 
 use super::fork::Scope;
 use super::{Agent, Conversation};
@@ -151,4 +151,32 @@ impl Agent {
             })
             .collect()
     }
+}
+
+/// `offer` with the tools of the MCP servers the conversation holds after the rest (one
+/// whose name another tool has is left out). The servers change with the conversation, so
+/// this part is never kept between conversations.
+pub(super) fn with_server_tools(offer: Arc<RoundOffer>, servers: &ServerHolds) -> Arc<RoundOffer> {
+    if servers.is_empty() {
+        return offer;
+    }
+    let held =
+        registry::held_server_tools(Offer::Profile(ToolProfile::Skills), servers, &offer.names);
+    if held.is_empty() {
+        return offer;
+    }
+    let mut tools = offer.tools.clone();
+    let mut names = offer.names.clone();
+    for tool in held {
+        let spec = tool.spec(&offer.provider);
+        names.insert(spec.name.clone());
+        tools.push(spec);
+    }
+    Arc::new(RoundOffer {
+        provider: Arc::clone(&offer.provider),
+        loaded: offer.loaded.clone(),
+        system: Arc::clone(&offer.system),
+        tools,
+        names,
+    })
 }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::bound::ToolBound;
 use super::calls::IdenticalCalls;
 use super::fork::{Scope, is_fork};
+use super::offer::with_server_tools;
 use super::{Agent, Conversation};
 use crate::conversation::{Message, ToolCall, ToolResult, Usage};
 use crate::events::{AgentEvent, TurnEnd};
@@ -255,6 +256,7 @@ impl Agent {
             let current = self.skills.current();
             let provider = self.scoped_provider(&current, conversation);
             let offer = self.offer(&current, &provider, round.scope, &conversation.loaded);
+            let offer = with_server_tools(offer, &conversation.servers);
             round.rounds += 1;
             let mut streamed = String::new();
             let answer = {

@@ -335,6 +335,7 @@ impl Executor {
             ],
             env,
             workspace: layout.workspace.clone(),
+            working_directory: None,
             readable: layout.readable.clone(),
             network,
             stdin: Some(serde_json::to_vec(&request).unwrap_or_default()),

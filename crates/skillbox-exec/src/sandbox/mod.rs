@@ -396,8 +396,12 @@ pub struct SandboxPlan {
     pub layers: SandboxLayers,
     /// Whether the network stays reachable (no network namespace, no TCP or socket rules).
     pub network: bool,
-    /// Working directory; writable.
+    /// The writable workspace; the working directory unless `working_directory` says another.
     pub workspace: PathBuf,
+    /// Where the program starts, when not the workspace (a skill's MCP server starts in its
+    /// skill's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_directory: Option<PathBuf>,
     /// Extra read-only (and executable) paths: the skill folder, the interpreter's prefix.
     pub readable: Vec<PathBuf>,
     /// Extra writable paths.

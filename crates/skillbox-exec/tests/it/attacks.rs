@@ -1125,6 +1125,7 @@ fn the_kernel_log_cannot_be_read_whatever_the_hosts_dmesg_setting() {
         },
         network: false,
         workspace: workspace.path().to_path_buf(),
+        working_directory: None,
         readable: Vec::new(),
         writable: Vec::new(),
         limits: ResourceLimits::default(),

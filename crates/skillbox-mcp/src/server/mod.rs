@@ -28,7 +28,7 @@ use skillbox_services::{ReadBudget, Unbudgeted};
 use skillbox_tools::registry::{self, Offer};
 use skillbox_tools::{
     Arguments, CallContext, CallStatus, CatalogChange, Door, DoorPolicy, LiveProvider,
-    PromptFormat, SkillsProvider, ToolProfile,
+    PromptFormat, ServerHolds, SkillsProvider, ToolProfile,
 };
 use tokio::sync::broadcast;
 
@@ -127,6 +127,9 @@ struct Session {
     subscribed: Mutex<BTreeSet<String>>,
     /// The count this session holds a place in once `initialize`d.
     counted_in: OnceLock<Arc<AtomicUsize>>,
+    /// The MCP servers of the skills this session loaded: their tools are this session's,
+    /// and they stop when it ends.
+    servers: ServerHolds,
 }
 
 impl Session {
@@ -135,6 +138,7 @@ impl Session {
             peer: OnceLock::new(),
             subscribed: Mutex::default(),
             counted_in: OnceLock::new(),
+            servers: ServerHolds::new(),
         }
     }
 }
@@ -269,12 +273,42 @@ impl SkillsMcpServer {
         self.shared.live.current()
     }
 
+    /// The tools of the skill servers this session holds, in MCP's shape, leaving out any
+    /// whose name one of `listed` has.
+    fn held_server_tools(&self, listed: &[rmcp::model::Tool]) -> Vec<rmcp::model::Tool> {
+        if self.session.servers.is_empty() {
+            return Vec::new();
+        }
+        let taken: BTreeSet<String> = listed.iter().map(|tool| tool.name.to_string()).collect();
+        let provider = self.provider();
+        registry::held_server_tools(
+            Offer::Profile(self.shared.options.profile),
+            &self.session.servers,
+            &taken,
+        )
+        .iter()
+        .map(|tool| catalog_view::mcp_tool(&provider, tool))
+        .collect()
+    }
+
     fn remember_peer(&self, peer: &Peer<RoleServer>) {
-        if self.session.peer.set(peer.clone()).is_ok()
-            && let Ok(mut sessions) = self.shared.sessions.lock()
-        {
-            sessions.retain(|session| session.strong_count() > 0);
-            sessions.push(Arc::downgrade(&self.session));
+        if self.session.peer.set(peer.clone()).is_ok() {
+            // The session's client hears when the tools of the servers it holds change.
+            let notified = peer.clone();
+            self.session.servers.on_change(Arc::new(move || {
+                let peer = notified.clone();
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    runtime.spawn(async move {
+                        let _ =
+                            tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed())
+                                .await;
+                    });
+                }
+            }));
+            if let Ok(mut sessions) = self.shared.sessions.lock() {
+                sessions.retain(|session| session.strong_count() > 0);
+                sessions.push(Arc::downgrade(&self.session));
+            }
         }
     }
 
@@ -423,8 +457,10 @@ impl ServerHandler for SkillsMcpServer {
                 None,
             ));
         }
+        let mut tools = self.tools().to_vec();
+        tools.extend(self.held_server_tools(&tools));
         Ok(with_cache_hints(
-            ListToolsResult::with_all_items(self.tools().to_vec()),
+            ListToolsResult::with_all_items(tools),
             &context,
         ))
     }
@@ -432,8 +468,18 @@ impl ServerHandler for SkillsMcpServer {
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
         let provider = self.provider();
         let profile = self.shared.options.profile;
-        registry::lookup(&provider, Offer::Profile(profile), name)?;
-        self.tools().iter().find(|tool| tool.name == name).cloned()
+        let servers = &self.session.servers;
+        registry::lookup_held(&provider, Offer::Profile(profile), Some(servers), name)?;
+        let tools = self.tools();
+        tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
+            .or_else(|| {
+                self.held_server_tools(&tools)
+                    .into_iter()
+                    .find(|tool| tool.name == name)
+            })
     }
 
     async fn call_tool(
@@ -455,7 +501,8 @@ impl ServerHandler for SkillsMcpServer {
                     options.door,
                     Offer::Profile(options.profile),
                     budget.as_mut(),
-                ),
+                )
+                .with_servers(&self.session.servers),
             )
             .await;
         if outcome.status == CallStatus::UnknownTool {

@@ -8,6 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use skillbox_core::Skill;
+
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
 use crate::registry::{
@@ -127,11 +129,10 @@ impl Tool for LoadSkill {
                 return Ok(Prepared::runs_code(
                     subject,
                     Box::pin(async move {
-                        answer(
-                            provider
-                                .skill_instructions(&skill, arguments.as_deref())
-                                .await,
-                        )
+                        let text = provider
+                            .skill_instructions(&skill, arguments.as_deref())
+                            .await;
+                        answer(with_required_instructions(&provider, &skill, text))
                     }),
                 ));
             }
@@ -139,7 +140,8 @@ impl Tool for LoadSkill {
             Ok(Prepared::reads_files(
                 "reading the skill's instructions",
                 move || {
-                    answer(provider.instructions_without_commands(&skill, arguments.as_deref()))
+                    let text = provider.instructions_without_commands(&skill, arguments.as_deref());
+                    answer(with_required_instructions(&provider, &skill, text))
                 },
             ))
         })
@@ -198,4 +200,55 @@ pub fn target(
         return None;
     }
     provider.find_model_skill(params.skill()?, None).ok()
+}
+
+/// Skills one load brings in at most (the loaded skill and those it requires, transitively).
+pub const MAX_REQUIRED_SKILLS: usize = 16;
+
+/// `skill` and the skills it requires (`requires`), transitively, each once, in the order
+/// they are first named; a name the catalog does not hold is skipped (`validate` reports it).
+#[must_use]
+pub fn with_requirements(provider: &SkillsProvider, skill: &Arc<Skill>) -> Vec<Arc<Skill>> {
+    let mut found = vec![Arc::clone(skill)];
+    let mut next = 0;
+    while next < found.len() && found.len() < MAX_REQUIRED_SKILLS {
+        let requires = found[next].properties.requires.clone();
+        next += 1;
+        for name in requires {
+            if found.len() >= MAX_REQUIRED_SKILLS {
+                break;
+            }
+            if found.iter().any(|known| known.name() == name) {
+                continue;
+            }
+            if let Some(required) = provider.catalog().get(&name) {
+                found.push(Arc::clone(required));
+            }
+        }
+    }
+    found
+}
+
+/// The instructions of the skills `skill` requires, each under its own heading, after the
+/// skill's own `text`.
+fn with_required_instructions(
+    provider: &SkillsProvider,
+    skill: &Arc<Skill>,
+    text: Result<String, String>,
+) -> Result<String, String> {
+    let mut text = text?;
+    for required in with_requirements(provider, skill).iter().skip(1) {
+        match provider.instructions_without_commands(required, None) {
+            Ok(instructions) => text.push_str(&format!(
+                "\n\n---\n\n# Skill `{}` (required by `{}`)\n\n{instructions}",
+                required.name(),
+                skill.name()
+            )),
+            Err(message) => text.push_str(&format!(
+                "\n\n---\n\nThe required skill `{}` could not be loaded: {message}",
+                required.name()
+            )),
+        }
+    }
+    Ok(text)
 }

@@ -170,10 +170,11 @@ fn exec(args: &[OsString]) -> i32 {
         return fail(&message);
     }
     drop(lifeline);
-    if let Err(error) = nix::unistd::chdir(&plan.workspace) {
+    let start_in = plan.working_directory.as_ref().unwrap_or(&plan.workspace);
+    if let Err(error) = nix::unistd::chdir(start_in) {
         return fail(&format!(
-            "cannot enter the workspace `{}`: {error}",
-            plan.workspace.display()
+            "cannot enter the working directory `{}`: {error}",
+            start_in.display()
         ));
     }
     // Nothing the runtime had open (logs, sockets, secrets) reaches the program.

@@ -1,0 +1,587 @@
+//! The pool of running skill servers, and one server's life: started on the first hold,
+//! restarted on the next call after a crash or an idle stop, stopped when no holder keeps it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use skillbox_core::{ServerDeclaration, ServerTransport, Skill};
+use skillbox_exec::Executor;
+
+use super::connection::Connection;
+use super::holds::ServerHolds;
+use super::tools::{ServerTool, offered_tools, result_outcome};
+use super::{DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_START_TIMEOUT};
+use crate::approval::{Approval, ApprovalDecision, ApprovalRequest};
+use crate::outcome::{CallStatus, ToolOutcome};
+use crate::provider::SkillsProvider;
+
+/// How long servers may take, and stay idle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerPoolConfig {
+    /// Longest a start may take (`initialize` and `tools/list`).
+    pub start_timeout: Duration,
+    /// Longest one tool call may take.
+    pub call_timeout: Duration,
+    /// A server unused this long is stopped (and started again by its next call).
+    pub idle_timeout: Duration,
+}
+
+impl Default for ServerPoolConfig {
+    fn default() -> Self {
+        ServerPoolConfig {
+            start_timeout: DEFAULT_START_TIMEOUT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+}
+
+/// Which server: a stdio server is its skill's (its folder, its secrets, its sandbox), so it
+/// is shared by the conversations that load that skill; an HTTP server is its URL, shared by
+/// every skill that declares it under the same name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ServerKey {
+    skill: String,
+    folder: PathBuf,
+    name: String,
+    transport: String,
+}
+
+impl ServerKey {
+    fn of(skill: &Skill, declaration: &ServerDeclaration) -> Self {
+        let transport = serde_json::to_string(&declaration.transport).unwrap_or_default();
+        match &declaration.transport {
+            ServerTransport::Stdio { .. } => ServerKey {
+                skill: skill.name().to_owned(),
+                folder: skill
+                    .resolved_skill_md_path()
+                    .parent()
+                    .map(PathBuf::from)
+                    .unwrap_or_default(),
+                name: declaration.name.clone(),
+                transport,
+            },
+            ServerTransport::StreamableHttp { .. } => ServerKey {
+                skill: String::new(),
+                folder: PathBuf::new(),
+                name: declaration.name.clone(),
+                transport,
+            },
+        }
+    }
+}
+
+/// One server a skill declares, as the runtime keeps it.
+pub struct SkillServer {
+    pub(super) key: ServerKey,
+    pub(super) declaration: ServerDeclaration,
+    /// The skill that declared it (its folder, its trust, its secrets and network policy).
+    pub(super) skill: Arc<Skill>,
+    pub(super) executor: Arc<Executor>,
+    config: ServerPoolConfig,
+    /// The connection, when started; the lock is also the start's (one start at a time).
+    connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    tools: RwLock<Arc<[ServerTool]>>,
+    /// Tools the server listed that are not offered, and why.
+    skipped: RwLock<Vec<String>>,
+    /// Bumped whenever the tools change.
+    generation: AtomicU64,
+    last_used: Mutex<Instant>,
+    /// A re-listing after `tools/list_changed` runs; another notification meanwhile only
+    /// asks for one more after it.
+    relisting: AtomicBool,
+    relist_again: AtomicBool,
+    /// Told when the tools change (the holders' callbacks).
+    watchers: Mutex<Vec<Weak<dyn Fn() + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for SkillServer {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SkillServer")
+            .field("name", &self.declaration.name)
+            .field("skill", &self.skill.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SkillServer {
+    /// Its name, the prefix of its tools'.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.declaration.name
+    }
+
+    /// The skill that declared it.
+    #[must_use]
+    pub fn skill_name(&self) -> &str {
+        self.skill.name()
+    }
+
+    /// What it is, exactly: the command and arguments it runs with and where, or its URL.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match &self.declaration.transport {
+            ServerTransport::Stdio { command, args, .. } => {
+                let mut words = vec![quote_word(command)];
+                words.extend(args.iter().map(|arg| quote_word(arg)));
+                format!("`{}` in {}", words.join(" "), self.key.folder.display())
+            }
+            ServerTransport::StreamableHttp { url } => url.clone(),
+        }
+    }
+
+    /// Its tools as offered now.
+    #[must_use]
+    pub fn tools(&self) -> Arc<[ServerTool]> {
+        self.tools
+            .read()
+            .map(|tools| Arc::clone(&tools))
+            .unwrap_or_else(|_| Arc::from(Vec::new()))
+    }
+
+    /// Bumped whenever its tools change.
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn watch(&self, watcher: &Arc<dyn Fn() + Send + Sync>) {
+        if let Ok(mut watchers) = self.watchers.lock() {
+            watchers.retain(|watcher| watcher.strong_count() > 0);
+            watchers.push(Arc::downgrade(watcher));
+        }
+    }
+
+    fn set_tools(&self, listed: Vec<rmcp::model::Tool>) {
+        let (tools, skipped) = offered_tools(self.name(), listed);
+        if let Ok(mut current) = self.tools.write() {
+            *current = Arc::from(tools);
+        }
+        if let Ok(mut current) = self.skipped.write() {
+            *current = skipped;
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        let watchers: Vec<_> = self
+            .watchers
+            .lock()
+            .map(|watchers| watchers.iter().filter_map(Weak::upgrade).collect())
+            .unwrap_or_default();
+        for watcher in watchers {
+            watcher();
+        }
+    }
+
+    /// The server said its tools changed: list them again, one listing at a time.
+    pub(super) fn tools_changed(self: &Arc<Self>) {
+        self.relist_again.store(true, Ordering::SeqCst);
+        if self.relisting.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let server = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let Some(current) = server.upgrade() else {
+                    return;
+                };
+                current.relist_again.store(false, Ordering::SeqCst);
+                let connection = current.connection.lock().await.clone();
+                if let Some(connection) = connection {
+                    let listed =
+                        tokio::time::timeout(current.config.start_timeout, connection.list_tools())
+                            .await;
+                    if let Ok(Ok(tools)) = listed {
+                        current.set_tools(tools);
+                    }
+                }
+                // Floods are paced: one listing per quarter second at most.
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                if !current.relist_again.load(Ordering::SeqCst) {
+                    current.relisting.store(false, Ordering::SeqCst);
+                    return;
+                }
+            }
+        });
+    }
+
+    /// The running connection, starting the server when it is not running (the first hold,
+    /// or the call after a crash or an idle stop), within the start timeout.
+    async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, String> {
+        let mut slot = self.connection.lock().await;
+        if let Some(connection) = slot.as_ref()
+            && connection.alive()
+        {
+            return Ok(Arc::clone(connection));
+        }
+        *slot = None;
+        let started = Instant::now();
+        let opened = tokio::time::timeout(self.config.start_timeout, async {
+            let connection = Connection::open(self).await?;
+            let tools = connection.list_tools().await?;
+            Ok::<_, String>((connection, tools))
+        })
+        .await;
+        let (connection, tools) = match opened {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(reason)) => return Err(reason),
+            Err(_) => {
+                return Err(format!(
+                    "it did not answer `initialize` and `tools/list` within {} s",
+                    self.config.start_timeout.as_secs_f32()
+                ));
+            }
+        };
+        tracing::info!(
+            server = self.name(),
+            skill = self.skill_name(),
+            tools = tools.len(),
+            start_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "skill MCP server started"
+        );
+        self.set_tools(tools);
+        let connection = Arc::new(connection);
+        *slot = Some(Arc::clone(&connection));
+        self.touch();
+        tokio::spawn(stop_when_idle(
+            Arc::downgrade(self),
+            Arc::downgrade(&connection),
+        ));
+        Ok(connection)
+    }
+
+    fn touch(&self) {
+        if let Ok(mut last_used) = self.last_used.lock() {
+            *last_used = Instant::now();
+        }
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_used
+            .lock()
+            .map(|last_used| last_used.elapsed())
+            .unwrap_or_default()
+    }
+
+    /// Call its tool `tool` (the server's own name for it) with `arguments`.
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> ToolOutcome {
+        let started = Instant::now();
+        self.touch();
+        let outcome = match self.connection().await {
+            Err(reason) => ToolOutcome::with_status(
+                CallStatus::Failed,
+                format!(
+                    "the MCP server `{}` of skill `{}` is unavailable: {reason}",
+                    self.name(),
+                    self.skill_name()
+                ),
+            ),
+            Ok(connection) => {
+                let request = rmcp::model::CallToolRequestParams::new(tool.to_owned())
+                    .with_arguments(arguments);
+                let answer = tokio::time::timeout(
+                    self.config.call_timeout,
+                    connection.peer().call_tool(request),
+                )
+                .await;
+                match answer {
+                    Ok(Ok(result)) => result_outcome(result),
+                    Ok(Err(error)) => {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let why = connection.ended().map_or_else(
+                            || error.to_string(),
+                            |how| format!("the server ended: {how}"),
+                        );
+                        ToolOutcome::with_status(
+                            CallStatus::Failed,
+                            format!(
+                                "the MCP server `{}` did not answer the call of `{tool}`: {why}; it starts again on the next call",
+                                self.name()
+                            ),
+                        )
+                    }
+                    Err(_) => {
+                        // A server that does not answer in time is stopped: the next call
+                        // starts it afresh.
+                        self.stop_if_current(&connection).await;
+                        ToolOutcome::with_status(
+                            CallStatus::TimedOut,
+                            format!(
+                                "the MCP server `{}` did not answer the call of `{tool}` within {} s; it was stopped and starts again on the next call",
+                                self.name(),
+                                self.config.call_timeout.as_secs()
+                            ),
+                        )
+                    }
+                }
+            }
+        };
+        self.touch();
+        self.executor.audit_server_call(
+            self.skill_name(),
+            tool,
+            started.elapsed(),
+            outcome.is_error(),
+        );
+        outcome
+    }
+
+    async fn stop_if_current(&self, connection: &Arc<Connection>) {
+        let mut slot = self.connection.lock().await;
+        if slot
+            .as_ref()
+            .is_some_and(|current| Arc::ptr_eq(current, connection))
+        {
+            *slot = None;
+        }
+    }
+}
+
+/// Stop `server`'s `connection` once no call used it for the idle timeout (unless it was
+/// replaced or the server is gone meanwhile).
+async fn stop_when_idle(server: Weak<SkillServer>, connection: Weak<Connection>) {
+    loop {
+        let wait = {
+            let Some(server) = server.upgrade() else {
+                return;
+            };
+            let Some(current) = connection.upgrade() else {
+                return;
+            };
+            let idle = server.idle_for();
+            if idle >= server.config.idle_timeout {
+                tracing::info!(server = server.name(), "stopping an idle skill MCP server");
+                server.stop_if_current(&current).await;
+                return;
+            }
+            server.config.idle_timeout - idle
+        };
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// What became of one server a load asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerReport {
+    /// The skill that declares it.
+    pub skill: String,
+    /// The server's name.
+    pub server: String,
+    /// Ready, or why not.
+    pub status: ServerStatus,
+}
+
+/// A server's state after a load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// Running: the names its tools are offered by, and the tools left out with why.
+    Ready {
+        /// Offered names.
+        tools: Vec<String>,
+        /// Left out.
+        skipped: Vec<String>,
+    },
+    /// Not running, and why.
+    Unavailable(String),
+}
+
+/// The servers running in one process, by key; each kept alive only by its holders.
+#[derive(Debug, Default)]
+pub struct ServerPool {
+    config: ServerPoolConfig,
+    running: Mutex<HashMap<ServerKey, Weak<SkillServer>>>,
+}
+
+impl ServerPool {
+    /// An empty pool.
+    #[must_use]
+    pub fn new(config: ServerPoolConfig) -> Self {
+        ServerPool {
+            config,
+            running: Mutex::default(),
+        }
+    }
+
+    /// Its settings.
+    #[must_use]
+    pub fn config(&self) -> ServerPoolConfig {
+        self.config
+    }
+
+    /// Servers some holder keeps now (running, or stopped while idle).
+    #[must_use]
+    pub fn held_servers(&self) -> usize {
+        self.running.lock().map_or(0, |running| {
+            running
+                .values()
+                .filter(|server| server.strong_count() > 0)
+                .count()
+        })
+    }
+
+    fn server(
+        &self,
+        provider: &SkillsProvider,
+        skill: &Arc<Skill>,
+        declaration: &ServerDeclaration,
+    ) -> Arc<SkillServer> {
+        let key = ServerKey::of(skill, declaration);
+        let Ok(mut running) = self.running.lock() else {
+            return self.new_server(provider, skill, declaration, key);
+        };
+        running.retain(|_, server| server.strong_count() > 0);
+        if let Some(server) = running.get(&key).and_then(Weak::upgrade) {
+            return server;
+        }
+        let server = self.new_server(provider, skill, declaration, key.clone());
+        running.insert(key, Arc::downgrade(&server));
+        server
+    }
+
+    fn new_server(
+        &self,
+        provider: &SkillsProvider,
+        skill: &Arc<Skill>,
+        declaration: &ServerDeclaration,
+        key: ServerKey,
+    ) -> Arc<SkillServer> {
+        Arc::new(SkillServer {
+            key,
+            declaration: declaration.clone(),
+            skill: Arc::clone(skill),
+            executor: Arc::clone(provider.executor()),
+            config: self.config,
+            connection: tokio::sync::Mutex::new(None),
+            tools: RwLock::new(Arc::from(Vec::new())),
+            skipped: RwLock::default(),
+            generation: AtomicU64::new(0),
+            last_used: Mutex::new(Instant::now()),
+            relisting: AtomicBool::new(false),
+            relist_again: AtomicBool::new(false),
+            watchers: Mutex::default(),
+        })
+    }
+
+    /// Start the servers `skills` declare (the loaded skill and those it requires), for
+    /// `holds`: each is asked of `approval` first (once per holder), started or shared,
+    /// and kept by `holds` once it runs. Says what became of each.
+    pub(crate) async fn hold(
+        &self,
+        provider: &SkillsProvider,
+        skills: &[Arc<Skill>],
+        holds: &ServerHolds,
+        approval: Option<&dyn Approval>,
+    ) -> Vec<ServerReport> {
+        let mut reports = Vec::new();
+        for skill in skills {
+            for declaration in &skill.properties.mcp_servers {
+                let report = |status| ServerReport {
+                    skill: skill.name().to_owned(),
+                    server: declaration.name.clone(),
+                    status,
+                };
+                let key = ServerKey::of(skill, declaration);
+                if let Some(server) = holds.held(&key) {
+                    reports.push(report(ready(&server)));
+                    continue;
+                }
+                let server = self.server(provider, skill, declaration);
+                if let Some(approval) = approval
+                    && !holds.approved(&key)
+                {
+                    let request = ApprovalRequest {
+                        tool: "mcp_server".to_owned(),
+                        skill: Some(skill.name().to_owned()),
+                        arguments: json!({ "server": declaration.name }),
+                        summary: format!(
+                            "start the MCP server `{}` of skill `{}`: {}",
+                            declaration.name,
+                            skill.name(),
+                            server.describe()
+                        ),
+                    };
+                    if let ApprovalDecision::Deny { reason } = approval.decide(&request).await {
+                        reports.push(report(ServerStatus::Unavailable(format!(
+                            "the user did not allow it to start ({reason})"
+                        ))));
+                        continue;
+                    }
+                    holds.approve(key.clone());
+                }
+                match server.connection().await {
+                    Ok(_) => {
+                        reports.push(report(ready(&server)));
+                        holds.keep(server);
+                    }
+                    Err(reason) => reports.push(report(ServerStatus::Unavailable(reason))),
+                }
+            }
+        }
+        reports
+    }
+}
+
+fn ready(server: &SkillServer) -> ServerStatus {
+    ServerStatus::Ready {
+        tools: server
+            .tools()
+            .iter()
+            .map(|tool| tool.offered_name.clone())
+            .collect(),
+        skipped: server
+            .skipped
+            .read()
+            .map(|skipped| skipped.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// A word of a command line as a person would type it.
+fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// What a load says of its servers, appended to the instructions it returns.
+#[must_use]
+pub fn render_reports(reports: &[ServerReport]) -> String {
+    let mut text = String::from("## MCP servers\n");
+    for report in reports {
+        match &report.status {
+            ServerStatus::Ready { tools, skipped } => {
+                text.push_str(&format!(
+                    "- `{}` (skill `{}`) is running; its tools: {}\n",
+                    report.server,
+                    report.skill,
+                    if tools.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        tools.iter().map(|tool| format!("`{tool}`")).collect::<Vec<_>>().join(", ")
+                    }
+                ));
+                for note in skipped {
+                    text.push_str(&format!("  - left out: {note}\n"));
+                }
+            }
+            ServerStatus::Unavailable(reason) => text.push_str(&format!(
+                "- `{}` (skill `{}`) is unavailable: {reason}. Go on without its tools, or tell the user what is missing.\n",
+                report.server, report.skill
+            )),
+        }
+    }
+    text
+}
