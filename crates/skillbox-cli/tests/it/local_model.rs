@@ -234,3 +234,88 @@ fn a_local_model_works_over_anthropic_messages() {
     };
     assert_counted_and_answered(&run);
 }
+
+/// A skill whose MCP server (plain Python, JSON lines on stdio, declared in `.mcp.json`)
+/// answers `stock__price`; its server's command line carries `marker`.
+fn server_tree(marker: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write_tree(
+        root.path(),
+        &[
+            (
+                "stock-prices/SKILL.md",
+                "---\nname: stock-prices\ndescription: Looks up the current price of a stock. Use when asked for a stock price.\n---\nCall the tool stock__price with the ticker symbol, then answer with the price it returns.\n",
+            ),
+            (
+                "stock-prices/.mcp.json",
+                &format!(
+                    r#"{{"mcpServers": {{"stock": {{"command": "python3", "args": ["server.py", "{marker}"]}}}}}}"#
+                ),
+            ),
+            (
+                "stock-prices/server.py",
+                r#"import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    method, request_id = request.get("method"), request.get("id")
+    if request_id is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": request["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "stock", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "price", "description": "The current price of a stock, by ticker symbol.", "inputSchema": {"type": "object", "properties": {"ticker": {"type": "string", "description": "The ticker symbol, such as ACME"}}, "required": ["ticker"]}}]}
+    elif method == "tools/call":
+        ticker = str(request["params"].get("arguments", {}).get("ticker", "?")).upper()
+        result = {"content": [{"type": "text", "text": f"{ticker} trades at 123.45 USD"}]}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n")
+    sys.stdout.flush()
+"#,
+            ),
+        ],
+    );
+    make_world_readable(root.path());
+    root
+}
+
+#[test]
+fn a_local_model_loads_a_skill_and_calls_a_tool_of_its_mcp_server() {
+    let Some(model) = LocalModel::shared() else {
+        return;
+    };
+    let _turn = model.lock();
+    let marker = format!("marker-{}", uuid::Uuid::new_v4().simple());
+    let tree = server_tree(&marker);
+    let run = ask(
+        tree.path(),
+        &model.base_url,
+        None,
+        &[],
+        // A 1.5B model guesses a script name when told only to use the skill; told to load it,
+        // it does, and then calls the tool the load offered.
+        "Load the stock-prices skill with load_skill, then use the tool it gives you to look up the current price of the ACME stock.",
+    );
+    assert!(
+        !loaded_instructions(&run, "`stock__price`").is_empty(),
+        "the skill was not loaded, or its server did not start: {:?}",
+        run.events
+    );
+    let priced = run.finished("stock__price");
+    assert!(
+        priced.iter().any(|event| event["is_error"] == false
+            && event["result"].as_str().unwrap().contains("trades at 123.45 USD")),
+        "the server's tool was not called: {:?}",
+        run.events
+    );
+    assert_eq!(run.end(), "answered", "{:?}", run.events);
+    // The server went with the conversation.
+    let gone = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        fs_err::read(entry.path().join("cmdline"))
+            .is_ok_and(|line| String::from_utf8_lossy(&line).contains(&marker))
+    }) {
+        assert!(std::time::Instant::now() < gone, "the server outlived `ask`");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
