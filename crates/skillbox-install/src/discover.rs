@@ -40,6 +40,8 @@ pub struct FoundSkill {
     pub folder: PathBuf,
     /// Its folder relative to the source's root (`/`-separated).
     pub path_in_source: String,
+    /// The skills it requires (`requires`), installed with it.
+    pub requires: Vec<String>,
 }
 
 /// The skills in the fetched tree `root` (the source's root is `source_root`; `root` may be a
@@ -109,6 +111,9 @@ pub(crate) fn find_skills_with(
             .filter(|diagnostic| {
                 diagnostic.severity == Severity::Error
                     && diagnostic.code != DiagnosticCode::NameDirectoryMismatch
+                    // A skill it requires may be installed already, or come from elsewhere:
+                    // `add` resolves `requires` against the source and the lock.
+                    && diagnostic.code != DiagnosticCode::RequiresInvalid
             })
             .map(|diagnostic| format!("  {diagnostic}"))
             .collect();
@@ -124,6 +129,7 @@ pub(crate) fn find_skills_with(
             name,
             folder: skill.directory.clone(),
             path_in_source,
+            requires: skill.properties.requires.clone(),
         });
     }
     if found.is_empty() {

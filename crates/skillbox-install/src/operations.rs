@@ -9,7 +9,7 @@
 //! network) or, when the store lost them, fetching the locked revision again. A lock on the
 //! project (`.agents/.skillbox-install.lock`) keeps two installs from interleaving.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -379,16 +379,20 @@ impl Installer {
             self.choose_from_index(&spec)?;
         }
         let fetched = self.fetch(&spec, &request.skills)?;
-        let chosen = choose(fetched.skills, &request.skills, request.all, &spec.text)?
+        let _guard = self.lock_project()?;
+        let mut lock = SkillLock::load(&self.scope.lock)?.unwrap_or_default();
+        let mut notes = fetched.notes;
+        let chosen = choose(fetched.skills, &request.skills, request.all, &spec.text)
+            .and_then(|(chosen, rest)| {
+                with_requirements(chosen, rest, &lock, &spec.text, &mut notes)
+            })?
             .into_iter()
             .map(|prepared| self.complete(prepared))
             .collect::<Result<Vec<_>, _>>()?;
-        let _guard = self.lock_project()?;
         let mut manifest = Manifest::load(&self.scope.manifest)?;
-        let mut lock = SkillLock::load(&self.scope.lock)?.unwrap_or_default();
         lock.version = skillbox_core::install_lock::LOCK_FORMAT_VERSION;
         let mut report = self.report();
-        report.notes = fetched.notes;
+        report.notes = notes;
         let mut placed = Vec::new();
         for prepared in chosen {
             let entry = ManifestEntry {
@@ -1213,7 +1217,7 @@ impl Installer {
                 .map(|(path, file)| (path.clone(), LockedFile::from(file)))
                 .collect(),
             links: inventory.links.clone(),
-            requires: Vec::new(),
+            requires: prepared.found.requires.clone(),
             agents: entry.agents.clone(),
             copies: entry.copy,
         };
@@ -1627,12 +1631,13 @@ fn choose_listing<'a>(
 }
 
 /// Choose the skills to install from those a source holds.
+/// The skills chosen from a source, and the rest of it (where required skills are found).
 fn choose(
     skills: Vec<Prepared>,
     wanted: &[String],
     all: bool,
     source_text: &str,
-) -> Result<Vec<Prepared>, InstallError> {
+) -> Result<(Vec<Prepared>, Vec<Prepared>), InstallError> {
     if !wanted.is_empty() {
         for name in wanted {
             if !skills.iter().any(|prepared| prepared.found.name == *name) {
@@ -1650,11 +1655,10 @@ fn choose(
         }
         return Ok(skills
             .into_iter()
-            .filter(|prepared| wanted.contains(&prepared.found.name))
-            .collect());
+            .partition(|prepared| wanted.contains(&prepared.found.name)));
     }
     if skills.len() == 1 || all {
-        return Ok(skills);
+        return Ok((skills, Vec::new()));
     }
     Err(choose_listing(
         source_text,
@@ -1665,6 +1669,97 @@ fn choose(
             )
         }),
     ))
+}
+
+/// `chosen` and the skills they require (`requires`, transitively): each found among the
+/// chosen, taken from the `rest` of the source (said in `notes`), or installed already (in
+/// `lock`).
+///
+/// # Errors
+/// [`InstallError::NotFound`] for a required skill none of those holds, naming who needs it;
+/// [`InstallError::Refused`] for skills that require each other in a cycle.
+fn with_requirements(
+    mut chosen: Vec<Prepared>,
+    mut rest: Vec<Prepared>,
+    lock: &SkillLock,
+    source_text: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Prepared>, InstallError> {
+    let mut next = 0;
+    while next < chosen.len() {
+        let needer = chosen[next].found.name.clone();
+        let requires = chosen[next].found.requires.clone();
+        next += 1;
+        for name in requires {
+            if chosen.iter().any(|prepared| prepared.found.name == name) {
+                continue;
+            }
+            if let Some(position) = rest.iter().position(|prepared| prepared.found.name == name) {
+                notes.push(format!("also adding `{name}`, which `{needer}` requires"));
+                chosen.push(rest.swap_remove(position));
+                continue;
+            }
+            if lock.skills.contains_key(&name) {
+                continue;
+            }
+            return Err(InstallError::NotFound {
+                message: format!(
+                    "`{needer}` requires the skill `{name}`, which `{source_text}` does not hold and which is not installed; add `{name}` first (`skillbox add SOURCE --skill {name}`), then `{needer}`"
+                ),
+            });
+        }
+    }
+    let graph: BTreeMap<String, Vec<String>> = lock
+        .skills
+        .iter()
+        .map(|(name, locked)| (name.clone(), locked.requires.clone()))
+        .chain(
+            chosen
+                .iter()
+                .map(|prepared| (prepared.found.name.clone(), prepared.found.requires.clone())),
+        )
+        .collect();
+    for prepared in &chosen {
+        if let Some(cycle) = requirement_cycle(&graph, &prepared.found.name) {
+            return Err(InstallError::refused(
+                source_text,
+                format!(
+                    "its skills require each other in a cycle ({}); a skill cannot need itself: remove one `requires` entry",
+                    cycle.join(" -> ")
+                ),
+            ));
+        }
+    }
+    Ok(chosen)
+}
+
+/// A path of `requires` from `start` back to itself, if there is one.
+fn requirement_cycle(graph: &BTreeMap<String, Vec<String>>, start: &str) -> Option<Vec<String>> {
+    let mut path = vec![start.to_owned()];
+    let mut seen = BTreeSet::new();
+    fn walk(
+        graph: &BTreeMap<String, Vec<String>>,
+        start: &str,
+        path: &mut Vec<String>,
+        seen: &mut BTreeSet<String>,
+    ) -> bool {
+        let current = path.last().cloned().unwrap_or_default();
+        for next in graph.get(&current).into_iter().flatten() {
+            if next == start {
+                path.push(next.clone());
+                return true;
+            }
+            if seen.insert(next.clone()) {
+                path.push(next.clone());
+                if walk(graph, start, path, seen) {
+                    return true;
+                }
+                path.pop();
+            }
+        }
+        false
+    }
+    walk(graph, start, &mut path, &mut seen).then_some(path)
 }
 
 fn not_in_source<'a>(

@@ -758,3 +758,69 @@ fn a_cold_install_fetches_each_source_once_and_skips_sibling_skills_that_do_not_
     assert!(fetches <= 2, "{fetches} fetches for one source");
     assert_eq!(project.run(&["verify"]).0, 0);
 }
+
+#[test]
+fn add_installs_the_skills_a_skill_requires_and_names_what_is_missing() {
+    let temp = tempfile::tempdir().unwrap();
+    let source = temp.path().join("source");
+    let requiring = |name: &str, requires: &str| {
+        format!(
+            "---\nname: {name}\ndescription: The {name} skill. Use when testing requires.\nrequires: [{requires}]\n---\nBody.\n"
+        )
+    };
+    write_tree(
+        &source,
+        &[
+            ("trip/SKILL.md", &requiring("trip", "weather")),
+            ("weather/SKILL.md", &requiring("weather", "units")),
+            (
+                "units/SKILL.md",
+                &skill_md("units", "Converts units. Use when converting."),
+            ),
+            (
+                "unrelated/SKILL.md",
+                &skill_md("unrelated", "Unrelated. Use never."),
+            ),
+            ("lonely/SKILL.md", &requiring("lonely", "nowhere")),
+            ("loop-a/SKILL.md", &requiring("loop-a", "loop-b")),
+            ("loop-b/SKILL.md", &requiring("loop-b", "loop-a")),
+        ],
+    );
+    let project = Project::new();
+    let report = project.json(&["add", source.to_str().unwrap(), "--skill", "trip"]);
+    let mut names: Vec<&str> = report["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skill| skill["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["trip", "units", "weather"]);
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("also adding `weather`, which `trip` requires"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("also adding `units`, which `weather` requires"),
+        "{notes}"
+    );
+    let lock = project.lock();
+    assert_eq!(
+        lock["skills"]["trip"]["requires"],
+        serde_json::json!(["weather"])
+    );
+    assert!(lock["skills"].get("unrelated").is_none());
+    // A requirement neither the source nor the install holds is named, and nothing changes.
+    let (code, _, refused) = project.run(&["add", source.to_str().unwrap(), "--skill", "lonely"]);
+    assert_ne!(code, 0, "{refused}");
+    assert!(
+        refused.contains("`lonely` requires the skill `nowhere`, which"),
+        "{refused}"
+    );
+    assert!(!project.installed("lonely/SKILL.md").exists());
+    let (code, _, cycle) = project.run(&["add", source.to_str().unwrap(), "--skill", "loop-a"]);
+    assert_ne!(code, 0, "{cycle}");
+    assert!(cycle.contains("loop-a -> loop-b -> loop-a"), "{cycle}");
+    assert!(!project.installed("loop-a/SKILL.md").exists());
+}
