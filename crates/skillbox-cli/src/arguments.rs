@@ -88,6 +88,14 @@ pub struct ExecutionOptions {
     /// Run `` !`command` `` patterns (in the sandbox) when a skill body is loaded.
     #[arg(long, global = true)]
     pub preprocess_commands: bool,
+    /// Seconds a skill's MCP server may take to start (answer `initialize` and `tools/list`)
+    /// when its skill is loaded; one that takes longer is reported to the model as unavailable.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600), global = true)]
+    pub server_start_timeout: u64,
+    /// Seconds a skill's MCP server may stay unused before it is stopped (its next call starts
+    /// it again).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400), global = true)]
+    pub server_idle_timeout: u64,
 }
 
 /// `--sandbox` values.

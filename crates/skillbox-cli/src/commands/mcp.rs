@@ -47,6 +47,10 @@ pub fn run(global: &GlobalOptions, arguments: &McpArguments) -> anyhow::Result<E
             live,
             McpOptions {
                 profile,
+                policy: Arc::new(
+                    skillbox_tools::DoorPolicy::default()
+                        .with_server_pool(setup::executor::server_pool(&global.execution)),
+                ),
                 ..McpOptions::default()
             },
         )

@@ -61,6 +61,7 @@ pub fn run(global: &GlobalOptions, arguments: &ServeArguments) -> anyhow::Result
     };
     let mut state = skillbox_server::AppState::new(provider, &data, arguments.token.clone())
         .with_run_limits(limits)
+        .with_server_config(setup::executor::server_pool(&global.execution).config())
         .with_allowed_hosts(arguments.allowed_hosts.clone());
     if let Some(timeout_ms) = arguments.header_read_timeout_ms {
         state = state.with_header_read_timeout(std::time::Duration::from_millis(timeout_ms));

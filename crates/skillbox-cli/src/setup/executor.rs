@@ -121,3 +121,14 @@ pub fn executor_in(
         .map_err(|error| anyhow::anyhow!("{error}"))?;
     Ok(executor)
 }
+
+/// The settings of the skill servers a command's conversations start, as the execution
+/// options give them.
+#[must_use]
+pub fn server_pool(options: &ExecutionOptions) -> skillbox_tools::ServerPool {
+    skillbox_tools::ServerPool::new(skillbox_tools::ServerPoolConfig {
+        start_timeout: std::time::Duration::from_secs(options.server_start_timeout),
+        idle_timeout: std::time::Duration::from_secs(options.server_idle_timeout),
+        ..skillbox_tools::ServerPoolConfig::default()
+    })
+}

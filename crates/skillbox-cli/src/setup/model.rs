@@ -358,11 +358,14 @@ pub(crate) fn set_up(setup: &Setup<'_>, arguments: &AgentArguments) -> anyhow::R
         .with_context(|| "--base-url".to_owned())?;
     let provider = super::provider::provider(setup)?;
     let options = agent_options(&arguments.model, &config, &settings.model)?;
+    let policy = skillbox_tools::DoorPolicy::default()
+        .with_server_pool(super::executor::server_pool(&setup.global.execution));
     let agent = Agent::new(
         SkillSource::Fixed(Arc::new(provider)),
         Arc::new(client),
         options,
-    );
+    )
+    .with_policy(Arc::new(policy), skillbox_tools::Door::Agent);
     let transcripts = if arguments.no_transcript {
         if arguments.resume.is_some() {
             bail!("--resume needs transcripts; drop --no-transcript");

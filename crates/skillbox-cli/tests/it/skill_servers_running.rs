@@ -400,7 +400,11 @@ fn hostile_servers_crash_hang_flood_overflow_and_stay_in_their_sandbox() {
         says("Done."),
     ]);
     let started = Instant::now();
-    let asked = ask(&server, root.path(), &["--max-rounds", "12"]);
+    let asked = ask(
+        &server,
+        root.path(),
+        &["--max-rounds", "12", "--server-start-timeout", "2"],
+    );
     assert_eq!(
         asked.end(),
         "answered",
@@ -413,7 +417,7 @@ fn hostile_servers_crash_hang_flood_overflow_and_stay_in_their_sandbox() {
     // The one that never initializes is reported with the reason, after the start timeout;
     // the missing command likewise; the others' tools are offered.
     assert!(
-        loaded.contains("`stuck` (skill `hostile`) is unavailable: it did not answer `initialize` and `tools/list` within 10 s"),
+        loaded.contains("`stuck` (skill `hostile`) is unavailable: it did not answer `initialize` and `tools/list` within 2 s"),
         "{loaded}"
     );
     assert!(
@@ -422,7 +426,7 @@ fn hostile_servers_crash_hang_flood_overflow_and_stay_in_their_sandbox() {
     );
     assert!(loaded.contains("`bad__escape`"), "{loaded}");
     assert!(loaded.contains("`bad__bad_name_with_dots`"), "{loaded}");
-    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(started.elapsed() < Duration::from_secs(30));
     // Outside its sandbox it finds nothing of the host's; its folder is read-only.
     let escaped = &results[1].0;
     assert!(escaped.contains("/etc/shadow: refused"), "{escaped}");

@@ -23,8 +23,8 @@ use skillbox_services::credentials::{bearer_token, token_matches};
 use skillbox_services::{BlockingPool, DataDir, RunLimits, Services};
 use skillbox_tools::registry::{self, Offer, ParamsSize};
 use skillbox_tools::{
-    Arguments, CallContext, CallStatus, Content, Door, DoorPolicy, LiveProvider, SkillsProvider,
-    ToolOutcome, ToolProfile,
+    Arguments, CallContext, CallStatus, Content, Door, DoorPolicy, LiveProvider, ServerPool,
+    ServerPoolConfig, SkillsProvider, ToolOutcome, ToolProfile,
 };
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -241,7 +241,11 @@ impl AppState {
     /// Call it before [`AppState::with_mcp`] and `with_web`, which take the policy as it is.
     #[must_use]
     pub fn with_run_limits(mut self, limits: RunLimits) -> Self {
-        self.set_policy(DoorPolicy::new(limits).with_blocking_pool(self.policy.blocking().clone()));
+        self.set_policy(
+            DoorPolicy::new(limits)
+                .with_blocking_pool(self.policy.blocking().clone())
+                .with_server_pool(ServerPool::new(self.policy.servers().config())),
+        );
         self.services = Arc::new(Services::new_like(&self.services, limits));
         // The same live provider, so a door or watcher that holds it already follows.
         let provider = self
@@ -275,7 +279,20 @@ impl AppState {
     #[must_use]
     pub fn with_catalog_budget(mut self, budget: Duration) -> Self {
         let pool = BlockingPool::new(skillbox_services::blocking::MAX_BLOCKING_IN_FLIGHT, budget);
-        let policy = DoorPolicy::new(self.policy.runs().limits()).with_blocking_pool(pool);
+        let policy = DoorPolicy::new(self.policy.runs().limits())
+            .with_blocking_pool(pool)
+            .with_server_pool(ServerPool::new(self.policy.servers().config()));
+        self.set_policy(policy);
+        self
+    }
+
+    /// Start skill servers with `config` (start and idle timeouts).
+    /// Call it before [`AppState::with_mcp`] and `with_web`, which take the policy as it is.
+    #[must_use]
+    pub fn with_server_config(mut self, config: ServerPoolConfig) -> Self {
+        let policy = DoorPolicy::new(self.policy.runs().limits())
+            .with_blocking_pool(self.policy.blocking().clone())
+            .with_server_pool(ServerPool::new(config));
         self.set_policy(policy);
         self
     }
