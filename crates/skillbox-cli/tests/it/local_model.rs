@@ -304,18 +304,24 @@ fn a_local_model_loads_a_skill_and_calls_a_tool_of_its_mcp_server() {
     let priced = run.finished("stock__price");
     assert!(
         priced.iter().any(|event| event["is_error"] == false
-            && event["result"].as_str().unwrap().contains("trades at 123.45 USD")),
+            && event["result"]
+                .as_str()
+                .unwrap()
+                .contains("trades at 123.45 USD")),
         "the server's tool was not called: {:?}",
         run.events
     );
     assert_eq!(run.end(), "answered", "{:?}", run.events);
     // The server went with the conversation.
     let gone = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+    while fs_err::read_dir("/proc").unwrap().flatten().any(|entry| {
         fs_err::read(entry.path().join("cmdline"))
             .is_ok_and(|line| String::from_utf8_lossy(&line).contains(&marker))
     }) {
-        assert!(std::time::Instant::now() < gone, "the server outlived `ask`");
+        assert!(
+            std::time::Instant::now() < gone,
+            "the server outlived `ask`"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
