@@ -318,6 +318,11 @@ impl prometheus_client::collector::Collector for Gauges {
                 "Runs that may wait for a turn; past this, callers are refused (busy, retry).",
                 limits.max_queued,
             ),
+            (
+                "skillbox_skill_servers",
+                "MCP servers of loaded skills that some conversation or MCP session holds now (running, or stopped while idle).",
+                self.policy.servers().held_servers(),
+            ),
         ] {
             let gauge = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
             gauge.encode(encoder.encode_descriptor(name, help, None, MetricType::Gauge)?)?;

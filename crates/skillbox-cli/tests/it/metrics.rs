@@ -255,6 +255,7 @@ fn the_scrape_follows_real_calls_and_parses_as_openmetrics() {
         ("skillbox_catalog_skills", "gauge"),
         ("skillbox_runs_running", "gauge"),
         ("skillbox_runs_queued", "gauge"),
+        ("skillbox_skill_servers", "gauge"),
         ("skillbox_runs_rejected", "counter"),
         ("skillbox_catalog_reloads", "counter"),
     ] {
