@@ -263,7 +263,7 @@ impl ToolOutcome {
     /// Add a section to a text answer (a load's instructions get what became of the skill's
     /// servers); another answer becomes its text with the section after it.
     pub fn append_text(&mut self, section: &str) {
-        let mut text = self.text();
+        let mut text = self.text().trim_end().to_owned();
         if !text.is_empty() {
             text.push_str("\n\n");
         }
