@@ -388,6 +388,10 @@ struct SkillPage {
     argument_hint: Option<String>,
     model: Option<String>,
     context: Option<String>,
+    /// MCP servers it declares: name, how it is reached (command or URL), the file declaring it.
+    servers: Vec<(String, String, String)>,
+    /// Skills loaded with it.
+    requires: Vec<String>,
 }
 
 /// `GET /skills/{name}`: the rendered body, frontmatter, versions, files, tools, diagnostics
@@ -516,6 +520,23 @@ pub(crate) async fn skill_page(
         argument_hint: properties.argument_hint.clone(),
         model: properties.model.clone(),
         context: properties.context.clone(),
+        servers: properties
+            .mcp_servers
+            .iter()
+            .map(|server| {
+                let reached = match &server.transport {
+                    skillbox_core::ServerTransport::Stdio { command, args, .. } => {
+                        std::iter::once(command.as_str())
+                            .chain(args.iter().map(String::as_str))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    }
+                    skillbox_core::ServerTransport::StreamableHttp { url } => url.clone(),
+                };
+                (server.name.clone(), reached, server.declared_in.clone())
+            })
+            .collect(),
+        requires: properties.requires.clone(),
     };
     Ok(render(&page, StatusCode::OK))
 }

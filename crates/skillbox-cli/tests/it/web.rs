@@ -37,6 +37,10 @@ pub fn web_tree() -> tempfile::TempDir {
             ),
             ("xss/<b>bold<:b>.md", "<script>window.pwned=6</script>\n"),
             (
+                "xss/.mcp.json",
+                r#"{"mcpServers": {"evil": {"command": "python3", "args": ["<script>window.pwned=7</script>"]}}}"#,
+            ),
+            (
                 "broken/SKILL.md",
                 "---\nname: broken\ndescription: Has a bad field.\nmetadata: [1, 2]\n---\nBody.\n",
             ),
@@ -293,6 +297,15 @@ fn pages_show_the_catalog_with_skill_content_escaped() {
     assert!(
         hostile.text.contains("&#60;b&#62;bold"),
         "the file name, escaped"
+    );
+    // What it declares it brings: its MCP server, the command escaped.
+    assert!(
+        hostile.text.contains("MCP server <code>evil</code>")
+            && hostile
+                .text
+                .contains("python3 &#60;script&#62;window.pwned=7&#60;/script&#62;"),
+        "{}",
+        hostile.text
     );
 
     let file = server.get("/skills/weather/files/scripts/weather.py");
