@@ -161,6 +161,9 @@ pub struct Conversation {
     /// The MCP servers of the skills it loaded: they stop when it ends (unless another
     /// conversation holds them too).
     pub(crate) servers: Arc<ServerHolds>,
+    /// Skills a resumed conversation had loaded whose MCP servers start again before its next
+    /// turn.
+    pub(crate) servers_to_restart: Vec<String>,
 }
 
 impl Conversation {
@@ -182,6 +185,7 @@ impl Conversation {
             transcript,
             transcript_failed: false,
             servers: Arc::new(ServerHolds::new()),
+            servers_to_restart: Vec::new(),
         }
     }
 

@@ -239,6 +239,19 @@ impl Agent {
             }
             restored.push(message);
         }
+        // The servers of the skills it had loaded start again before its next turn.
+        conversation.servers_to_restart = conversation
+            .loaded
+            .iter()
+            .filter(|name| {
+                provider.catalog().get(name).is_some_and(|skill| {
+                    load_skill::with_requirements(&provider, skill)
+                        .iter()
+                        .any(|skill| !skill.properties.mcp_servers.is_empty())
+                })
+            })
+            .cloned()
+            .collect();
         conversation.restore(restored);
         if !pending.is_empty() {
             // Saved too: the calls are the transcript's last lines, so the answer follows them.

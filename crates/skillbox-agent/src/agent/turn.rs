@@ -135,6 +135,7 @@ impl Agent {
             conversation: conversation.id.clone(),
             model: round.model.clone(),
         });
+        self.restart_servers(&provider, conversation).await;
         let end = match input {
             TurnInput::Prompt(text) => {
                 conversation.push(Message::user(text));
@@ -150,6 +151,28 @@ impl Agent {
             let _ = transcript.record_turn(end, round.rounds, round.usage);
         }
         end
+    }
+
+    /// A resumed conversation's loaded skills get their MCP servers again (asked of the
+    /// approval hook as a load asks), before the first turn after the resume.
+    async fn restart_servers(
+        &self,
+        provider: &Arc<SkillsProvider>,
+        conversation: &mut Conversation,
+    ) {
+        for name in std::mem::take(&mut conversation.servers_to_restart) {
+            if let Some(skill) = provider.catalog().get(&name).cloned() {
+                let _ = self
+                    .policy
+                    .hold_servers(
+                        provider,
+                        &skill,
+                        &conversation.servers,
+                        Some(self.approval.as_ref()),
+                    )
+                    .await;
+            }
+        }
     }
 
     /// A skill's instructions for a person's `/name` or a sub-agent: its commands, when they
@@ -230,6 +253,20 @@ impl Agent {
         let instructions = match self.instructions(provider, &skill, raw).await {
             Ok(text) => text,
             Err(outcome) => return finish_failed(round, outcome.message()),
+        };
+        // The person loaded it: its MCP servers start as a model's load starts them.
+        let instructions = match self
+            .policy
+            .hold_servers(
+                provider,
+                &skill,
+                &conversation.servers,
+                Some(self.approval.as_ref()),
+            )
+            .await
+        {
+            Some(report) => format!("{instructions}\n\n{report}"),
+            None => instructions,
         };
         conversation.push(Message::user(format!(
             "{typed}\n\n{INVOKED_PREFIX}{name}{INVOKED_SUFFIX}\n\n{instructions}"
