@@ -96,6 +96,10 @@ pub struct ExecutionOptions {
     /// it again).
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400), global = true)]
     pub server_idle_timeout: u64,
+    /// Most skill MCP servers running as processes at once; a load past it reports the server
+    /// as unavailable.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1024), global = true)]
+    pub max_servers: u64,
 }
 
 /// `--sandbox` values.

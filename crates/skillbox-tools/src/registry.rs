@@ -603,8 +603,10 @@ fn skill_tools_in(offer: Offer<'_>) -> bool {
 }
 
 /// The tool `name` as offered to a caller holding `servers`, or `None` when this caller has
-/// no such tool: [`lookup`], then the tools of the skill servers the caller holds (offered
-/// wherever skills' own tools are).
+/// no such tool: a built-in first, then a tool of the skill servers the caller holds (offered
+/// wherever skills' own tools are; a server tool's name always holds `__`, which no built-in's
+/// does), then a skill's own tool. A held server's tool wins over a `tools.json` tool of
+/// another skill that took its name, so no skill can intercept calls meant for a server.
 #[must_use]
 pub fn lookup_held(
     provider: &SkillsProvider,
@@ -612,37 +614,33 @@ pub fn lookup_held(
     servers: Option<&crate::servers::ServerHolds>,
     name: &str,
 ) -> Option<ToolRef> {
-    if let Some(found) = lookup(provider, offer, name) {
-        return Some(found);
-    }
-    if !skill_tools_in(offer) {
-        return None;
+    let found = lookup(provider, offer, name);
+    if matches!(found, Some(ToolRef::Builtin(_))) || !skill_tools_in(offer) {
+        return found;
     }
     if let Offer::Named(names) = offer
         && !names.contains(name)
     {
         return None;
     }
-    servers?
-        .find(name)
+    servers
+        .and_then(|servers| servers.find(name))
         .map(|(server, tool)| ToolRef::Server { server, tool })
+        .or(found)
 }
 
 /// The tools of the skill servers `servers` holds, as a caller offered `offer` sees them (none
-/// outside the skills profile), leaving out any whose name another tool of `taken` has.
+/// outside the skills profile), leaving out any whose name a built-in has. A caller listing
+/// them drops any skill tool of the same name ([`lookup_held`] calls the server's).
 #[must_use]
-pub fn held_server_tools(
-    offer: Offer<'_>,
-    servers: &crate::servers::ServerHolds,
-    taken: &BTreeSet<String>,
-) -> Vec<ToolRef> {
+pub fn held_server_tools(offer: Offer<'_>, servers: &crate::servers::ServerHolds) -> Vec<ToolRef> {
     if !skill_tools_in(offer) {
         return Vec::new();
     }
     servers
         .tools()
         .into_iter()
-        .filter(|(_, tool)| !taken.contains(&tool.offered_name))
+        .filter(|(_, tool)| !is_reserved(&tool.offered_name))
         .map(|(server, tool)| ToolRef::Server { server, tool })
         .collect()
 }

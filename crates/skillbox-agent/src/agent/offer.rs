@@ -160,18 +160,25 @@ pub(super) fn with_server_tools(offer: Arc<RoundOffer>, servers: &ServerHolds) -
     if servers.is_empty() {
         return offer;
     }
-    let held =
-        registry::held_server_tools(Offer::Profile(ToolProfile::Skills), servers, &offer.names);
+    let held: Vec<ToolSpec> =
+        registry::held_server_tools(Offer::Profile(ToolProfile::Skills), servers)
+            .iter()
+            .map(|tool| tool.spec(&offer.provider))
+            .collect();
     if held.is_empty() {
         return offer;
     }
-    let mut tools = offer.tools.clone();
-    let mut names = offer.names.clone();
-    for tool in held {
-        let spec = tool.spec(&offer.provider);
-        names.insert(spec.name.clone());
-        tools.push(spec);
-    }
+    let held_names: BTreeSet<String> = held.iter().map(|spec| spec.name.clone()).collect();
+    // A skill tool that took a held server tool's name is not offered: calls of the name go
+    // to the server.
+    let mut tools: Vec<ToolSpec> = offer
+        .tools
+        .iter()
+        .filter(|spec| !held_names.contains(&spec.name))
+        .cloned()
+        .collect();
+    tools.extend(held);
+    let names = tools.iter().map(|spec| spec.name.clone()).collect();
     Arc::new(RoundOffer {
         provider: Arc::clone(&offer.provider),
         loaded: offer.loaded.clone(),

@@ -129,6 +129,7 @@ pub fn server_pool(options: &ExecutionOptions) -> skillbox_tools::ServerPool {
     skillbox_tools::ServerPool::new(skillbox_tools::ServerPoolConfig {
         start_timeout: std::time::Duration::from_secs(options.server_start_timeout),
         idle_timeout: std::time::Duration::from_secs(options.server_idle_timeout),
+        max_running: usize::try_from(options.max_servers).unwrap_or(usize::MAX),
         ..skillbox_tools::ServerPoolConfig::default()
     })
 }

@@ -27,6 +27,8 @@ mod serve;
 mod serve_hostile;
 mod serve_runs;
 mod skill_servers;
+mod skill_servers_attacks;
+mod skill_servers_doors;
 mod skill_servers_running;
 mod skills_ref_parity;
 mod support;

@@ -61,12 +61,12 @@ fn ship_vendor(skill: &Path) {
 }
 
 /// A marker no other process has in its command line.
-fn marker() -> String {
+pub(super) fn marker() -> String {
     format!("marker-{}", uuid::Uuid::new_v4().simple())
 }
 
 /// Whether a process whose command line holds `marker` is running.
-fn process_with(marker: &str) -> bool {
+pub(super) fn process_with(marker: &str) -> bool {
     fs_err::read_dir("/proc").unwrap().flatten().any(|entry| {
         fs_err::read(entry.path().join("cmdline"))
             .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
@@ -75,7 +75,7 @@ fn process_with(marker: &str) -> bool {
 
 /// Fails the test when a process with `marker` is still running a few seconds on.
 #[track_caller]
-fn assert_gone(marker: &str) {
+pub(super) fn assert_gone(marker: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while process_with(marker) {
         assert!(
@@ -217,7 +217,7 @@ fn an_mcp_client_loads_a_skill_and_calls_its_python_sdk_servers_tools() {
 }
 
 /// `ask --json` with a scripted model, over `root`, with `extra` flags.
-fn ask(server: &ScriptedModelServer, root: &Path, extra: &[&str]) -> AgentEvents {
+pub(super) fn ask(server: &ScriptedModelServer, root: &Path, extra: &[&str]) -> AgentEvents {
     let output = agent_command(root)
         .args([
             "ask",

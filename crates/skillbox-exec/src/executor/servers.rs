@@ -4,24 +4,37 @@
 //! its working directory, with the skill's network policy, and given only the environment
 //! variables it declares that the user granted as secrets. Its standard input and output are
 //! the MCP connection; dropping the [`ServerProcess`] kills its whole process tree.
+//!
+//! Two things differ from a script's run, because a server outlives the call that starts it:
+//! - its sandbox helper is started from one thread that lasts as long as the process (the
+//!   helper dies with the thread that started it, and a thread of tokio's blocking pool ends
+//!   after ten idle seconds);
+//! - its output is read at a bounded pace ([`PacedRead`]): a server writing as fast as it can,
+//!   to stdout or stderr, slows itself down, not skillbox.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
 use nix::unistd::Pid;
 use skillbox_core::Skill;
-use tokio::process::{ChildStdin, ChildStdout};
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use super::layout::{LayoutRequest, RunLayout, SANDBOX_SKILL_DIR};
 use super::skill_files::resolve_in_skill;
 use super::{Executor, InvocationIo, SkillCopy, outcome};
 use crate::audit::{AuditRecord, now_ms};
 use crate::error::{ErrorType, ExecError};
+use crate::executor::off_the_async_threads;
 use crate::interpreter::Language;
+use crate::process::kill_tree;
 use crate::sandbox::stray_processes::WorkerProcesses;
-use crate::workers::{end_sandboxed_process, keep_stderr_tail, stderr_tail_text};
+use crate::workers::stderr_tail_text;
 
 /// The declared program of a stdio server, as skillbox starts it.
 #[derive(Debug, Clone, Copy)]
@@ -38,13 +51,27 @@ pub struct ServerLaunch<'a> {
     pub env: &'a [String],
 }
 
+/// Bytes per second a server's standard output is read at, past [`STDOUT_BURST_BYTES`]: a
+/// tool list or a large answer comes at once, a flood of messages is slowed to this pace.
+pub const STDOUT_BYTES_PER_SECOND: u64 = 1024 * 1024;
+/// Bytes of standard output read at once before the pace applies (two of the largest
+/// messages a server may send).
+pub const STDOUT_BURST_BYTES: u64 = 8 * 1024 * 1024;
+/// Bytes per second a server's stderr is read at, past [`STDERR_BURST_BYTES`] (only its tail
+/// is kept, for messages).
+pub const STDERR_BYTES_PER_SECOND: u64 = 256 * 1024;
+/// Bytes of stderr read at once before the pace applies.
+pub const STDERR_BURST_BYTES: u64 = 1024 * 1024;
+/// Bytes of a server's stderr kept for messages: its last lines.
+const STDERR_TAIL_BYTES: usize = 4 * 1024;
+
 /// A skill's MCP server, running. Dropped, it is killed with every process it started.
 pub struct ServerProcess {
     /// Kept so the child is reaped; killed with its tree on drop.
     child: tokio::process::Child,
     process_id: Option<Pid>,
     processes: Option<WorkerProcesses>,
-    pipes: Option<(ChildStdout, ChildStdin)>,
+    pipes: Option<(PacedRead<ChildStdout>, ChildStdin)>,
     stderr_tail: Arc<std::sync::Mutex<Vec<u8>>>,
     /// Its host folder (without namespaces) and uid, released when it goes.
     _layout: RunLayout,
@@ -60,8 +87,8 @@ impl std::fmt::Debug for ServerProcess {
 }
 
 impl ServerProcess {
-    /// Its standard output and input, the MCP connection (once).
-    pub fn take_pipes(&mut self) -> Option<(ChildStdout, ChildStdin)> {
+    /// Its standard output (read at a bounded pace) and input, the MCP connection (once).
+    pub fn take_pipes(&mut self) -> Option<(PacedRead<ChildStdout>, ChildStdin)> {
         self.pipes.take()
     }
 
@@ -94,8 +121,23 @@ impl ServerProcess {
 }
 
 impl Drop for ServerProcess {
+    /// Kill its process tree, then the processes that left it (without namespaces: those of
+    /// its control group or uid), and remove its control group. Done here rather than handed to
+    /// the blocking pool as a warm worker's end is: a server is often dropped as the runtime
+    /// shuts down (its conversation was the process's), when work handed to that pool is
+    /// dropped unrun, and a child that left the server's session would run on.
     fn drop(&mut self) {
-        end_sandboxed_process(self.process_id, self.processes.take());
+        kill_tree(self.process_id);
+        let mut processes = self.processes.take();
+        let helper = self.process_id.map(|pid| pid.as_raw().unsigned_abs());
+        off_the_async_threads(|| {
+            if let Some(processes) = processes.as_mut() {
+                processes.end_stragglers();
+            }
+            if let Some(helper) = helper {
+                crate::sandbox::cgroups::remove_group_of(helper);
+            }
+        });
     }
 }
 
@@ -158,7 +200,7 @@ impl Executor {
             }
         }
         let setup_token = uuid::Uuid::new_v4().simple().to_string();
-        let spawned = self.sandbox.command(&invocation, &setup_token).spawn();
+        let spawned = spawn_from_lasting_thread(self.sandbox.command(&invocation, &setup_token));
         self.audit(AuditRecord {
             timestamp_ms: now_ms(),
             kind: "mcp_server",
@@ -203,8 +245,11 @@ impl Executor {
             child,
             process_id,
             processes,
-            pipes: Some((stdout, stdin)),
-            stderr_tail: keep_stderr_tail(stderr),
+            pipes: Some((
+                PacedRead::new(stdout, STDOUT_BYTES_PER_SECOND, STDOUT_BURST_BYTES),
+                stdin,
+            )),
+            stderr_tail: keep_paced_stderr_tail(stderr),
             _layout: layout,
         })
     }
@@ -247,6 +292,157 @@ impl Executor {
     }
 }
 
+/// Work for the thread that starts servers' processes.
+type SpawnJob = Box<dyn FnOnce() + Send>;
+
+/// The thread every server's sandbox helper is started from, started on first use and lasting
+/// as long as the process. The helper asks to be killed when the thread that started it ends
+/// (the parent-death signal follows a thread, not a process), so a server started from a
+/// short-lived thread would be killed with it; started from here, it dies with skillbox.
+fn lasting_thread() -> Option<&'static mpsc::Sender<SpawnJob>> {
+    static JOBS: OnceLock<Option<mpsc::Sender<SpawnJob>>> = OnceLock::new();
+    JOBS.get_or_init(|| {
+        let (sender, jobs) = mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("skillbox-servers".to_owned())
+            .spawn(move || {
+                for job in jobs {
+                    job();
+                }
+            })
+            .ok()?;
+        Some(sender)
+    })
+    .as_ref()
+}
+
+/// Spawn `command` from [`lasting_thread`], in the calling thread's tokio runtime (which reaps
+/// the child); where there is no such thread or runtime, from the calling thread.
+fn spawn_from_lasting_thread(
+    mut command: tokio::process::Command,
+) -> std::io::Result<tokio::process::Child> {
+    let (Some(thread), Ok(runtime)) = (lasting_thread(), tokio::runtime::Handle::try_current())
+    else {
+        return command.spawn();
+    };
+    let (answer, answered) = mpsc::sync_channel(1);
+    let job: SpawnJob = Box::new(move || {
+        let _entered = runtime.enter();
+        let _ = answer.send(command.spawn());
+    });
+    let ended = || std::io::Error::other("the thread that starts skill servers has ended");
+    thread.send(job).map_err(|_| ended())?;
+    answered.recv().map_err(|_| ended())?
+}
+
+/// Keep the last [`STDERR_TAIL_BYTES`] of a server's stderr, read at a bounded pace by a task.
+fn keep_paced_stderr_tail(stderr: ChildStderr) -> Arc<std::sync::Mutex<Vec<u8>>> {
+    let stderr_tail = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tail = Arc::clone(&stderr_tail);
+    let mut stderr = PacedRead::new(stderr, STDERR_BYTES_PER_SECOND, STDERR_BURST_BYTES);
+    tokio::spawn(async move {
+        let mut buffer = vec![0u8; 8 * 1024];
+        while let Ok(read) = stderr.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+            if let Ok(mut tail) = tail.lock() {
+                tail.extend_from_slice(&buffer[..read]);
+                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                tail.drain(..excess);
+            }
+        }
+    });
+    stderr_tail
+}
+
+/// A reader that reads at most `bytes_per_second` once its `burst` is spent (a token bucket):
+/// a writer faster than that waits on its full pipe.
+pub struct PacedRead<R> {
+    inner: R,
+    bytes_per_second: u64,
+    burst: u64,
+    /// Bytes that may be read now.
+    allowance: u64,
+    /// When the allowance was last topped up.
+    topped_up: Instant,
+    /// The wait for more allowance, when it ran out.
+    waiting: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Where a read lands before it is handed on (at most its allowance).
+    scratch: Box<[u8]>,
+}
+
+impl<R> std::fmt::Debug for PacedRead<R> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("PacedRead")
+            .field("bytes_per_second", &self.bytes_per_second)
+            .field("allowance", &self.allowance)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R> PacedRead<R> {
+    /// Read `inner` at `bytes_per_second` (at least one), `burst` at once.
+    pub fn new(inner: R, bytes_per_second: u64, burst: u64) -> Self {
+        PacedRead {
+            inner,
+            bytes_per_second: bytes_per_second.max(1),
+            burst,
+            allowance: burst,
+            topped_up: Instant::now(),
+            waiting: None,
+            scratch: vec![0u8; 64 * 1024].into_boxed_slice(),
+        }
+    }
+
+    fn top_up(&mut self) {
+        let elapsed = self.topped_up.elapsed();
+        let earned =
+            u64::try_from(elapsed.as_micros() * u128::from(self.bytes_per_second) / 1_000_000)
+                .unwrap_or(u64::MAX);
+        if earned > 0 {
+            self.allowance = self.allowance.saturating_add(earned).min(self.burst);
+            self.topped_up = Instant::now();
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for PacedRead<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(waiting) = this.waiting.as_mut() {
+                ready!(waiting.as_mut().poll(context));
+                this.waiting = None;
+            }
+            this.top_up();
+            if this.allowance > 0 {
+                break;
+            }
+            // Wait for a read's worth (a sixteenth of a second's), not for one byte.
+            let wait = Duration::from_millis(1000 / 16);
+            this.waiting = Some(Box::pin(tokio::time::sleep(wait)));
+        }
+        let allowed = usize::try_from(this.allowance)
+            .unwrap_or(usize::MAX)
+            .min(buffer.remaining())
+            .min(this.scratch.len());
+        let mut landed = ReadBuf::new(&mut this.scratch[..allowed]);
+        ready!(Pin::new(&mut this.inner).poll_read(context, &mut landed))?;
+        let read = landed.filled();
+        this.allowance = this
+            .allowance
+            .saturating_sub(u64::try_from(read.len()).unwrap_or(u64::MAX));
+        buffer.put_slice(read);
+        Poll::Ready(Ok(()))
+    }
+}
+
 impl Executor {
     /// Whether skillbox may reach a skill's MCP server over HTTP: its code may run (the
     /// trust gate) and the operator allowed it the network (`--allow-network`,
@@ -286,5 +482,28 @@ impl Executor {
             sandbox_level: self.level,
             outcome: outcome(failed.then_some(ErrorType::ExecutionFailed)),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_paced_read_hands_on_everything_at_its_pace_past_the_burst() {
+        let data: Vec<u8> = (0..30_000_u32).map(|byte| (byte % 251) as u8).collect();
+        let started = Instant::now();
+        let mut read = Vec::new();
+        PacedRead::new(data.as_slice(), 100_000, 10_000)
+            .read_to_end(&mut read)
+            .await
+            .unwrap();
+        assert_eq!(read, data);
+        // 10,000 bytes at once, the other 20,000 at 100,000 a second.
+        assert!(
+            started.elapsed() >= Duration::from_millis(150),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

@@ -273,18 +273,15 @@ impl SkillsMcpServer {
         self.shared.live.current()
     }
 
-    /// The tools of the skill servers this session holds, in MCP's shape, leaving out any
-    /// whose name one of `listed` has.
-    fn held_server_tools(&self, listed: &[rmcp::model::Tool]) -> Vec<rmcp::model::Tool> {
+    /// The tools of the skill servers this session holds, in MCP's shape.
+    fn held_server_tools(&self) -> Vec<rmcp::model::Tool> {
         if self.session.servers.is_empty() {
             return Vec::new();
         }
-        let taken: BTreeSet<String> = listed.iter().map(|tool| tool.name.to_string()).collect();
         let provider = self.provider();
         registry::held_server_tools(
             Offer::Profile(self.shared.options.profile),
             &self.session.servers,
-            &taken,
         )
         .iter()
         .map(|tool| catalog_view::mcp_tool(&provider, tool))
@@ -458,7 +455,11 @@ impl ServerHandler for SkillsMcpServer {
             ));
         }
         let mut tools = self.tools().to_vec();
-        tools.extend(self.held_server_tools(&tools));
+        let held = self.held_server_tools();
+        // A skill tool that took a held server tool's name is not listed: calls of the name go
+        // to the server.
+        tools.retain(|tool| !held.iter().any(|server_tool| server_tool.name == tool.name));
+        tools.extend(held);
         Ok(with_cache_hints(
             ListToolsResult::with_all_items(tools),
             &context,
@@ -470,16 +471,10 @@ impl ServerHandler for SkillsMcpServer {
         let profile = self.shared.options.profile;
         let servers = &self.session.servers;
         registry::lookup_held(&provider, Offer::Profile(profile), Some(servers), name)?;
-        let tools = self.tools();
-        tools
-            .iter()
+        self.held_server_tools()
+            .into_iter()
             .find(|tool| tool.name == name)
-            .cloned()
-            .or_else(|| {
-                self.held_server_tools(&tools)
-                    .into_iter()
-                    .find(|tool| tool.name == name)
-            })
+            .or_else(|| self.tools().iter().find(|tool| tool.name == name).cloned())
     }
 
     async fn call_tool(

@@ -1,7 +1,10 @@
 //! One MCP client connection to a skill's server: the sandboxed child over its pipes, or
 //! streamable HTTP; initialized and its tools listed within the start timeout.
 
-use std::sync::{Mutex, Weak};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll, ready};
 
 use rmcp::model::{ClientConfig, Implementation, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, RunningService};
@@ -12,6 +15,7 @@ use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use skillbox_core::ServerTransport;
 use skillbox_exec::SkillCopy;
 use skillbox_exec::executor::{ServerLaunch, ServerProcess};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::pool::SkillServer;
 use super::{MAX_MESSAGE_BYTES, MAX_TOOL_PAGES, MAX_TOOLS_PER_SERVER};
@@ -36,16 +40,44 @@ impl ClientHandler for Listener {
     }
 }
 
+/// A place among the servers a pool runs as processes, held while one runs; given back when
+/// dropped.
+#[derive(Debug)]
+pub(super) struct RunningPlace(Arc<AtomicUsize>);
+
+impl RunningPlace {
+    /// A place of `count`, unless `max` are taken.
+    pub(super) fn take(count: &Arc<AtomicUsize>, max: usize) -> Option<Self> {
+        count
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |taken| {
+                (taken < max).then_some(taken + 1)
+            })
+            .ok()?;
+        Some(RunningPlace(Arc::clone(count)))
+    }
+}
+
+impl Drop for RunningPlace {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// A live connection. Dropped, the client stops and the server's process tree is killed.
 pub(super) struct Connection {
     service: RunningService<RoleClient, Listener>,
     process: Option<Mutex<ServerProcess>>,
+    /// Its place among the processes the pool runs (given back after the process is killed).
+    _place: Option<RunningPlace>,
 }
 
 impl Connection {
-    /// Start (stdio) or reach (HTTP) the server and initialize it. No timeout here: the
-    /// caller bounds the whole start.
-    pub(super) async fn open(server: &std::sync::Arc<SkillServer>) -> Result<Self, String> {
+    /// Start (stdio) or reach (HTTP) the server and initialize it, holding `place` while it
+    /// runs. No timeout here: the caller bounds the whole start.
+    pub(super) async fn open(
+        server: &std::sync::Arc<SkillServer>,
+        place: Option<RunningPlace>,
+    ) -> Result<Self, String> {
         let listener = Listener {
             server: std::sync::Arc::downgrade(server),
         };
@@ -73,12 +105,13 @@ impl Connection {
                 let Some((stdout, stdin)) = process.take_pipes() else {
                     return Err("it started without its pipes".to_owned());
                 };
-                let transport = AsyncRwTransport::new_client(stdout, stdin)
+                let transport = AsyncRwTransport::new_client(BoundedLines::new(stdout), stdin)
                     .with_max_line_length(MAX_MESSAGE_BYTES);
                 match listener.serve(transport).await {
                     Ok(service) => Ok(Connection {
                         service,
                         process: Some(Mutex::new(process)),
+                        _place: place,
                     }),
                     Err(error) => {
                         // Give a crashing server a moment to be seen as ended.
@@ -96,13 +129,19 @@ impl Connection {
                     .executor
                     .check_server_reach(&server.skill, &server.declaration.name)
                     .map_err(|error| error.message)?;
+                // `skillbox mcp` builds no other HTTPS client: without a provider installed
+                // first, building this one panics.
+                skillbox_services::tls::install_crypto_provider();
                 let client = reqwest::Client::builder()
                     .redirect(reqwest::redirect::Policy::none())
                     .build()
                     .map_err(|error| format!("no HTTP client: {error}"))?;
+                // One message is bounded as over stdio (an SSE event or a JSON answer).
                 let transport = StreamableHttpClientTransport::with_client(
                     client,
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                        .max_sse_event_size(MAX_MESSAGE_BYTES)
+                        .max_json_response_size(MAX_MESSAGE_BYTES),
                 );
                 let service = listener
                     .serve(transport)
@@ -111,6 +150,7 @@ impl Connection {
                 Ok(Connection {
                     service,
                     process: None,
+                    _place: place,
                 })
             }
         }
@@ -158,5 +198,85 @@ impl Connection {
             }
         }
         Ok(tools)
+    }
+}
+
+/// A server's standard output as the connection reads it: a line (one message) longer than
+/// [`MAX_MESSAGE_BYTES`] is a read error, which ends the connection. (The transport alone would
+/// drop the line and go on, leaving the call it answered waiting out the call timeout.)
+struct BoundedLines<R> {
+    inner: R,
+    /// Bytes of the line read so far.
+    line_bytes: usize,
+}
+
+impl<R> BoundedLines<R> {
+    fn new(inner: R) -> Self {
+        BoundedLines {
+            inner,
+            line_bytes: 0,
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buffer.filled().len();
+        ready!(Pin::new(&mut this.inner).poll_read(context, buffer))?;
+        // The first piece continues the line read before; each later one starts a line.
+        let mut pieces = buffer.filled()[before..].split(|byte| *byte == b'\n');
+        let mut line = this
+            .line_bytes
+            .saturating_add(pieces.next().map_or(0, <[u8]>::len));
+        let mut longest = line;
+        for piece in pieces {
+            line = piece.len();
+            longest = longest.max(line);
+        }
+        this.line_bytes = line;
+        if longest > MAX_MESSAGE_BYTES {
+            // A read that fails hands on nothing.
+            buffer.set_filled(before);
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("the server sent a message longer than {MAX_MESSAGE_BYTES} bytes"),
+            )));
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    async fn read_all(bytes: Vec<u8>) -> std::io::Result<usize> {
+        let mut read = Vec::new();
+        BoundedLines::new(bytes.as_slice())
+            .read_to_end(&mut read)
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_line_past_the_bound_is_an_error_and_many_short_ones_are_not() {
+        let short_lines = b"{\"jsonrpc\": \"2.0\"}\n".repeat(MAX_MESSAGE_BYTES / 10);
+        assert_eq!(
+            read_all(short_lines.clone()).await.unwrap(),
+            short_lines.len()
+        );
+        let mut long = b"{}\n".to_vec();
+        long.extend(vec![b'x'; MAX_MESSAGE_BYTES + 1]);
+        let error = read_all(long).await.unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+        // Exactly at the bound, with its newline, is a message still.
+        let mut exact = vec![b'x'; MAX_MESSAGE_BYTES];
+        exact.push(b'\n');
+        assert!(read_all(exact).await.is_ok());
     }
 }

@@ -1,7 +1,7 @@
 //! What one conversation holds: the servers its loads started, and the ones its user
 //! approved. Dropped, its servers stop unless another holder keeps them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -13,6 +13,10 @@ use super::tools::ServerTool;
 pub struct ServerHolds {
     servers: Mutex<Vec<Arc<SkillServer>>>,
     approved: Mutex<BTreeSet<ServerKey>>,
+    /// Which server each tool name offered belongs to: the first to offer it keeps it while it
+    /// lists it, so a server whose tools change cannot take a name another server's tool was
+    /// offered by.
+    owners: Mutex<HashMap<String, ServerKey>>,
     /// Bumped when a server is added or let go.
     changes: AtomicU64,
     /// Called when the tools held change (a server added, or its tool list changed).
@@ -80,17 +84,16 @@ impl ServerHolds {
             .unwrap_or_default()
     }
 
-    /// Every tool of the servers held, in order.
+    /// Every tool of the servers held, in order, each name once: where two servers offer a
+    /// tool by one name, the one that offered it first keeps it while it lists it (else the
+    /// one held first), and [`ServerHolds::find`] calls that one.
     #[must_use]
     pub fn tools(&self) -> Vec<(Arc<SkillServer>, ServerTool)> {
-        self.servers()
+        self.offered()
             .into_iter()
-            .flat_map(|server| {
-                let tools = server.tools();
-                tools
-                    .iter()
-                    .map(|tool| (Arc::clone(&server), tool.clone()))
-                    .collect::<Vec<_>>()
+            .filter_map(|(server, tools, index)| {
+                let tool = tools.get(index)?.clone();
+                Some((server, tool))
             })
             .collect()
     }
@@ -98,11 +101,66 @@ impl ServerHolds {
     /// The held tool offered as `name`.
     #[must_use]
     pub fn find(&self, name: &str) -> Option<(Arc<SkillServer>, ServerTool)> {
-        self.servers().into_iter().find_map(|server| {
-            let tools = server.tools();
-            let tool = tools.iter().find(|tool| tool.offered_name == name)?.clone();
-            Some((server, tool))
-        })
+        self.offered()
+            .into_iter()
+            .find_map(|(server, tools, index)| {
+                let tool = tools.get(index).filter(|tool| tool.offered_name == name)?;
+                Some((Arc::clone(&server), tool.clone()))
+            })
+    }
+
+    /// The tools offered, in order, as each server's tool list now and the place of the tool
+    /// in it. Each name goes to the server that owns it while that one lists it; else to the
+    /// first server held that lists it, which owns it from then on.
+    fn offered(&self) -> Vec<(Arc<SkillServer>, Arc<[ServerTool]>, usize)> {
+        let listed: Vec<(Arc<SkillServer>, Arc<[ServerTool]>, usize)> = self
+            .servers()
+            .into_iter()
+            .flat_map(|server| {
+                let tools = server.tools();
+                (0..tools.len())
+                    .map(|index| (Arc::clone(&server), Arc::clone(&tools), index))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let name_of = |position: usize| {
+            listed
+                .get(position)
+                .and_then(|(_, tools, index)| tools.get(*index))
+                .map(|tool| tool.offered_name.as_str())
+        };
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for position in 0..listed.len() {
+            if let Some(name) = name_of(position) {
+                by_name.entry(name).or_default().push(position);
+            }
+        }
+        let Ok(mut owners) = self.owners.lock() else {
+            return Vec::new();
+        };
+        let mut kept = BTreeSet::new();
+        for (name, positions) in &by_name {
+            let key_at = |position: &usize| listed.get(*position).map(|(server, _, _)| &server.key);
+            let owned = owners.get(*name).and_then(|owner| {
+                positions
+                    .iter()
+                    .find(|position| key_at(position) == Some(owner))
+            });
+            let Some(position) = owned.or(positions.first()) else {
+                continue;
+            };
+            if let Some(key) = key_at(position) {
+                owners.insert((*name).to_owned(), key.clone());
+            }
+            kept.insert(*position);
+        }
+        drop(owners);
+        listed
+            .into_iter()
+            .enumerate()
+            .filter(|(position, _)| kept.contains(position))
+            .map(|(_, entry)| entry)
+            .collect()
     }
 
     /// Let every server go (those no other holder keeps stop now).
@@ -112,6 +170,9 @@ impl ServerHolds {
             .lock()
             .map(|mut servers| std::mem::take(&mut *servers))
             .unwrap_or_default();
+        if let Ok(mut owners) = self.owners.lock() {
+            owners.clear();
+        }
         if !released.is_empty() {
             self.changes.fetch_add(1, Ordering::SeqCst);
             self.notify();

@@ -38,12 +38,21 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Characters of a tool call's result given to the model at most; the rest is cut with a note.
 pub const MAX_RESULT_CHARS: usize = 256 * 1024;
+/// Servers started as processes one skillbox process runs at once at most, whoever holds them:
+/// each is a sandboxed process with a uid leased from the pool every run shares, and a client
+/// loading skill after skill must not take them all.
+pub const DEFAULT_MAX_RUNNING_SERVERS: usize = 64;
+/// Servers one load starts at most (the loaded skill's and those of the skills it requires).
+pub const MAX_SERVERS_PER_LOAD: usize = 32;
 /// Tools of one server offered at most.
 pub const MAX_TOOLS_PER_SERVER: usize = 128;
 /// Pages of `tools/list` read at most.
 pub const MAX_TOOL_PAGES: usize = 16;
 /// Bytes of one tool's input schema (as JSON) at most; a larger tool is left out.
 pub const MAX_SCHEMA_BYTES: usize = 32 * 1024;
+/// Bytes of the definitions (schemas, descriptions, names) of one server's tools offered at
+/// most, as a skill's own `tools.json` is bounded; the tools past it are left out.
+pub const MAX_TOOL_DEFINITION_BYTES: usize = 1024 * 1024;
 /// Characters of one tool's description kept.
 pub const MAX_DESCRIPTION_CHARS: usize = 2048;
 /// What separates a server's name from its tool's in the names offered.

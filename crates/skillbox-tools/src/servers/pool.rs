@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -12,12 +12,17 @@ use skillbox_core::{ServerDeclaration, ServerTransport, Skill};
 use skillbox_exec::Executor;
 
 use super::connection::Connection;
+use super::connection::RunningPlace;
 use super::holds::ServerHolds;
-use super::tools::{ServerTool, offered_tools, result_outcome};
-use super::{DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_START_TIMEOUT};
+use super::tools::{ServerTool, offered_tools, result_outcome, shown_name};
+use super::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RUNNING_SERVERS, DEFAULT_START_TIMEOUT,
+    MAX_SERVERS_PER_LOAD,
+};
 use crate::approval::{Approval, ApprovalDecision, ApprovalRequest};
 use crate::outcome::{CallStatus, ToolOutcome};
 use crate::provider::SkillsProvider;
+use crate::registry::{self, Offer};
 
 /// How long servers may take, and stay idle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +33,8 @@ pub struct ServerPoolConfig {
     pub call_timeout: Duration,
     /// A server unused this long is stopped (and started again by its next call).
     pub idle_timeout: Duration,
+    /// Servers started as processes that run at once at most; past it, a start is refused.
+    pub max_running: usize,
 }
 
 impl Default for ServerPoolConfig {
@@ -36,13 +43,16 @@ impl Default for ServerPoolConfig {
             start_timeout: DEFAULT_START_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_running: DEFAULT_MAX_RUNNING_SERVERS,
         }
     }
 }
 
-/// Which server: a stdio server is its skill's (its folder, its secrets, its sandbox), so it
-/// is shared by the conversations that load that skill; an HTTP server is its URL, shared by
-/// every skill that declares it under the same name.
+/// Which server: a server is its skill's (its folder, its trust, its secrets, its network
+/// grant), its name and its declaration, so the conversations that load one skill share it.
+/// An HTTP server two skills declare is two connections: each reaches it under its own
+/// skill's grant, and is checked against it (sharing one would let a skill without the grant
+/// use the connection a granted skill opened).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct ServerKey {
     skill: String,
@@ -53,24 +63,15 @@ pub(crate) struct ServerKey {
 
 impl ServerKey {
     fn of(skill: &Skill, declaration: &ServerDeclaration) -> Self {
-        let transport = serde_json::to_string(&declaration.transport).unwrap_or_default();
-        match &declaration.transport {
-            ServerTransport::Stdio { .. } => ServerKey {
-                skill: skill.name().to_owned(),
-                folder: skill
-                    .resolved_skill_md_path()
-                    .parent()
-                    .map(PathBuf::from)
-                    .unwrap_or_default(),
-                name: declaration.name.clone(),
-                transport,
-            },
-            ServerTransport::StreamableHttp { .. } => ServerKey {
-                skill: String::new(),
-                folder: PathBuf::new(),
-                name: declaration.name.clone(),
-                transport,
-            },
+        ServerKey {
+            skill: skill.name().to_owned(),
+            folder: skill
+                .resolved_skill_md_path()
+                .parent()
+                .map(PathBuf::from)
+                .unwrap_or_default(),
+            name: declaration.name.clone(),
+            transport: serde_json::to_string(&declaration.transport).unwrap_or_default(),
         }
     }
 }
@@ -83,6 +84,8 @@ pub struct SkillServer {
     pub(super) skill: Arc<Skill>,
     pub(super) executor: Arc<Executor>,
     config: ServerPoolConfig,
+    /// How many servers of its pool run as processes now (shared by the pool's servers).
+    running_processes: Arc<AtomicUsize>,
     /// The connection, when started; the lock is also the start's (one start at a time).
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     tools: RwLock<Arc<[ServerTool]>>,
@@ -218,9 +221,23 @@ impl SkillServer {
             return Ok(Arc::clone(connection));
         }
         *slot = None;
+        // A process counts against the pool's bound from its start to its end.
+        let place = match &self.declaration.transport {
+            ServerTransport::Stdio { .. } => Some(
+                RunningPlace::take(&self.running_processes, self.config.max_running).ok_or_else(
+                    || {
+                        format!(
+                            "skillbox runs {} MCP servers already, as many as it may at once; it starts when one of them stops",
+                            self.config.max_running
+                        )
+                    },
+                )?,
+            ),
+            ServerTransport::StreamableHttp { .. } => None,
+        };
         let started = Instant::now();
         let opened = tokio::time::timeout(self.config.start_timeout, async {
-            let connection = Connection::open(self).await?;
+            let connection = Connection::open(self, place).await?;
             let tools = connection.list_tools().await?;
             Ok::<_, String>((connection, tools))
         })
@@ -397,6 +414,8 @@ pub enum ServerStatus {
 pub struct ServerPool {
     config: ServerPoolConfig,
     running: Mutex<HashMap<ServerKey, Weak<SkillServer>>>,
+    /// How many of its servers run as processes now.
+    running_processes: Arc<AtomicUsize>,
 }
 
 impl ServerPool {
@@ -406,6 +425,7 @@ impl ServerPool {
         ServerPool {
             config,
             running: Mutex::default(),
+            running_processes: Arc::default(),
         }
     }
 
@@ -458,6 +478,7 @@ impl ServerPool {
             skill: Arc::clone(skill),
             executor: Arc::clone(provider.executor()),
             config: self.config,
+            running_processes: Arc::clone(&self.running_processes),
             connection: tokio::sync::Mutex::new(None),
             tools: RwLock::new(Arc::from(Vec::new())),
             skipped: RwLock::default(),
@@ -470,8 +491,10 @@ impl ServerPool {
     }
 
     /// Start the servers `skills` declare (the loaded skill and those it requires), for
-    /// `holds`: each is asked of `approval` first (once per holder), started or shared,
-    /// and kept by `holds` once it runs. Says what became of each.
+    /// `holds`: each is asked of `approval` first (once per holder, one question at a time),
+    /// then all are started or shared at once (a load waits for its slowest server, not for
+    /// the sum of them), at most [`MAX_SERVERS_PER_LOAD`], and kept by `holds` once they run.
+    /// Says what became of each, in the order they are declared.
     pub(crate) async fn hold(
         &self,
         provider: &SkillsProvider,
@@ -479,7 +502,10 @@ impl ServerPool {
         holds: &ServerHolds,
         approval: Option<&dyn Approval>,
     ) -> Vec<ServerReport> {
-        let mut reports = Vec::new();
+        let mut reports: Vec<Option<ServerReport>> = Vec::new();
+        // The servers to start (or that run already), with the place of their report.
+        let mut starting: Vec<(usize, Arc<SkillServer>)> = Vec::new();
+        let mut new_servers = 0_usize;
         for skill in skills {
             for declaration in &skill.properties.mcp_servers {
                 let report = |status| ServerReport {
@@ -489,7 +515,15 @@ impl ServerPool {
                 };
                 let key = ServerKey::of(skill, declaration);
                 if let Some(server) = holds.held(&key) {
-                    reports.push(report(ready(&server)));
+                    starting.push((reports.len(), server));
+                    reports.push(None);
+                    continue;
+                }
+                new_servers += 1;
+                if new_servers > MAX_SERVERS_PER_LOAD {
+                    reports.push(Some(report(ServerStatus::Unavailable(format!(
+                        "one load starts at most {MAX_SERVERS_PER_LOAD} servers, and the skill and those it requires declare more"
+                    )))));
                     continue;
                 }
                 let server = self.server(provider, skill, declaration);
@@ -508,39 +542,104 @@ impl ServerPool {
                         ),
                     };
                     if let ApprovalDecision::Deny { reason } = approval.decide(&request).await {
-                        reports.push(report(ServerStatus::Unavailable(format!(
+                        reports.push(Some(report(ServerStatus::Unavailable(format!(
                             "the user did not allow it to start ({reason})"
-                        ))));
+                        )))));
                         continue;
                     }
                     holds.approve(key.clone());
                 }
-                match server.connection().await {
-                    Ok(_) => {
-                        reports.push(report(ready(&server)));
-                        holds.keep(server);
-                    }
-                    Err(reason) => reports.push(report(ServerStatus::Unavailable(reason))),
-                }
+                starting.push((reports.len(), server));
+                reports.push(None);
             }
         }
-        reports
+        let outcomes = start_all(starting.iter().map(|(_, server)| Arc::clone(server))).await;
+        // Kept in the order declared: where two servers offer a tool by one name, the one
+        // held first keeps it, whichever started first.
+        for ((index, server), outcome) in starting.into_iter().zip(outcomes) {
+            let status = match outcome {
+                Ok(()) => {
+                    holds.keep(Arc::clone(&server));
+                    ready(provider, holds, &server)
+                }
+                Err(reason) => ServerStatus::Unavailable(reason),
+            };
+            if let Some(slot) = reports.get_mut(index) {
+                *slot = Some(ServerReport {
+                    skill: server.skill_name().to_owned(),
+                    server: server.name().to_owned(),
+                    status,
+                });
+            }
+        }
+        reports.into_iter().flatten().collect()
     }
 }
 
-fn ready(server: &SkillServer) -> ServerStatus {
-    ServerStatus::Ready {
-        tools: server
-            .tools()
-            .iter()
-            .map(|tool| tool.offered_name.clone())
-            .collect(),
-        skipped: server
-            .skipped
-            .read()
-            .map(|skipped| skipped.clone())
-            .unwrap_or_default(),
+/// Start (or find running) every server of `servers` at once; the outcome of each, in order.
+async fn start_all(servers: impl Iterator<Item = Arc<SkillServer>>) -> Vec<Result<(), String>> {
+    let mut started = tokio::task::JoinSet::new();
+    let mut outcomes = Vec::new();
+    for (position, server) in servers.enumerate() {
+        outcomes.push(Err("starting it failed".to_owned()));
+        started.spawn(async move { (position, server.connection().await.map(|_| ())) });
     }
+    while let Some(joined) = started.join_next().await {
+        if let Ok((position, outcome)) = joined
+            && let Some(slot) = outcomes.get_mut(position)
+        {
+            *slot = outcome;
+        }
+    }
+    outcomes
+}
+
+/// A running `server` as `holds` offers it: its tools, less those whose name a built-in or
+/// another held server's tool that offered it first has (which keep it), each of those said
+/// with the tools the server lists but skillbox does not offer. A skill's own tool of the same
+/// name gives way to the server's (see [`registry::lookup_held`]), and that is said too.
+fn ready(
+    provider: &SkillsProvider,
+    holds: &ServerHolds,
+    server: &Arc<SkillServer>,
+) -> ServerStatus {
+    let offered = holds.tools();
+    let mut tools = Vec::new();
+    let mut skipped = server
+        .skipped
+        .read()
+        .map(|skipped| skipped.clone())
+        .unwrap_or_default();
+    for tool in server.tools().iter() {
+        let name = &tool.offered_name;
+        let own = shown_name(&tool.tool_name);
+        let holder = offered
+            .iter()
+            .find(|(_, offered)| offered.offered_name == *name)
+            .map(|(holder, _)| holder)
+            .filter(|holder| !Arc::ptr_eq(holder, server));
+        let other = registry::lookup(provider, Offer::Everything, name);
+        if matches!(other, Some(registry::ToolRef::Builtin(_))) {
+            skipped.push(format!(
+                "`{own}`: `{name}` is the name of a built-in tool, which keeps it"
+            ));
+        } else if let Some(holder) = holder {
+            skipped.push(format!(
+                "`{own}`: `{name}` is the name of a tool of the server `{}` (skill `{}`), which keeps it",
+                holder.name(),
+                holder.skill_name()
+            ));
+        } else {
+            if let Some(shadowed) = other.as_ref().and_then(registry::ToolRef::owner) {
+                skipped.push(format!(
+                    "the tool `{name}` of skill `{}` is not offered while this server's is",
+                    shadowed.name()
+                ));
+            }
+            tools.push(name.clone());
+        }
+    }
+    ServerStatus::Ready { tools, skipped }
 }
 
 /// A word of a command line as a person would type it.

@@ -8,7 +8,10 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::pool::SkillServer;
-use super::{MAX_DESCRIPTION_CHARS, MAX_RESULT_CHARS, MAX_SCHEMA_BYTES, NAME_SEPARATOR};
+use super::{
+    MAX_DESCRIPTION_CHARS, MAX_RESULT_CHARS, MAX_SCHEMA_BYTES, MAX_TOOL_DEFINITION_BYTES,
+    NAME_SEPARATOR,
+};
 use crate::outcome::{CallStatus, ToolOutcome};
 use crate::registry::{ApprovalSubject, PrepareFuture, Prepared};
 use crate::tool_spec::ToolSpec;
@@ -50,9 +53,10 @@ pub(super) fn offered_tools(
     let mut tools = Vec::new();
     let mut skipped = Vec::new();
     let mut names = BTreeSet::new();
+    let mut definition_bytes = 0_usize;
     for tool in listed {
         let own = tool.name.to_string();
-        let shown: String = own.chars().take(80).collect();
+        let shown = shown_name(&own);
         let offered: String = format!("{server}{NAME_SEPARATOR}{own}")
             .chars()
             .map(|c| {
@@ -89,6 +93,16 @@ pub(super) fn offered_tools(
             .or(tool.title.as_deref())
             .unwrap_or_default();
         let said: String = said.chars().take(MAX_DESCRIPTION_CHARS).collect();
+        // Every tool offered is sent with every request to the model: a server's together are
+        // bounded as a skill's own tools manifest is.
+        let bytes = schema_bytes + said.len() + offered.len();
+        if definition_bytes + bytes > MAX_TOOL_DEFINITION_BYTES {
+            skipped.push(format!(
+                "`{shown}`: the server's tools offered before it take most of the {MAX_TOOL_DEFINITION_BYTES} bytes of definitions one server may have"
+            ));
+            continue;
+        }
+        definition_bytes += bytes;
         tools.push(ServerTool {
             offered_name: offered,
             tool_name: own,
@@ -99,6 +113,23 @@ pub(super) fn offered_tools(
         });
     }
     (tools, skipped)
+}
+
+/// A server's name for a tool as messages show it: its first 80 characters, control
+/// characters spelled as escapes (a name is the server's to choose, and must not start a line
+/// of its own in the model's text or a sequence on a terminal).
+pub(super) fn shown_name(name: &str) -> String {
+    name.chars()
+        .take(80)
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
 }
 
 /// A server's answer as the model receives it: the text of its content (other kinds named),
@@ -183,4 +214,35 @@ pub(crate) fn prepare_call<'a>(
         subject,
         Box::pin(async move { server.call(&name, arguments).await }),
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tools_name_is_shown_without_control_characters() {
+        assert_eq!(shown_name("plain"), "plain");
+        assert_eq!(shown_name("new\nline\u{1b}[31m"), "new\\nline\\u{1b}[31m");
+        assert_eq!(shown_name(&"l".repeat(100)).len(), 80);
+    }
+
+    #[test]
+    fn one_servers_tools_are_bounded_together() {
+        let tool = |index: usize| {
+            let schema = serde_json::json!({"type": "object", "description": "w".repeat(30_000)});
+            let Value::Object(schema) = schema else {
+                unreachable!()
+            };
+            rmcp::model::Tool::new(format!("w{index}"), "a tool", Arc::new(schema))
+        };
+        let (tools, skipped) = offered_tools("wide", (0..120).map(tool).collect());
+        let bytes: usize = tools
+            .iter()
+            .map(|tool| serde_json::to_vec(&tool.schema).unwrap().len() + tool.description.len())
+            .sum();
+        assert!(bytes <= MAX_TOOL_DEFINITION_BYTES, "{bytes}");
+        assert_eq!(tools.len() + skipped.len(), 120);
+        assert!(skipped[0].contains("bytes of definitions"), "{skipped:?}");
+    }
 }

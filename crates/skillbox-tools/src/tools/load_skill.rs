@@ -206,7 +206,8 @@ pub fn target(
 pub const MAX_REQUIRED_SKILLS: usize = 16;
 
 /// `skill` and the skills it requires (`requires`), transitively, each once, in the order
-/// they are first named; a name the catalog does not hold is skipped (`validate` reports it).
+/// they are first named; a name the catalog does not hold is skipped (`validate` reports it),
+/// and so is a skill models may not load (`disable-model-invocation`).
 #[must_use]
 pub fn with_requirements(provider: &SkillsProvider, skill: &Arc<Skill>) -> Vec<Arc<Skill>> {
     let mut found = vec![Arc::clone(skill)];
@@ -221,7 +222,11 @@ pub fn with_requirements(provider: &SkillsProvider, skill: &Arc<Skill>) -> Vec<A
             if found.iter().any(|known| known.name() == name) {
                 continue;
             }
-            if let Some(required) = provider.catalog().get(&name) {
+            // A skill only a person may start is never brought in by another's `requires`:
+            // that would let a model load it, and start its servers, through a neighbour.
+            if let Some(required) = provider.catalog().get(&name)
+                && required.model_invocable()
+            {
                 found.push(Arc::clone(required));
             }
         }
