@@ -16,7 +16,7 @@ fn bundled_examples_are_valid() {
     );
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(
-        stdout.ends_with("7 skill(s) checked: 7 valid, 0 invalid; 0 error(s), 0 warning(s)\n"),
+        stdout.ends_with("8 skill(s) checked: 8 valid, 0 invalid; 0 error(s), 0 warning(s)\n"),
         "{stdout}"
     );
 }

@@ -389,8 +389,11 @@ impl SandboxLayers {
     }
 }
 
-/// Everything the helper needs to set up one execution; passed to it as JSON.
+/// Everything the helper needs to set up one execution; passed to it as JSON. A field the
+/// helper does not know is refused: a helper older than its runtime must fail, never run a
+/// program without a setting it cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SandboxPlan {
     /// Layers to apply.
     pub layers: SandboxLayers,

@@ -347,7 +347,7 @@ fn catalog_methods_versions_and_pagination() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, vec!["text.stats"]);
+    assert_eq!(names, vec!["text.stats", "unit-converter"]);
     let latest = server.call("describe_skill", json!({"name": "text.stats"}));
     assert_eq!(latest["result"]["skill"]["manifest"]["version"], "0.10.0");
     let older = server.call(
@@ -468,7 +468,7 @@ fn health_and_the_listening_rule() {
             .unwrap()
     });
     assert_eq!(health["status"], "ok");
-    assert_eq!(health["skills"], 5, "the skills a client may see");
+    assert_eq!(health["skills"], 6, "the skills a client may see");
     assert!(skillbox_server::check_listen("0.0.0.0:7878".parse().unwrap(), None).is_err());
     assert!(skillbox_server::check_listen("0.0.0.0:7878".parse().unwrap(), Some("t")).is_ok());
     assert!(skillbox_server::check_listen("127.0.0.1:7878".parse().unwrap(), None).is_ok());

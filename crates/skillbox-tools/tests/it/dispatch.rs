@@ -278,7 +278,7 @@ fn protocol_catalog_tools() {
         .collect();
     assert_eq!(
         rest,
-        vec!["text-tools", "text.stats"],
+        vec!["text-tools", "text.stats", "unit-converter"],
         "person-only skills are not listed"
     );
     assert_eq!(second.content["next_cursor"], Value::Null);

@@ -202,7 +202,11 @@ fn parse_exec_args(args: &[OsString]) -> Result<(SandboxPlan, Vec<CString>), Str
                 let json = args.get(index + 1).ok_or("`--plan` needs a JSON value")?;
                 plan = Some(
                     serde_json::from_slice::<SandboxPlan>(json.as_bytes())
-                        .map_err(|error| format!("invalid `--plan`: {error}"))?,
+                        .map_err(|error| {
+                            format!(
+                                "invalid `--plan`: {error} (is this `skillbox-sandbox` older than the `skillbox` that started it? rebuild both: `cargo build --release --workspace --bins`)"
+                            )
+                        })?,
                 );
                 index += 2;
             }
