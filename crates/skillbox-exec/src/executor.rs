@@ -500,11 +500,24 @@ impl Executor {
         if !self.sandbox.layers.uid_drop {
             return Ok(None);
         }
-        self.sandbox
+        let lease = self
+            .sandbox
             .uids
             .lease()
-            .map(Some)
-            .map_err(|message| ExecError::new(ErrorType::SandboxUnavailable, message))
+            .map_err(|message| ExecError::new(ErrorType::SandboxUnavailable, message))?;
+        // With namespaces a run's processes die with its namespace; without, what a killed
+        // runtime's run left keeps its uid, and is ended before the uid runs anything again.
+        if !self.sandbox.layers.namespaces {
+            let ended = crate::sandbox::stray_processes::end_processes_of_uid(lease.uid);
+            if ended > 0 {
+                tracing::warn!(
+                    uid = lease.uid,
+                    ended,
+                    "ended processes an earlier run left on a sandbox uid"
+                );
+            }
+        }
+        Ok(Some(lease))
     }
 
     /// What every execution's environment starts from: the minimal base, `HOME` (the

@@ -1540,14 +1540,14 @@ fn without_namespaces_children_that_leave_the_servers_session_still_go_with_it()
     without_namespaces_a_grandchild_goes_when_the_runtime(false);
 }
 
-/// Found, not fixed (outside the server code): without PID namespaces, a server's child that
-/// double-forked into a session of its own survives a runtime killed with SIGKILL (nothing is
-/// left to end the run's uid or control group), and keeps its leased uid, which the next run
-/// that leases it then shares with it. The fix belongs to the uid lease (end every process of
-/// a uid when leasing it) or the start-up sweep (end the runs' control groups whose helper is
-/// gone).
+/// Known gap: without PID namespaces, a server's child that double-forked into a session of
+/// its own survives a runtime killed with SIGKILL (nothing is left to end it) until its uid is
+/// leased again: the lease ends every process of the uid first
+/// (`stray_processes::end_processes_of_uid`, tested in skillbox-exec), so no later run shares
+/// the uid with it. Ending it at once needs a start-up sweep of the runs' control groups whose
+/// helper is gone.
 #[test]
-#[ignore = "a runtime killed with SIGKILL without namespaces leaves a server's setsid grandchild running"]
+#[ignore = "without namespaces, a SIGKILLed runtime's server grandchild lives on until its uid is leased again (the lease ends it: end_processes_of_uid)"]
 fn without_namespaces_a_runtime_killed_leaves_no_grandchild() {
     without_namespaces_a_grandchild_goes_when_the_runtime(true);
 }
@@ -1587,12 +1587,10 @@ fn without_namespaces_a_grandchild_goes_when_the_runtime(killed: bool) {
     assert_gone(&marker);
 }
 
-/// Found, not fixed (outside the server code): `requires` reaches skills the model may not
-/// load. A skill only a person may start (`disable-model-invocation: true`) is refused to
-/// `load_skill`, yet a skill that requires it brings its instructions and starts its servers.
-/// The fix belongs where a load gathers the skills it requires
-/// (`skillbox_tools::tools::load_skill::with_requirements`): for a model's or a client's load,
-/// leave out (and name) a required skill the model could not load itself.
+/// `requires` never reaches a skill the model may not load: a skill only a person may start
+/// (`disable-model-invocation: true`) is refused to `load_skill`, and a skill that requires it
+/// does not bring its instructions or start its servers
+/// (`skillbox_tools::tools::load_skill::with_requirements`).
 #[test]
 fn a_skill_only_a_person_starts_is_not_brought_in_by_anothers_requires() {
     let marker = marker();

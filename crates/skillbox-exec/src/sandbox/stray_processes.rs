@@ -100,6 +100,10 @@ impl WorkerProcesses {
             .collect();
         let mut found = false;
         let mut signalled: Vec<(i32, u64)> = Vec::new();
+        // A pass that finds nothing running is checked by one more: a process that forked and
+        // exited between a pass's listing and its look at each process leaves a child the
+        // listing did not hold, which the next listing does.
+        let mut quiet_passes = 0;
         for _ in 0..MAX_KILL_PASSES {
             let mut running = Vec::new();
             for pid in self.candidates() {
@@ -115,8 +119,13 @@ impl WorkerProcesses {
                 }
             }
             if running.is_empty() {
-                break;
+                quiet_passes += 1;
+                if quiet_passes >= 2 {
+                    break;
+                }
+                continue;
             }
+            quiet_passes = 0;
             for (pid, start_time) in running {
                 if kill_exactly(pid, start_time) {
                     signalled.push((pid, start_time));
@@ -277,6 +286,20 @@ fn descendants(pid: i32) -> BTreeSet<i32> {
     found
 }
 
+/// End every process whose real uid is `uid`, a sandbox uid just leased: on a host without
+/// namespaces, a process a run left behind when its runtime was killed (nothing was left to
+/// end it) keeps the uid, and the run leasing it next must not share it. No live execution
+/// runs as a uid whose lease was free, so every such process is a leftover. Says how many were
+/// signalled.
+pub(crate) fn end_processes_of_uid(uid: u32) -> usize {
+    processes_of_uid(uid)
+        .into_iter()
+        .filter(|pid| {
+            ProcessStatus::of(*pid).is_some_and(|status| kill_exactly(*pid, status.start_time))
+        })
+        .count()
+}
+
 /// Every process whose real uid is `uid`.
 fn processes_of_uid(uid: u32) -> Vec<i32> {
     let Ok(entries) = fs_err::read_dir("/proc") else {
@@ -326,5 +349,33 @@ mod tests {
         assert!(ProcessStatus::of(pid).unwrap().running());
         assert!(kill_exactly(pid, start_time));
         child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_leased_uids_leftover_processes_are_ended() {
+        use std::os::unix::process::CommandExt;
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("SKIPPED: running a process as another uid needs root");
+            return;
+        }
+        // A uid of the sandbox pool's range that no other test leases.
+        let uid =
+            crate::sandbox::SANDBOX_UID_POOL_START + crate::sandbox::SANDBOX_UID_POOL_SIZE - 1;
+        let mut leftover = std::process::Command::new("sleep")
+            .arg("30")
+            .uid(uid)
+            .gid(uid)
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(leftover.id()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !processes_of_uid(uid).contains(&pid) {
+            assert!(Instant::now() < deadline, "the process never ran as {uid}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(end_processes_of_uid(uid), 1);
+        let status = leftover.wait().unwrap();
+        assert!(!status.success());
+        assert_eq!(end_processes_of_uid(uid), 0);
     }
 }
