@@ -6,7 +6,7 @@ use serde_json::Value;
 use skillbox_testkit::model_server::ScriptedModelServer;
 
 use super::agent::{calls, says};
-use super::skill_servers_running::{assert_gone, marker};
+use super::skill_servers_running::{assert_gone, marker, offered};
 use super::support::{AgentEvents, agent_command, make_world_readable, write_tree};
 
 /// A plain-Python MCP server (JSON lines on stdio) with one tool, `echo`.
@@ -44,16 +44,6 @@ fn echo_root(marker: &str) -> tempfile::TempDir {
     );
     make_world_readable(root.path());
     root
-}
-
-fn offered(server: &ScriptedModelServer, index: usize) -> Vec<String> {
-    let body: Value = serde_json::from_str(&server.requests()[index].body).unwrap();
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[test]

@@ -234,7 +234,7 @@ pub(super) fn ask(server: &ScriptedModelServer, root: &Path, extra: &[&str]) -> 
 }
 
 /// The tools a Chat Completions request offered.
-fn offered(server: &ScriptedModelServer, index: usize) -> Vec<String> {
+pub(super) fn offered(server: &ScriptedModelServer, index: usize) -> Vec<String> {
     let body: Value = serde_json::from_str(&server.requests()[index].body).unwrap();
     body["tools"]
         .as_array()
@@ -596,10 +596,26 @@ fn two_calls_in_one_response_share_one_server() {
         ]),
         says("Done."),
     ]);
-    let asked = ask(&server, root.path(), &[]);
+    let audit = root.path().join("audit.jsonl");
+    let asked = ask(
+        &server,
+        root.path(),
+        &["--audit-log", audit.to_str().unwrap()],
+    );
     assert_eq!(asked.end(), "answered", "{:?}", asked.events);
     let results = asked.results();
     assert_eq!(results.len(), 3, "{results:?}");
+    // The server started once, and both calls went to it.
+    let lines = fs_err::read_to_string(&audit).unwrap();
+    let kinds: Vec<String> = lines
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["kind"].to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["\"mcp_server\"", "\"mcp_tool\"", "\"mcp_tool\""],
+        "{lines}"
+    );
     // Finished in either order; both answered by the one server.
     let mut answers = vec![results[1].clone(), results[2].clone()];
     answers.sort();
