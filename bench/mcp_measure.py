@@ -34,6 +34,8 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from serve_process import children, process_tree
+
 # The resource both servers expose (skillz does not expose SKILL.md as a resource).
 RESOURCE_SKILL = "mcp-builder"
 RESOURCE_PATH = "reference/mcp_best_practices.md"
@@ -100,25 +102,6 @@ def servers(arguments: argparse.Namespace, home: Path) -> list[Server]:
             load_arguments={"task": "Write an MCP server"},
         ),
     ]
-
-
-def children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found.update(int(child) for child in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return found
-
-
-def process_tree(pid: int) -> list[int]:
-    tree, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        tree.append(current)
-        pending.extend(children(current))
-    return tree
 
 
 def rss_kib(pid: int) -> int:

@@ -1,5 +1,6 @@
 """What the bench scripts share about a `skillbox serve` process: starting it on a port-0
-address and waiting for the address it announces, and reading numbers from /proc.
+address and waiting for the address it announces, and reading numbers and process trees from
+/proc.
 
 Imported by scripts run as `python3 bench/NAME.py` (their folder is on sys.path); stdlib only.
 """
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 ANNOUNCEMENT = re.compile(r"serving the Skills Protocol at (\S+)")
 
@@ -59,3 +61,23 @@ def free_port():
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
 
+
+def children(pid: int) -> set[int]:
+    """The pids of PID's children, from /proc (an empty set once it is gone)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found.update(int(child) for child in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def process_tree(pid: int) -> list[int]:
+    """PID and all its descendants, from /proc."""
+    tree, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        tree.append(current)
+        pending.extend(children(current))
+    return tree

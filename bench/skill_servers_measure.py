@@ -41,7 +41,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_process import start_serve  # noqa: E402
+from serve_process import children, process_tree, start_serve  # noqa: E402
 
 SKILL = "weather"
 PLAIN = "plain"
@@ -127,25 +127,6 @@ def wait_gone(marker: str, timeout: float = GONE_TIMEOUT) -> float | None:
             return None
         time.sleep(0.005)
     return time.perf_counter() - started
-
-
-def children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found.update(int(child) for child in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return found
-
-
-def process_tree(pid: int) -> list[int]:
-    tree, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        tree.append(current)
-        pending.extend(children(current))
-    return tree
 
 
 def cpu_ns(pids: list[int]) -> int:
