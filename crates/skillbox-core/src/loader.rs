@@ -502,26 +502,7 @@ fn load_mcp_json(
     if !present {
         return Vec::new();
     }
-    let path = request.directory.join(MCP_JSON_FILE);
-    match read_sidecar(
-        request,
-        MCP_JSON_FILE,
-        request.limits.max_tools_manifest_bytes,
-    ) {
-        Ok(text) => {
-            let (servers, problems) = parse_mcp_json(&text);
-            diagnostics.extend(
-                problems
-                    .into_iter()
-                    .map(|diagnostic| diagnostic.in_file(&path)),
-            );
-            servers
-        }
-        Err(diagnostic) => {
-            diagnostics.push(diagnostic.in_file(&path));
-            Vec::new()
-        }
-    }
+    load_server_file(request, MCP_JSON_FILE, parse_mcp_json, diagnostics)
 }
 
 /// The servers of Codex's `agents/openai.yaml`, when the skill has one (looked up here, not by
@@ -536,14 +517,26 @@ fn load_codex_sidecar(
     {
         return Vec::new();
     }
-    let path = request.directory.join(CODEX_SIDECAR_FILE);
-    match read_sidecar(
+    load_server_file(
         request,
         CODEX_SIDECAR_FILE,
-        request.limits.max_tools_manifest_bytes,
-    ) {
+        parse_codex_sidecar,
+        diagnostics,
+    )
+}
+
+/// The servers `parse` reads from the skill's `file`, its problems (and a file that cannot be
+/// read) added to `diagnostics` in that file.
+fn load_server_file(
+    request: &LoadRequest<'_>,
+    file: &str,
+    parse: fn(&str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>),
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<ServerDeclaration> {
+    let path = request.directory.join(file);
+    match read_sidecar(request, file, request.limits.max_tools_manifest_bytes) {
         Ok(text) => {
-            let (servers, problems) = parse_codex_sidecar(&text);
+            let (servers, problems) = parse(&text);
             diagnostics.extend(
                 problems
                     .into_iter()

@@ -93,6 +93,17 @@ fn problem(
         .with_hint(hint.to_owned())
 }
 
+/// The problem of a skill declaring more than [`MAX_SERVERS_PER_SKILL`] servers, at the first
+/// one past it (`field`, `at`).
+fn too_many_servers(field: &str, at: Option<TextPosition>) -> Diagnostic {
+    problem(
+        format!("more than {MAX_SERVERS_PER_SKILL} servers are declared; the rest are ignored"),
+        field,
+        at,
+        "declare the servers the skill's instructions use",
+    )
+}
+
 /// Why `command` cannot start a server, if it cannot: a path must stay inside the skill.
 fn command_problem(command: &str) -> Option<&'static str> {
     if command.trim().is_empty() {
@@ -150,14 +161,7 @@ pub(crate) fn from_frontmatter(
     for (name, entry) in entries {
         let field = format!("{FIELD}.{name}");
         if servers.len() == MAX_SERVERS_PER_SKILL {
-            diagnostics.push(problem(
-                format!(
-                    "more than {MAX_SERVERS_PER_SKILL} servers are declared; the rest are ignored"
-                ),
-                &field,
-                entry.field_position(),
-                "declare the servers the skill's instructions use",
-            ));
+            diagnostics.push(too_many_servers(&field, entry.field_position()));
             break;
         }
         if let Some(why) = server_name_problem(name) {
@@ -457,12 +461,7 @@ pub fn parse_mcp_json(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
         });
     }
     if entries.len() > MAX_SERVERS_PER_SKILL {
-        diagnostics.push(problem(
-            format!("more than {MAX_SERVERS_PER_SKILL} servers are declared; the rest are ignored"),
-            "mcpServers",
-            None,
-            "declare the servers the skill's instructions use",
-        ));
+        diagnostics.push(too_many_servers("mcpServers", None));
     }
     (servers, diagnostics)
 }
@@ -526,14 +525,7 @@ pub fn parse_codex_sidecar(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnosti
             continue;
         }
         if servers.len() == MAX_SERVERS_PER_SKILL {
-            diagnostics.push(problem(
-                format!(
-                    "more than {MAX_SERVERS_PER_SKILL} servers are declared; the rest are ignored"
-                ),
-                &field,
-                entry.field_position(),
-                "declare the servers the skill's instructions use",
-            ));
+            diagnostics.push(too_many_servers(&field, entry.field_position()));
             break;
         }
         let fail = |message: String, diagnostics: &mut Vec<Diagnostic>| {

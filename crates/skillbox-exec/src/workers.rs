@@ -194,18 +194,9 @@ impl Drop for Worker {
 /// processes that escaped the tree without namespaces and the control group its helper made.
 pub(crate) fn end_sandboxed_process(process_id: Option<Pid>, processes: Option<WorkerProcesses>) {
     kill_tree(process_id);
-    // The killed helper could not remove its run's control group. Without namespaces the
-    // process's children do not die with it: those in its group, or of its uid, are killed
-    // first.
     if let Some(pid) = process_id {
         let helper = pid.as_raw().unsigned_abs();
-        let mut processes = processes;
-        let remove = move || {
-            if let Some(processes) = &mut processes {
-                processes.end_stragglers();
-            }
-            crate::sandbox::cgroups::remove_group_of(helper);
-        };
+        let remove = move || end_what_escaped(helper, processes);
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn_blocking(remove)),
             Err(_) => drop(std::thread::spawn(remove)),
@@ -213,10 +204,21 @@ pub(crate) fn end_sandboxed_process(process_id: Option<Pid>, processes: Option<W
     }
 }
 
-/// Keep the last [`STDERR_TAIL_BYTES`] of a long-lived process's stderr, read by a task, for
-/// error messages.
+/// After a long-lived process's tree was killed: the killed helper `helper` could not remove
+/// its run's control group, and without namespaces the process's children do not die with it,
+/// so those in its group, or of its uid, are killed first. It may wait for them to die: run it
+/// off the async threads.
+pub(crate) fn end_what_escaped(helper: u32, mut processes: Option<WorkerProcesses>) {
+    if let Some(processes) = &mut processes {
+        processes.end_stragglers();
+    }
+    crate::sandbox::cgroups::remove_group_of(helper);
+}
+
+/// Keep the last [`STDERR_TAIL_BYTES`] of a long-lived process's stderr (a warm worker's, or a
+/// skill server's read at a bounded pace), read by a task, for error messages.
 pub(crate) fn keep_stderr_tail(
-    mut stderr: tokio::process::ChildStderr,
+    mut stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static,
 ) -> Arc<std::sync::Mutex<Vec<u8>>> {
     let stderr_tail = Arc::new(std::sync::Mutex::new(Vec::new()));
     let tail = Arc::clone(&stderr_tail);

@@ -210,30 +210,17 @@ impl DoorPolicy {
         let mut outcome = self
             .answer(provider, &tool, arguments, budget, approval)
             .await;
+        // A skill was loaded: its servers (and those of the skills it requires) start for the
+        // caller's conversation, and the load's answer says what became of each.
         if let Some(servers) = servers
             && !outcome.is_error()
             && let Some(skill) = load_skill::target(provider, name, arguments)
+            && let Some(report) = self.hold_servers(provider, &skill, servers, approval).await
         {
-            self.start_servers(provider, &skill, servers, approval, &mut outcome)
-                .await;
+            outcome.append_text(&report);
         }
         record(door, tool.metric_label(), &outcome, started);
         outcome
-    }
-
-    /// A skill was loaded: start the servers it and the skills it requires declare, for the
-    /// caller's conversation, and say in the load's answer what became of each.
-    async fn start_servers(
-        &self,
-        provider: &Arc<SkillsProvider>,
-        skill: &Arc<skillbox_core::Skill>,
-        servers: &ServerHolds,
-        approval: Option<&dyn Approval>,
-        outcome: &mut ToolOutcome,
-    ) {
-        if let Some(report) = self.hold_servers(provider, skill, servers, approval).await {
-            outcome.append_text(&report);
-        }
     }
 
     /// Start the servers `skill` and the skills it requires declare, for a conversation

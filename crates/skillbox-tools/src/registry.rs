@@ -468,16 +468,11 @@ impl std::fmt::Debug for ToolRef {
 /// The facts of every tool of a skill's MCP server: code of the skill's runs (the server), and
 /// it may reach the world (a server over HTTP, or one the skill's network policy lets out).
 const SERVER_TOOL_FACTS: ToolFacts = ToolFacts {
-    profiles: Profiles::SKILLS,
-    runs_code: RunsCode::Always,
-    reads_files: ReadsFiles::Never,
-    mutating: false,
-    needs_services: false,
-    params_size: ParamsSize::Run,
     annotations: Annotations {
         open_world: true,
         ..Annotations::ACTS
     },
+    ..SKILL_TOOL_FACTS
 };
 
 /// The facts of every skill tool.
@@ -643,6 +638,25 @@ pub fn held_server_tools(offer: Offer<'_>, servers: &crate::servers::ServerHolds
         .filter(|(_, tool)| !is_reserved(&tool.offered_name))
         .map(|(server, tool)| ToolRef::Server { server, tool })
         .collect()
+}
+
+/// A caller's tool list with the tools of the skill servers it holds: `base` (the tools it is
+/// offered without them, in any shape, named by `name`) less any whose name a held server
+/// tool has (calls of the name go to the server, see [`lookup_held`]), then `held` (from
+/// [`held_server_tools`], in the same shape). The one rule every door lists held tools by.
+#[must_use]
+pub fn with_held_server_tools<T>(base: &[T], held: Vec<T>, name: impl Fn(&T) -> &str) -> Vec<T>
+where
+    T: Clone,
+{
+    let held_names: BTreeSet<&str> = held.iter().map(&name).collect();
+    let mut tools: Vec<T> = base
+        .iter()
+        .filter(|tool| !held_names.contains(name(tool)))
+        .cloned()
+        .collect();
+    tools.extend(held);
+    tools
 }
 
 /// The tool `name` as offered to a caller, or `None` when this caller has no such tool.

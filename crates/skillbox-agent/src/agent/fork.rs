@@ -89,19 +89,9 @@ impl Agent {
             );
             conversation.activate(skill);
             // The fork skill's servers run for the sub-agent, and stop when it ends.
-            let instructions = match self
-                .policy
-                .hold_servers(
-                    provider,
-                    skill,
-                    &conversation.servers,
-                    Some(self.approval.as_ref()),
-                )
-                .await
-            {
-                Some(report) => format!("{instructions}\n\n{report}"),
-                None => instructions,
-            };
+            let instructions = self
+                .with_servers(provider, skill, &conversation.servers, instructions)
+                .await;
             conversation.push(Message::user(instructions));
             let mut round = Round {
                 scope: &scope,

@@ -168,16 +168,7 @@ pub(super) fn with_server_tools(offer: Arc<RoundOffer>, servers: &ServerHolds) -
     if held.is_empty() {
         return offer;
     }
-    let held_names: BTreeSet<String> = held.iter().map(|spec| spec.name.clone()).collect();
-    // A skill tool that took a held server tool's name is not offered: calls of the name go
-    // to the server.
-    let mut tools: Vec<ToolSpec> = offer
-        .tools
-        .iter()
-        .filter(|spec| !held_names.contains(&spec.name))
-        .cloned()
-        .collect();
-    tools.extend(held);
+    let tools = registry::with_held_server_tools(&offer.tools, held, |spec| spec.name.as_str());
     let names = tools.iter().map(|spec| spec.name.clone()).collect();
     Arc::new(RoundOffer {
         provider: Arc::clone(&offer.provider),

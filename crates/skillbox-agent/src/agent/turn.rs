@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use skillbox_core::Skill;
-use skillbox_tools::{SkillsProvider, ToolOutcome};
+use skillbox_tools::{ServerHolds, SkillsProvider, ToolOutcome};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -163,15 +163,39 @@ impl Agent {
         for name in std::mem::take(&mut conversation.servers_to_restart) {
             if let Some(skill) = provider.catalog().get(&name).cloned() {
                 let _ = self
-                    .policy
-                    .hold_servers(
-                        provider,
-                        &skill,
-                        &conversation.servers,
-                        Some(self.approval.as_ref()),
-                    )
+                    .hold_servers(provider, &skill, &conversation.servers)
                     .await;
             }
+        }
+    }
+
+    /// Start the MCP servers `skill` (and the skills it requires) brings for the conversation
+    /// holding `servers`, asking this agent's approval hook; what became of each, when it
+    /// declares any.
+    async fn hold_servers(
+        &self,
+        provider: &SkillsProvider,
+        skill: &Arc<Skill>,
+        servers: &ServerHolds,
+    ) -> Option<String> {
+        self.policy
+            .hold_servers(provider, skill, servers, Some(self.approval.as_ref()))
+            .await
+    }
+
+    /// `instructions` of `skill`, loaded for the conversation holding `servers` some other way
+    /// than a `load_skill` call (a person's `/name`, a fork), with what became of its servers
+    /// after them, as a load's answer has it.
+    pub(super) async fn with_servers(
+        &self,
+        provider: &SkillsProvider,
+        skill: &Arc<Skill>,
+        servers: &ServerHolds,
+        instructions: String,
+    ) -> String {
+        match self.hold_servers(provider, skill, servers).await {
+            Some(report) => format!("{instructions}\n\n{report}"),
+            None => instructions,
         }
     }
 
@@ -255,19 +279,9 @@ impl Agent {
             Err(outcome) => return finish_failed(round, outcome.message()),
         };
         // The person loaded it: its MCP servers start as a model's load starts them.
-        let instructions = match self
-            .policy
-            .hold_servers(
-                provider,
-                &skill,
-                &conversation.servers,
-                Some(self.approval.as_ref()),
-            )
-            .await
-        {
-            Some(report) => format!("{instructions}\n\n{report}"),
-            None => instructions,
-        };
+        let instructions = self
+            .with_servers(provider, &skill, &conversation.servers, instructions)
+            .await;
         conversation.push(Message::user(format!(
             "{typed}\n\n{INVOKED_PREFIX}{name}{INVOKED_SUFFIX}\n\n{instructions}"
         )));

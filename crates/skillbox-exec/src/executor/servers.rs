@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use nix::unistd::Pid;
 use skillbox_core::Skill;
-use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
-use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::process::{ChildStdin, ChildStdout};
 
 use super::layout::{LayoutRequest, RunLayout, SANDBOX_SKILL_DIR};
 use super::skill_files::resolve_in_skill;
@@ -34,7 +34,7 @@ use crate::executor::off_the_async_threads;
 use crate::interpreter::Language;
 use crate::process::kill_tree;
 use crate::sandbox::stray_processes::WorkerProcesses;
-use crate::workers::stderr_tail_text;
+use crate::workers::{end_what_escaped, keep_stderr_tail, stderr_tail_text};
 
 /// The declared program of a stdio server, as skillbox starts it.
 #[derive(Debug, Clone, Copy)]
@@ -62,8 +62,6 @@ pub const STDOUT_BURST_BYTES: u64 = 8 * 1024 * 1024;
 pub const STDERR_BYTES_PER_SECOND: u64 = 256 * 1024;
 /// Bytes of stderr read at once before the pace applies.
 pub const STDERR_BURST_BYTES: u64 = 1024 * 1024;
-/// Bytes of a server's stderr kept for messages: its last lines.
-const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
 /// A skill's MCP server, running. Dropped, it is killed with every process it started.
 pub struct ServerProcess {
@@ -128,16 +126,10 @@ impl Drop for ServerProcess {
     /// dropped unrun, and a child that left the server's session would run on.
     fn drop(&mut self) {
         kill_tree(self.process_id);
-        let mut processes = self.processes.take();
-        let helper = self.process_id.map(|pid| pid.as_raw().unsigned_abs());
-        off_the_async_threads(|| {
-            if let Some(processes) = processes.as_mut() {
-                processes.end_stragglers();
-            }
-            if let Some(helper) = helper {
-                crate::sandbox::cgroups::remove_group_of(helper);
-            }
-        });
+        let processes = self.processes.take();
+        if let Some(helper) = self.process_id.map(|pid| pid.as_raw().unsigned_abs()) {
+            off_the_async_threads(|| end_what_escaped(helper, processes));
+        }
     }
 }
 
@@ -249,7 +241,11 @@ impl Executor {
                 PacedRead::new(stdout, STDOUT_BYTES_PER_SECOND, STDOUT_BURST_BYTES),
                 stdin,
             )),
-            stderr_tail: keep_paced_stderr_tail(stderr),
+            stderr_tail: keep_stderr_tail(PacedRead::new(
+                stderr,
+                STDERR_BYTES_PER_SECOND,
+                STDERR_BURST_BYTES,
+            )),
             _layout: layout,
         })
     }
@@ -333,27 +329,6 @@ fn spawn_from_lasting_thread(
     let ended = || std::io::Error::other("the thread that starts skill servers has ended");
     thread.send(job).map_err(|_| ended())?;
     answered.recv().map_err(|_| ended())?
-}
-
-/// Keep the last [`STDERR_TAIL_BYTES`] of a server's stderr, read at a bounded pace by a task.
-fn keep_paced_stderr_tail(stderr: ChildStderr) -> Arc<std::sync::Mutex<Vec<u8>>> {
-    let stderr_tail = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let tail = Arc::clone(&stderr_tail);
-    let mut stderr = PacedRead::new(stderr, STDERR_BYTES_PER_SECOND, STDERR_BURST_BYTES);
-    tokio::spawn(async move {
-        let mut buffer = vec![0u8; 8 * 1024];
-        while let Ok(read) = stderr.read(&mut buffer).await {
-            if read == 0 {
-                break;
-            }
-            if let Ok(mut tail) = tail.lock() {
-                tail.extend_from_slice(&buffer[..read]);
-                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
-                tail.drain(..excess);
-            }
-        }
-    });
-    stderr_tail
 }
 
 /// A reader that reads at most `bytes_per_second` once its `burst` is spent (a token bucket):
@@ -488,6 +463,7 @@ impl Executor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncReadExt;
 
     #[tokio::test]
     async fn a_paced_read_hands_on_everything_at_its_pace_past_the_burst() {

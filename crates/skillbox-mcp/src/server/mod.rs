@@ -454,12 +454,10 @@ impl ServerHandler for SkillsMcpServer {
                 None,
             ));
         }
-        let mut tools = self.tools().to_vec();
-        let held = self.held_server_tools();
-        // A skill tool that took a held server tool's name is not listed: calls of the name go
-        // to the server.
-        tools.retain(|tool| !held.iter().any(|server_tool| server_tool.name == tool.name));
-        tools.extend(held);
+        let tools =
+            registry::with_held_server_tools(&self.tools(), self.held_server_tools(), |tool| {
+                tool.name.as_ref()
+            });
         Ok(with_cache_hints(
             ListToolsResult::with_all_items(tools),
             &context,

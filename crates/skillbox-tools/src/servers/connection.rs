@@ -13,8 +13,9 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use skillbox_core::ServerTransport;
-use skillbox_exec::SkillCopy;
+use skillbox_core::Skill;
 use skillbox_exec::executor::{ServerLaunch, ServerProcess};
+use skillbox_exec::{ExecError, Executor, SkillCopy};
 use tokio::io::{AsyncRead, ReadBuf};
 
 use super::pool::SkillServer;
@@ -71,6 +72,20 @@ pub(super) struct Connection {
     _place: Option<RunningPlace>,
 }
 
+/// Run `work` with the server's executor and skill on the blocking pool: the trust gate and
+/// the look at the skill's folder read files.
+async fn off_the_async_threads<T: Send + 'static>(
+    server: &SkillServer,
+    work: impl FnOnce(&Executor, &Skill) -> Result<T, ExecError> + Send + 'static,
+) -> Result<T, String> {
+    let executor = std::sync::Arc::clone(&server.executor);
+    let skill = std::sync::Arc::clone(&server.skill);
+    tokio::task::spawn_blocking(move || work(&executor, &skill))
+        .await
+        .map_err(|error| format!("starting it failed: {error}"))?
+        .map_err(|error| error.message)
+}
+
 impl Connection {
     /// Start (stdio) or reach (HTTP) the server and initialize it, holding `place` while it
     /// runs. No timeout here: the caller bounds the whole start.
@@ -83,13 +98,11 @@ impl Connection {
         };
         match &server.declaration.transport {
             ServerTransport::Stdio { command, args, env } => {
-                let executor = std::sync::Arc::clone(&server.executor);
-                let skill = std::sync::Arc::clone(&server.skill);
                 let launch_name = server.declaration.name.clone();
                 let (command, args, env) = (command.clone(), args.clone(), env.clone());
-                let mut process = tokio::task::spawn_blocking(move || {
+                let mut process = off_the_async_threads(server, move |executor, skill| {
                     executor.start_server(
-                        &skill,
+                        skill,
                         SkillCopy::InEffect,
                         ServerLaunch {
                             name: &launch_name,
@@ -99,9 +112,7 @@ impl Connection {
                         },
                     )
                 })
-                .await
-                .map_err(|error| format!("starting it failed: {error}"))?
-                .map_err(|error| error.message)?;
+                .await?;
                 let Some((stdout, stdin)) = process.take_pipes() else {
                     return Err("it started without its pipes".to_owned());
                 };
@@ -125,10 +136,11 @@ impl Connection {
                 }
             }
             ServerTransport::StreamableHttp { url } => {
-                server
-                    .executor
-                    .check_server_reach(&server.skill, &server.declaration.name)
-                    .map_err(|error| error.message)?;
+                let name = server.declaration.name.clone();
+                off_the_async_threads(server, move |executor, skill| {
+                    executor.check_server_reach(skill, &name)
+                })
+                .await?;
                 // `skillbox mcp` builds no other HTTPS client: without a provider installed
                 // first, building this one panics.
                 skillbox_services::tls::install_crypto_provider();
