@@ -189,6 +189,42 @@ impl Drop for Worker {
     }
 }
 
+/// A long-lived sandboxed process (a warm worker, a skill server) just spawned through its
+/// helper: the helper's pid, the watch over every process of the run, and its pipes (`None`
+/// when one is missing).
+pub(crate) struct LongLived {
+    pub process_id: Option<Pid>,
+    pub processes: Option<WorkerProcesses>,
+    pub pipes: Option<(ChildStdin, ChildStdout, tokio::process::ChildStderr)>,
+}
+
+impl LongLived {
+    /// The parts of `child`, run under `layers` in `layout` (whose leased uid it runs as).
+    pub(crate) fn of(
+        child: &mut tokio::process::Child,
+        layers: crate::sandbox::SandboxLayers,
+        layout: &RunLayout,
+    ) -> Self {
+        let process_id = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        let processes = process_id.map(|helper| {
+            let uid = layout.folder.lease.as_ref().map(|lease| lease.uid);
+            WorkerProcesses::new(helper.as_raw(), layers, uid)
+        });
+        let pipes = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            (Some(stdin), Some(stdout), Some(stderr)) => Some((stdin, stdout, stderr)),
+            _ => None,
+        };
+        LongLived {
+            process_id,
+            processes,
+            pipes,
+        }
+    }
+}
+
 /// Kill a long-lived sandboxed process (a warm worker, a skill's MCP server) started through
 /// the helper `process_id`: its whole process tree, then (off the async threads) the
 /// processes that escaped the tree without namespaces and the control group its helper made.
@@ -551,17 +587,12 @@ fn start_worker(spawn: &WorkerSpawn<'_>, slot: LiveSlot) -> Result<Worker, Strin
         .command(&invocation, &setup_token)
         .spawn()
         .map_err(|error| format!("cannot start a worker: {error}"))?;
-    let process_id = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
-    let processes = process_id.map(|helper| {
-        let uid = layout.folder.lease.as_ref().map(|lease| lease.uid);
-        WorkerProcesses::new(helper.as_raw(), spawn.sandbox.layers, uid)
-    });
-    let (Some(stdin), Some(stdout), Some(stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
+    let LongLived {
+        process_id,
+        processes,
+        pipes,
+    } = LongLived::of(&mut child, spawn.sandbox.layers, &layout);
+    let Some((stdin, stdout, stderr)) = pipes else {
         return Err("a worker started without its pipes".to_owned());
     };
     let stderr_tail = keep_stderr_tail(stderr);

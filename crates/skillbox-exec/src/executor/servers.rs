@@ -34,7 +34,7 @@ use crate::executor::off_the_async_threads;
 use crate::interpreter::Language;
 use crate::process::kill_tree;
 use crate::sandbox::stray_processes::WorkerProcesses;
-use crate::workers::{end_what_escaped, keep_stderr_tail, stderr_tail_text};
+use crate::workers::{LongLived, end_what_escaped, keep_stderr_tail, stderr_tail_text};
 
 /// The declared program of a stdio server, as skillbox starts it.
 #[derive(Debug, Clone, Copy)]
@@ -217,17 +217,12 @@ impl Executor {
                 ),
             )
         })?;
-        let process_id = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw);
-        let processes = process_id.map(|helper| {
-            let uid = layout.folder.lease.as_ref().map(|lease| lease.uid);
-            WorkerProcesses::new(helper.as_raw(), self.sandbox.layers, uid)
-        });
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
+        let LongLived {
+            process_id,
+            processes,
+            pipes,
+        } = LongLived::of(&mut child, self.sandbox.layers, &layout);
+        let Some((stdin, stdout, stderr)) = pipes else {
             return Err(ExecError::new(
                 ErrorType::ExecutionFailed,
                 "an MCP server started without its pipes",
