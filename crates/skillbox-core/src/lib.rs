@@ -28,6 +28,7 @@ pub mod printable;
 pub mod properties;
 pub mod report;
 pub mod search;
+pub mod shell_words;
 mod simple_yaml;
 pub mod skill;
 pub mod skill_servers;

@@ -993,18 +993,9 @@ fn installed_changes(skill: &Skill, lock: &Path) -> String {
     }
 }
 
-/// A path as one shell word: as it is when it holds only safe characters, else single-quoted.
+/// A path as one shell word, for a command the person pastes.
 fn shell_word(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    let safe = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
-    if safe {
-        text.into_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
+    crate::shell_words::printable_shell_word(&path.to_string_lossy())
 }
 
 /// `O_NOFOLLOW`, so that a link planted at the lock's name is refused rather than followed.
@@ -1412,6 +1403,6 @@ mod tests {
             .join("\n\n")
         );
         assert_eq!(shell_word(Path::new("/a/b-c/.d")), "/a/b-c/.d");
-        assert_eq!(shell_word(Path::new("/it's")), r"'/it'\''s'");
+        assert_eq!(shell_word(Path::new("/it's")), "\"/it's\"");
     }
 }

@@ -245,7 +245,7 @@ async fn run_check(
 
 /// Quote `argument` for bash; `{skill}/…` at its start becomes the skill's folder.
 fn shell_word(argument: &str) -> String {
-    let quote = |text: &str| format!("'{}'", text.replace('\'', r"'\''"));
+    let quote = skillbox_core::shell_words::shell_word;
     match argument.strip_prefix(SKILL_FOLDER_PLACEHOLDER) {
         Some(rest) => format!("\"$SKILLBOX_SKILL_DIR\"{}", quote(rest)),
         None => quote(argument),
@@ -421,10 +421,11 @@ mod tests {
 
     #[test]
     fn command_words_are_quoted_and_the_skill_folder_named() {
-        assert_eq!(shell_word("a'b"), r"'a'\''b'");
+        assert_eq!(shell_word("a'b"), "\"a'b\"");
+        assert_eq!(shell_word("$(id)"), "'$(id)'");
         assert_eq!(
             shell_word("{skill}/evals/check.py"),
-            "\"$SKILLBOX_SKILL_DIR\"'/evals/check.py'"
+            "\"$SKILLBOX_SKILL_DIR\"/evals/check.py"
         );
     }
 }

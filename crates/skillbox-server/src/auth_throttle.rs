@@ -3,14 +3,14 @@
 //! headers), with a log line and a counter for them.
 //!
 //! Each client address has a bucket of [`FAILED_AUTH_BURST`] wrong tokens, refilled by one
-//! every [`FAILED_AUTH_REFILL`] (a GCRA: one instant per address, no timers). While the bucket
-//! is empty, a token from that address is not compared at all: the request gets 429 with
-//! `Retry-After`, whether the token was right or not. Comparing it anyway and letting a right
-//! one through would let a guesser keep guessing at full speed and read the answer to the one
-//! right guess; so a client on the same address as a guesser waits too, for as long as the
-//! guessing goes on and at most one refill after it stops. Web sessions are not tokens and are
-//! never held back. Before this, 5,854 guesses in 3 s from four connections went through
-//! unnoticed.
+//! every [`FAILED_AUTH_REFILL`] (`governor`'s keyed GCRA: one instant per address, no timers).
+//! Once an address's bucket is empty, a token from that address is not compared at all until
+//! the next one is due: the request gets 429 with `Retry-After`, whether the token was right or
+//! not. Comparing it anyway and letting a right one through would let a guesser keep guessing
+//! at full speed and read the answer to the one right guess; so a client on the same address as
+//! a guesser waits too, for as long as the guessing goes on and at most one refill after it
+//! stops. Web sessions are not tokens and are never held back. Before this, 5,854 guesses in
+//! 3 s from four connections went through unnoticed.
 //!
 //! Addresses are grouped where one party holds many: every loopback address is one client
 //! (any local program can bind all of 127.0.0.0/8), and an IPv6 address counts by its /64.
@@ -22,11 +22,16 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::ConnectInfo;
 use axum::http::Extensions;
+use governor::clock::{Clock, MonotonicClock, Reference};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::HashMapStateStore;
+use governor::{Quota, RateLimiter};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -113,14 +118,17 @@ pub(crate) enum TokenVerdict {
     Throttled(Duration),
 }
 
-/// One address's bucket and what is still to be logged about it.
+/// What is known of one address beyond its bucket: until when it is held back, and what is
+/// still to be logged about it.
 #[derive(Debug)]
-struct ClientRecord {
-    /// When the bucket will be full again: every wrong token moves it one refill later.
-    full_at: Instant,
+struct ClientRecord<I> {
+    /// Tokens from the address are not compared before this (its bucket is empty).
+    held_until: Option<I>,
+    /// The last wrong token: a record whose bucket has had time to fill again may be dropped.
+    last_wrong: I,
     wrong_unlogged: u64,
     throttled_unlogged: u64,
-    logged_at: Option<Instant>,
+    logged_at: Option<I>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -132,27 +140,57 @@ pub(crate) struct FailedAuthLabels {
 /// The counter of `/metrics` for wrong and held-back tokens, by door and outcome.
 pub(crate) type FailedAuthCounter = Family<FailedAuthLabels, Counter>;
 
+/// Each address's bucket of wrong tokens.
+type Buckets<C> =
+    RateLimiter<ClientKey, HashMapStateStore<ClientKey>, C, StateInformationMiddleware>;
+
 /// The buckets of every client address, and the counter of what they refused.
-#[derive(Debug)]
-pub(crate) struct AuthThrottle {
-    clients: Mutex<HashMap<ClientKey, ClientRecord>>,
+pub(crate) struct AuthThrottle<C: Clock = MonotonicClock> {
+    buckets: Buckets<C>,
+    clock: C,
+    clients: Mutex<HashMap<ClientKey, ClientRecord<C::Instant>>>,
     counter: FailedAuthCounter,
     burst: u32,
     refill: Duration,
+}
+
+impl<C: Clock> fmt::Debug for AuthThrottle<C> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("AuthThrottle")
+            .field("burst", &self.burst)
+            .field("refill", &self.refill)
+            .finish_non_exhaustive()
+    }
 }
 
 impl AuthThrottle {
     /// Buckets of [`FAILED_AUTH_BURST`] refilled every [`FAILED_AUTH_REFILL`], counted in
     /// `counter`.
     pub(crate) fn new(counter: FailedAuthCounter) -> Self {
+        AuthThrottle::with_clock(counter, MonotonicClock)
+    }
+}
+
+impl<C: Clock + Clone> AuthThrottle<C> {
+    /// The same, reading the time from `clock`.
+    fn with_clock(counter: FailedAuthCounter, clock: C) -> Self {
+        let burst = NonZeroU32::new(FAILED_AUTH_BURST).unwrap_or(NonZeroU32::MIN);
+        let quota = Quota::with_period(FAILED_AUTH_REFILL)
+            .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+            .allow_burst(burst);
         AuthThrottle {
+            buckets: Buckets::new(quota, HashMapStateStore::default(), clock.clone()),
+            clock,
             clients: Mutex::default(),
             counter,
             burst: FAILED_AUTH_BURST,
             refill: FAILED_AUTH_REFILL,
         }
     }
+}
 
+impl<C: Clock> AuthThrottle<C> {
     /// The counter of what this throttle refused, for `/metrics` to show.
     pub(crate) fn counter(&self) -> &FailedAuthCounter {
         &self.counter
@@ -168,15 +206,14 @@ impl AuthThrottle {
         door: Door,
         matches: impl FnOnce() -> bool,
     ) -> TokenVerdict {
-        self.check_at(ClientKey::of(address), door, matches, Instant::now())
+        self.check_key(ClientKey::of(address), door, matches)
     }
 
-    fn check_at(
+    fn check_key(
         &self,
         key: ClientKey,
         door: Door,
         matches: impl FnOnce() -> bool,
-        now: Instant,
     ) -> TokenVerdict {
         let Ok(mut clients) = self.clients.lock() else {
             // A poisoned table holds nobody back; the comparison still decides.
@@ -186,34 +223,41 @@ impl AuthThrottle {
                 TokenVerdict::Wrong
             };
         };
-        // The bucket is empty when it will be full only after `burst` more refills.
-        let allowance = self.refill * (self.burst.saturating_sub(1));
-        if let Some(record) = clients.get_mut(&key) {
-            let debt = record.full_at.saturating_duration_since(now);
-            if debt > allowance {
-                record.throttled_unlogged += 1;
-                self.count(door, "throttled");
-                log_if_due(key, record, door, now);
-                return TokenVerdict::Throttled(debt - allowance);
-            }
+        let now = self.clock.now();
+        if let Some(record) = clients.get_mut(&key)
+            && let Some(held_until) = record.held_until
+            && held_until > now
+        {
+            record.throttled_unlogged += 1;
+            self.count(door, "throttled");
+            log_if_due(key, record, door, now);
+            return TokenVerdict::Throttled(held_until.duration_since(now).into());
         }
         if matches() {
             return TokenVerdict::Right;
         }
         self.count(door, "wrong");
-        let key = if clients.contains_key(&key) || make_room(&mut clients, now) {
+        let key = if clients.contains_key(&key) || self.make_room(&mut clients, now) {
             key
         } else {
             ClientKey::Overflow
         };
         let record = clients.entry(key).or_insert(ClientRecord {
-            full_at: now,
+            held_until: None,
+            last_wrong: now,
             wrong_unlogged: 0,
             throttled_unlogged: 0,
             logged_at: None,
         });
-        record.full_at = record.full_at.max(now) + self.refill;
+        record.last_wrong = now;
         record.wrong_unlogged += 1;
+        // The wrong token takes one from the bucket; the last one holds the address back
+        // until the next is due (one refill from now).
+        record.held_until = match self.buckets.check_key(&key) {
+            Ok(state) if state.remaining_burst_capacity() == 0 => Some(now + self.refill.into()),
+            Ok(_) => None,
+            Err(not_until) => Some(not_until.earliest_possible()),
+        };
         log_if_due(key, record, door, now);
         TokenVerdict::Wrong
     }
@@ -226,36 +270,42 @@ impl AuthThrottle {
             })
             .inc();
     }
-}
 
-/// Whether the table has room for one more address, after forgetting those whose buckets are
-/// full again (logging what was still unlogged about them).
-fn make_room(clients: &mut HashMap<ClientKey, ClientRecord>, now: Instant) -> bool {
-    if clients.len() < MAX_TRACKED_CLIENTS {
-        return true;
-    }
-    clients.retain(|key, record| {
-        let keep = record.full_at > now;
-        if !keep && record.wrong_unlogged + record.throttled_unlogged > 0 {
-            log_counts(*key, record, None);
+    /// Whether the table has room for one more address, after forgetting those whose buckets
+    /// are full again (logging what was still unlogged about them).
+    fn make_room(
+        &self,
+        clients: &mut HashMap<ClientKey, ClientRecord<C::Instant>>,
+        now: C::Instant,
+    ) -> bool {
+        if clients.len() < MAX_TRACKED_CLIENTS {
+            return true;
         }
-        keep
-    });
-    clients.len() < MAX_TRACKED_CLIENTS
+        let refilled = self.refill * self.burst;
+        clients.retain(|key, record| {
+            let keep = Duration::from(now.duration_since(record.last_wrong)) < refilled;
+            if !keep && record.wrong_unlogged + record.throttled_unlogged > 0 {
+                log_counts(*key, record, None);
+            }
+            keep
+        });
+        self.buckets.retain_recent();
+        clients.len() < MAX_TRACKED_CLIENTS
+    }
 }
 
 /// One warn line about `key` if none was written in the last [`FAILED_AUTH_LOG_INTERVAL`].
-fn log_if_due(key: ClientKey, record: &mut ClientRecord, door: Door, now: Instant) {
-    let due = record
-        .logged_at
-        .is_none_or(|logged| now.saturating_duration_since(logged) >= FAILED_AUTH_LOG_INTERVAL);
+fn log_if_due<I: Reference>(key: ClientKey, record: &mut ClientRecord<I>, door: Door, now: I) {
+    let due = record.logged_at.is_none_or(|logged| {
+        Duration::from(now.duration_since(logged)) >= FAILED_AUTH_LOG_INTERVAL
+    });
     if due {
         log_counts(key, record, Some(door));
         record.logged_at = Some(now);
     }
 }
 
-fn log_counts(key: ClientKey, record: &mut ClientRecord, door: Option<Door>) {
+fn log_counts<I>(key: ClientKey, record: &mut ClientRecord<I>, door: Option<Door>) {
     tracing::warn!(
         client = %key,
         door = %door.map_or("any", Door::label),
@@ -270,56 +320,49 @@ fn log_counts(key: ClientKey, record: &mut ClientRecord, door: Option<Door>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use governor::clock::FakeRelativeClock;
 
-    fn throttle() -> AuthThrottle {
-        AuthThrottle::new(FailedAuthCounter::default())
+    fn throttle() -> (AuthThrottle<FakeRelativeClock>, FakeRelativeClock) {
+        let clock = FakeRelativeClock::default();
+        (
+            AuthThrottle::with_clock(FailedAuthCounter::default(), clock.clone()),
+            clock,
+        )
     }
 
     #[test]
     fn past_the_burst_an_address_gets_one_comparison_per_refill() {
-        let throttle = throttle();
-        let start = Instant::now();
+        let (throttle, clock) = throttle();
         let address = ClientKey::V4([192, 0, 2, 7]);
-        let check = |matches: bool, at: Duration| {
-            throttle.check_at(address, Door::Rpc, || matches, start + at)
-        };
+        let check = |matches: bool| throttle.check_key(address, Door::Rpc, || matches);
         for _ in 0..FAILED_AUTH_BURST {
-            assert_eq!(check(false, Duration::ZERO), TokenVerdict::Wrong);
+            assert_eq!(check(false), TokenVerdict::Wrong);
         }
         // Held back now, the right token too: it is not even compared.
         let compared = std::cell::Cell::new(false);
-        let verdict = throttle.check_at(
-            address,
-            Door::Mcp,
-            || {
-                compared.set(true);
-                true
-            },
-            start,
-        );
+        let verdict = throttle.check_key(address, Door::Mcp, || {
+            compared.set(true);
+            true
+        });
         assert_eq!(verdict, TokenVerdict::Throttled(FAILED_AUTH_REFILL));
         assert!(!compared.get());
         // Held-back tries do not push the wait further.
+        clock.advance(Duration::from_millis(500));
         for _ in 0..100 {
-            assert!(matches!(
-                check(false, Duration::from_millis(500)),
-                TokenVerdict::Throttled(_)
-            ));
+            assert!(matches!(check(false), TokenVerdict::Throttled(_)));
         }
         assert_eq!(
-            check(false, Duration::from_millis(500)),
+            check(false),
             TokenVerdict::Throttled(Duration::from_millis(500))
         );
         // One refill later, one comparison; the right token goes through.
-        assert_eq!(check(true, FAILED_AUTH_REFILL), TokenVerdict::Right);
-        assert_eq!(check(false, FAILED_AUTH_REFILL), TokenVerdict::Wrong);
-        assert!(matches!(
-            check(true, FAILED_AUTH_REFILL),
-            TokenVerdict::Throttled(_)
-        ));
+        clock.advance(Duration::from_millis(500));
+        assert_eq!(check(true), TokenVerdict::Right);
+        assert_eq!(check(false), TokenVerdict::Wrong);
+        assert_eq!(check(true), TokenVerdict::Throttled(FAILED_AUTH_REFILL));
         // Another address is not held back by this one's guesses.
         assert_eq!(
-            throttle.check_at(ClientKey::V4([192, 0, 2, 8]), Door::Rpc, || true, start),
+            throttle.check_key(ClientKey::V4([192, 0, 2, 8]), Door::Rpc, || true),
             TokenVerdict::Right
         );
         let count = |door: &'static str, outcome: &'static str| {
@@ -350,26 +393,25 @@ mod tests {
 
     #[test]
     fn the_table_is_bounded_and_new_addresses_past_it_share_a_bucket() {
-        let throttle = throttle();
-        let now = Instant::now();
+        let (throttle, clock) = throttle();
         let addresses = (0..MAX_TRACKED_CLIENTS + 20).map(|index| {
             let index = u32::try_from(index).unwrap();
             ClientKey::V4((0x0a00_0000 + index).to_be_bytes())
         });
         for address in addresses {
-            throttle.check_at(address, Door::Rpc, || false, now);
+            throttle.check_key(address, Door::Rpc, || false);
         }
-        // The addresses it holds, and the one bucket the rest share.
+        // The addresses it holds, and the one record the rest share: their twenty wrong tokens
+        // (the first logged at once) emptied its bucket.
         let clients = throttle.clients.lock().unwrap();
         assert_eq!(clients.len(), MAX_TRACKED_CLIENTS + 1);
-        assert_eq!(
-            clients[&ClientKey::Overflow].full_at,
-            now + FAILED_AUTH_REFILL * 20
-        );
+        let overflow = &clients[&ClientKey::Overflow];
+        assert_eq!(overflow.wrong_unlogged, 19);
+        assert!(overflow.held_until.is_some());
         drop(clients);
         // Once their buckets are full again, the old addresses make room.
-        let later = now + FAILED_AUTH_REFILL * 2;
-        throttle.check_at(ClientKey::V4([192, 0, 2, 1]), Door::Rpc, || false, later);
+        clock.advance(FAILED_AUTH_REFILL * (FAILED_AUTH_BURST + 1));
+        throttle.check_key(ClientKey::V4([192, 0, 2, 1]), Door::Rpc, || false);
         let clients = throttle.clients.lock().unwrap();
         assert!(clients.contains_key(&ClientKey::V4([192, 0, 2, 1])));
         assert!(clients.len() < 10, "{}", clients.len());

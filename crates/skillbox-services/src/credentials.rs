@@ -11,16 +11,11 @@ pub fn bearer_token(authorization: &str) -> Option<&str> {
         .map(|(_, presented)| presented)
 }
 
-/// Whether `presented` is `token`, compared in constant time for tokens of its length.
+/// Whether `presented` is `token`, compared in constant time for tokens of its length
+/// (`subtle`: where a guess first differs does not change how long the comparison takes).
 #[must_use]
 pub fn token_matches(presented: &str, token: &str) -> bool {
-    let (presented, token) = (presented.as_bytes(), token.as_bytes());
-    presented.len() == token.len()
-        && presented
-            .iter()
-            .zip(token)
-            .fold(0u8, |difference, (x, y)| difference | (x ^ y))
-            == 0
+    subtle::ConstantTimeEq::ct_eq(presented.as_bytes(), token.as_bytes()).into()
 }
 
 #[cfg(test)]

@@ -231,10 +231,10 @@ impl Auth {
             });
         };
         if let Some(session) = session_cookie(headers)
-            && self.session_is_live(session)
+            && self.session_is_live(&session)
         {
             return Admission::Visitor(Visitor {
-                csrf: self.csrf_for(session),
+                csrf: self.csrf_for(&session),
                 signed_in: true,
             });
         }
@@ -338,15 +338,17 @@ pub fn presented_bearer(headers: &HeaderMap) -> Option<&str> {
         .and_then(bearer_token)
 }
 
-fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+/// The session cookie's value among the request's `Cookie` headers (parsed by `cookie`; a
+/// malformed pair is skipped, never the whole header).
+fn session_cookie(headers: &HeaderMap) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, value)| value)
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|cookie| cookie.name() == SESSION_COOKIE)
+        .map(|cookie| cookie.value().to_owned())
 }
 
 /// [`SECRET_BYTES`] from the system's random source, in hex; `None` when it has none.
@@ -546,7 +548,7 @@ pub(crate) async fn logout(
     _body: LimitedBody<MAX_SMALL_BODY_BYTES>,
 ) -> Response {
     if let Some(session) = session_cookie(&headers) {
-        state.auth.close_session(session);
+        state.auth.close_session(&session);
     }
     (
         [(

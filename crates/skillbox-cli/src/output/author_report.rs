@@ -58,9 +58,11 @@ pub fn print_new(created: &NewSkill, parent: Option<&Path>, json: bool) -> anyho
 
 /// The commands that check, try, test and pack a new skill, each after a one-word label.
 fn next_steps(created: &NewSkill, parent: Option<&Path>) -> Vec<(&'static str, String)> {
-    let folder = shell_word(&created.directory.display().to_string());
-    let root =
-        shell_word(&parent.map_or_else(|| ".".to_owned(), |path| path.display().to_string()));
+    let folder =
+        skillbox_core::shell_words::printable_shell_word(&created.directory.display().to_string());
+    let root = skillbox_core::shell_words::printable_shell_word(
+        &parent.map_or_else(|| ".".to_owned(), |path| path.display().to_string()),
+    );
     let try_it = match (&created.tool, created.format) {
         (_, SkeletonFormat::Protocol) => format!(
             "skillbox call execute_skill {root} --args '{{\"name\": \"{}\", \"args\": {{\"text\": \"{SAMPLE_TEXT}\"}}}}'",
@@ -81,16 +83,6 @@ fn next_steps(created: &NewSkill, parent: Option<&Path>) -> Vec<(&'static str, S
         ("test", format!("skillbox eval {folder}")),
         ("share", format!("skillbox pack {folder}")),
     ]
-}
-
-/// A path as one shell word: as it is when it holds only safe characters, else single-quoted.
-fn shell_word(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./+:@%=,".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        text.to_owned()
-    } else {
-        format!("'{}'", printable_line(text).replace('\'', r"'\''"))
-    }
 }
 
 /// What was left out of a skill, one line: the paths are the author's folder names.

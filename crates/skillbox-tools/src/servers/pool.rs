@@ -130,8 +130,11 @@ impl SkillServer {
     pub fn describe(&self) -> String {
         match &self.declaration.transport {
             ServerTransport::Stdio { command, args, .. } => {
-                let mut words = vec![quote_word(command)];
-                words.extend(args.iter().map(|arg| quote_word(arg)));
+                let mut words = vec![skillbox_core::shell_words::printable_shell_word(command)];
+                words.extend(
+                    args.iter()
+                        .map(|arg| skillbox_core::shell_words::printable_shell_word(arg)),
+                );
                 format!("`{}` in {}", words.join(" "), self.key.folder.display())
             }
             ServerTransport::StreamableHttp { url } => url.clone(),
@@ -640,19 +643,6 @@ fn ready(
         }
     }
     ServerStatus::Ready { tools, skipped }
-}
-
-/// A word of a command line as a person would type it.
-fn quote_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// What a load says of its servers, appended to the instructions it returns.
