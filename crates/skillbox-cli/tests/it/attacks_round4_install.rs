@@ -107,11 +107,11 @@ fn a_cloned_lock_naming_the_users_own_skill_is_refused_by_every_command_that_fet
                 let _ = fs_err::remove_file(&manifest);
             }
             for command in [
-                &["install"][..],
-                &["install", "--frozen"],
-                &["update"],
+                &["update"][..],
                 &["update", "private"],
                 &["outdated"],
+                &["install"],
+                &["install", "--frozen"],
             ] {
                 let (code, stdout, stderr) = project.run(command);
                 assert_eq!(
