@@ -18,7 +18,7 @@
 //! skill then runs from its copy in a [`crate::skill_store::SkillStore`], whose files were
 //! hashed as they were copied, so the files checked are the files run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
@@ -197,6 +197,14 @@ struct TrustFile {
     roots: BTreeMap<String, TrustEntry>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     installed: BTreeMap<String, InstalledSkill>,
+    /// Per project lock: the folders of this machine outside the project that the user named
+    /// to `skillbox add` (see [`TrustStore::confirm_local_source`]).
+    #[serde(
+        default,
+        rename = "localSources",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    local_sources: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// A skill folder `skillbox add` or `install` put in place: the user chose it, so its code may
@@ -216,6 +224,7 @@ pub struct TrustStore {
     path: PathBuf,
     roots: BTreeMap<PathBuf, TrustEntry>,
     installed: BTreeMap<PathBuf, InstalledSkill>,
+    local_sources: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
 }
 
 /// A root just trusted: its canonical path and what was recorded.
@@ -262,6 +271,7 @@ impl TrustStore {
                     path: path.to_path_buf(),
                     roots: BTreeMap::new(),
                     installed: BTreeMap::new(),
+                    local_sources: BTreeMap::new(),
                 });
             }
             Err(error) => return Err(io_error(error)),
@@ -324,10 +334,25 @@ impl TrustStore {
             }
             installed.insert(PathBuf::from(folder), record);
         }
+        let mut local_sources = BTreeMap::new();
+        for (lock, folders) in file.local_sources {
+            let all_absolute = Path::new(&lock).is_absolute()
+                && folders.iter().all(|f| Path::new(f).is_absolute());
+            if !all_absolute {
+                return Err(corrupt(format!(
+                    "a local source confirmed for `{lock}`, or that lock, is not an absolute path"
+                )));
+            }
+            local_sources.insert(
+                PathBuf::from(lock),
+                folders.into_iter().map(PathBuf::from).collect(),
+            );
+        }
         Ok(TrustStore {
             path: path.to_path_buf(),
             roots,
             installed,
+            local_sources,
         })
     }
 
@@ -366,10 +391,24 @@ impl TrustStore {
             })?;
             installed.insert(key.to_owned(), record.clone());
         }
+        let mut local_sources = BTreeMap::new();
+        let utf8 = |path: &PathBuf| {
+            path.to_str()
+                .map(str::to_owned)
+                .ok_or_else(|| TrustError::PathNotUtf8 { path: path.clone() })
+        };
+        for (lock, folders) in &self.local_sources {
+            let folders = folders
+                .iter()
+                .map(utf8)
+                .collect::<Result<BTreeSet<_>, _>>()?;
+            local_sources.insert(utf8(lock)?, folders);
+        }
         let file = TrustFile {
             version: TRUST_FILE_FORMAT_VERSION,
             roots,
             installed,
+            local_sources,
         };
         let mut text = serde_json::to_vec_pretty(&file)
             .map_err(|error| TrustError::Io(format!("cannot encode the trust file: {error}")))?;
@@ -468,6 +507,45 @@ impl TrustStore {
     /// may be gone already). Returns whether there was one.
     pub fn forget_installed(&mut self, canonical_folder: &Path) -> bool {
         self.installed.remove(canonical_folder).is_some()
+    }
+
+    /// Record that the user named `folder` (a folder, archive or repository of this machine
+    /// outside the project, by its canonical path) to `skillbox add` in the project whose lock
+    /// is `lock`. A project's manifest and lock are the project's (a cloned repository writes
+    /// them), so only this record, in the user's own file, lets `install`, `update` and
+    /// `outdated` read such a source for that project. In memory only: [`TrustStore::save`]
+    /// writes it.
+    ///
+    /// # Errors
+    /// When a path is not absolute or not UTF-8.
+    pub fn confirm_local_source(&mut self, lock: &Path, folder: &Path) -> Result<(), TrustError> {
+        let lock = std::path::absolute(lock).map_err(io_error)?;
+        for path in [&lock, &folder.to_path_buf()] {
+            if path.to_str().is_none() {
+                return Err(TrustError::PathNotUtf8 { path: path.clone() });
+            }
+            if !path.is_absolute() {
+                return Err(TrustError::Io(format!(
+                    "`{}` is not an absolute path",
+                    path.display()
+                )));
+            }
+        }
+        self.local_sources
+            .entry(lock)
+            .or_default()
+            .insert(folder.to_path_buf());
+        Ok(())
+    }
+
+    /// Whether `folder` (a canonical path) is, or lies inside, a local source the user
+    /// confirmed for the project whose lock is `lock` ([`TrustStore::confirm_local_source`]).
+    #[must_use]
+    pub fn local_source_confirmed(&self, lock: &Path, folder: &Path) -> bool {
+        let lock = std::path::absolute(lock).unwrap_or_else(|_| lock.to_path_buf());
+        self.local_sources
+            .get(&lock)
+            .is_some_and(|confirmed| confirmed.iter().any(|root| folder.starts_with(root)))
     }
 
     /// Read the trust file at `path`, change it with `change`, and write it back, holding an
@@ -1021,6 +1099,26 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn local_sources_are_confirmed_per_lock_and_cover_the_folders_inside() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join(TRUST_FILE_NAME);
+        let mut store = TrustStore::load(&path).unwrap();
+        let lock = Path::new("/work/p/skillbox.lock");
+        store
+            .confirm_local_source(lock, Path::new("/shared/skills"))
+            .unwrap();
+        store.save().unwrap();
+        let store = TrustStore::load(&path).unwrap();
+        assert!(store.local_source_confirmed(lock, Path::new("/shared/skills")));
+        assert!(store.local_source_confirmed(lock, Path::new("/shared/skills/pdf")));
+        assert!(!store.local_source_confirmed(lock, Path::new("/shared")));
+        assert!(!store.local_source_confirmed(lock, Path::new("/shared/skills-other")));
+        // Another project (a clone elsewhere) has no confirmation of its own.
+        let clone = Path::new("/work/clone/skillbox.lock");
+        assert!(!store.local_source_confirmed(clone, Path::new("/shared/skills")));
+    }
 
     struct Project {
         _temp: tempfile::TempDir,

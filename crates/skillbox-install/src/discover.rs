@@ -3,9 +3,12 @@
 //! `.codex-plugin/plugin.json`: `skills`, default `skills/`); the plugins a marketplace
 //! (`.claude-plugin/marketplace.json`) holds in the same source; else every skill folder below
 //! it, including the agents' hidden folders (`.claude/skills`, `.agents/skills`, …). Each skill
-//! found is validated as `skillbox validate` would, and its links must stay inside it.
+//! found is validated as `skillbox validate` would, and its links must stay inside it. Every
+//! folder searched and every skill found must lie inside the source's folder: one reached
+//! through a link that leaves it (a committed `.agents/skills` pointing at the user's own
+//! skills) is refused, never read.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use skillbox_core::catalog::{CatalogOptions, SkillCatalog, SkillRoot};
@@ -71,6 +74,12 @@ pub(crate) fn find_skills_with(
     validate: bool,
 ) -> Result<Vec<FoundSkill>, InstallError> {
     let roots = skill_roots(root, source_text)?;
+    let real_source = fs_err::canonicalize(source_root).map_err(|error| {
+        InstallError::fetch(source_text, format!("it cannot be read ({error})"))
+    })?;
+    for folder in &roots {
+        check_inside(folder, source_root, &real_source, source_text)?;
+    }
     let catalog = SkillCatalog::load(&CatalogOptions {
         roots: roots.iter().map(SkillRoot::explicit).collect(),
         ..CatalogOptions::default()
@@ -83,6 +92,7 @@ pub(crate) fn find_skills_with(
         if !matches!(skill.source, SkillSource::Directory(_)) {
             continue;
         }
+        check_inside(&skill.directory, source_root, &real_source, source_text)?;
         let name = skill.name().to_owned();
         let path_in_source = relative(&skill.directory, source_root);
         let unsafe_name = skillbox_core::names::unsafe_name_reason(&name).filter(|_| validate);
@@ -341,12 +351,39 @@ pub(crate) fn check_folder_links(
     name: &str,
     source_text: &str,
 ) -> Result<(), InstallError> {
+    // A link at the folder itself (a skill folder linked in a source) is followed, as every
+    // read of the folder does.
+    let links = walk_links(folder, &mut |_, _| {}).map_err(|message| {
+        InstallError::refused(source_text, format!("skill `{name}`: {message}"))
+    })?;
+    if let Some((path, target)) = crate::fetch::tree::escaping_link(&links) {
+        return Err(InstallError::refused(
+            source_text,
+            format!(
+                "skill `{name}` has a link `{path}` to `{target}`, outside the skill; only links inside a skill are installed"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Walk `folder` without reading a file or following a link, calling `visit` with each entry's
+/// `/`-separated path and kind; the links met (path to target). At most
+/// [`MAX_LINK_WALK_ENTRIES`] entries, [`MAX_LINK_WALK_DEPTH`] folders deep.
+///
+/// # Errors
+/// The reason, for the caller's message.
+pub(crate) fn walk_links(
+    folder: &Path,
+    visit: &mut dyn FnMut(&str, std::fs::FileType),
+) -> Result<BTreeMap<String, String>, String> {
     fn walk(
         folder: &Path,
         prefix: &str,
         depth: usize,
         entries: &mut usize,
-        links: &mut std::collections::BTreeMap<String, String>,
+        links: &mut BTreeMap<String, String>,
+        visit: &mut dyn FnMut(&str, std::fs::FileType),
     ) -> Result<(), String> {
         if depth > MAX_LINK_WALK_DEPTH {
             return Err(format!("`{prefix}` is nested too deep"));
@@ -367,30 +404,70 @@ pub(crate) fn check_folder_links(
                 format!("{prefix}/{entry_name}")
             };
             let kind = entry.file_type().map_err(|error| error.to_string())?;
+            visit(&relative, kind);
             if kind.is_symlink() {
                 let target = fs_err::read_link(entry.path()).map_err(|error| error.to_string())?;
                 links.insert(relative, target.to_string_lossy().into_owned());
             } else if kind.is_dir() {
-                walk(&entry.path(), &relative, depth + 1, entries, links)?;
+                walk(&entry.path(), &relative, depth + 1, entries, links, visit)?;
             }
         }
         Ok(())
     }
-    let mut links = std::collections::BTreeMap::new();
-    // A link at the folder itself (a skill folder linked in a source) is followed, as every
-    // read of the folder does.
-    walk(folder, "", 0, &mut 0, &mut links).map_err(|message| {
-        InstallError::refused(source_text, format!("skill `{name}`: {message}"))
-    })?;
-    if let Some((path, target)) = crate::fetch::tree::escaping_link(&links) {
-        return Err(InstallError::refused(
+    let mut links = BTreeMap::new();
+    walk(folder, "", 0, &mut 0, &mut links, visit)?;
+    Ok(links)
+}
+
+/// Refuse a folder (a root searched, a skill found) of a source tree that lies outside the
+/// tree (`real_source`, with links resolved): reached through a link that leaves it (a
+/// committed `.agents/skills` pointing at the user's own skills, say). Nothing of a source is
+/// read from outside the folder it was named by.
+fn check_inside(
+    folder: &Path,
+    source_root: &Path,
+    real_source: &Path,
+    source_text: &str,
+) -> Result<(), InstallError> {
+    let real = fs_err::canonicalize(folder).map_err(|error| {
+        InstallError::refused(
             source_text,
             format!(
-                "skill `{name}` has a link `{path}` to `{target}`, outside the skill; only links inside a skill are installed"
+                "`{}` cannot be read ({error})",
+                relative(folder, source_root)
             ),
-        ));
+        )
+    })?;
+    if real.starts_with(real_source) {
+        return Ok(());
     }
-    Ok(())
+    // The link on the way, to name it.
+    let mut path = source_root.to_path_buf();
+    let mut link = None;
+    if let Ok(inside) = folder.strip_prefix(source_root) {
+        for part in inside.components() {
+            path.push(part);
+            if crate::guard::is_link(&path) {
+                link = Some((
+                    relative(&path, source_root),
+                    fs_err::read_link(&path)
+                        .map(|target| target.display().to_string())
+                        .unwrap_or_default(),
+                ));
+                break;
+            }
+        }
+    }
+    let message = match link {
+        Some((path, target)) => format!(
+            "`{path}` is a link to `{target}`, outside the source; a source's skills must lie inside the folder named, so nothing is read through a link that leaves it"
+        ),
+        None => format!(
+            "`{}` lies outside the source; a source's skills must lie inside the folder named",
+            relative(folder, source_root)
+        ),
+    };
+    Err(InstallError::refused(source_text, message))
 }
 
 /// `path` relative to `base`, `/`-separated.

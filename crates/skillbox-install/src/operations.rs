@@ -10,13 +10,14 @@
 //! project (`.agents/.skillbox-install.lock`) keeps two installs from interleaving.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::fs::PermissionsExt;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use fs_err::os::unix::fs::OpenOptionsExt as _;
+use rustix::fs::FileType;
 use serde::Serialize;
+use skillbox_core::catalog::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_core::install_lock::{FileChange, LockedFile, LockedSkill, SkillLock, SourceKind};
 use skillbox_core::skill_store::SkillStore;
 use skillbox_core::trust::TrustStore;
@@ -29,6 +30,7 @@ use crate::fetch::git::{GitSource, TreeOutline, fetch_tree, folder_digest, write
 use crate::fetch::http::Http;
 use crate::fetch::unpack::{ArchiveFormat, unpack};
 use crate::fetch::well_known::{fetch_index, fetch_skill};
+use crate::folder_handle::{FolderHandle, copy_folder};
 use crate::limits::InstallLimits;
 use crate::manifest::{Manifest, ManifestEntry, write_atomically};
 use crate::progress::Progress;
@@ -39,6 +41,8 @@ pub use skillbox_core::skill_store::CACHE_DIRECTORY_ENVIRONMENT_VARIABLE;
 
 /// What the folders an install builds beside the install folder are called.
 const STAGING_PREFIX: &str = ".skillbox-staging-";
+/// The file (beside the install folder) locked while an operation changes the install.
+const PROJECT_LOCK_NAME: &str = ".skillbox-install.lock";
 
 /// What `skillbox add` is asked.
 #[derive(Debug, Clone, Default)]
@@ -226,6 +230,9 @@ pub struct Installer {
     fetched: std::cell::RefCell<BTreeMap<String, Rc<FetchedTree>>>,
     /// Installed folders and their digests, to record in the trust file.
     pending_trust: std::sync::Mutex<Vec<(PathBuf, String)>>,
+    /// Local sources outside the project the person named to `add`, to record in the trust
+    /// file ([`TrustStore::confirm_local_source`]).
+    pending_sources: std::sync::Mutex<Vec<PathBuf>>,
     /// The trust file, read once per operation.
     trust_snapshot: std::sync::OnceLock<Option<TrustStore>>,
     /// How many skill folders were written whole from git this operation (names their folders).
@@ -271,6 +278,7 @@ impl Installer {
             http: std::sync::OnceLock::new(),
             fetched: std::cell::RefCell::default(),
             pending_trust: std::sync::Mutex::default(),
+            pending_sources: std::sync::Mutex::default(),
             trust_snapshot: std::sync::OnceLock::new(),
             completed: std::sync::atomic::AtomicU64::new(0),
         })
@@ -336,35 +344,44 @@ impl Installer {
     }
 
     /// The project's exclusive lock, held while an operation changes the install.
-    fn lock_project(&self) -> Result<fs_err::File, InstallError> {
+    fn lock_project(&self) -> Result<std::fs::File, InstallError> {
         crate::guard::check_project(&self.scope)?;
-        let folder = self.scope.staging_parent();
-        fs_err::create_dir_all(&folder)
-            .map_err(|error| InstallError::io("create", &folder, error))?;
-        let path = folder.join(".skillbox-install.lock");
+        let folder = FolderHandle::open_in(&self.scope, &self.scope.staging_parent())?;
+        let path = folder.path().join(PROJECT_LOCK_NAME);
         // Never through a link a repository planted at the name (it would create its target).
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags(i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0))
-            .open(&path)
-            .map_err(|error| InstallError::io("open", &path, error))?;
+        let file = rustix::fs::openat(
+            &folder,
+            PROJECT_LOCK_NAME,
+            rustix::fs::OFlags::WRONLY
+                | rustix::fs::OFlags::CREATE
+                | rustix::fs::OFlags::NOFOLLOW
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::from_raw_mode(0o644),
+        )
+        .map(std::fs::File::from)
+        .map_err(|error| InstallError::io("open", &path, std::io::Error::from(error)))?;
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|error| InstallError::io("lock", &path, std::io::Error::from(error)))?;
         // Folders a killed install was building: no other install runs now.
-        if let Ok(entries) = fs_err::read_dir(&folder) {
-            for entry in entries.flatten() {
-                if entry
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(STAGING_PREFIX)
-                {
-                    let _ = remove_folder(&entry.path());
-                }
+        for name in folder.names().unwrap_or_default() {
+            if name.to_string_lossy().starts_with(STAGING_PREFIX) {
+                let _ = folder.remove_tree(&name);
             }
         }
         Ok(file)
+    }
+
+    /// The folder holding the install folder (where staging happens) and the install folder,
+    /// open (and created when missing).
+    fn install_handles(&self) -> Result<(FolderHandle, FolderHandle), InstallError> {
+        let parent = FolderHandle::open_in(&self.scope, &self.scope.staging_parent())?;
+        let name = self
+            .scope
+            .install_folder
+            .file_name()
+            .unwrap_or_else(|| OsStr::new("skills"));
+        let install = parent.child(name, true)?;
+        Ok((parent, install))
     }
 
     /// `skillbox add`: fetch SOURCE, choose its skills, install them and record them.
@@ -382,10 +399,21 @@ impl Installer {
         let _guard = self.lock_project()?;
         let mut lock = SkillLock::load(&self.scope.lock)?.unwrap_or_default();
         let mut notes = fetched.notes;
-        let chosen = choose(fetched.skills, &request.skills, request.all, &spec.text)
-            .and_then(|(chosen, rest)| {
-                with_requirements(chosen, rest, &lock, &spec.text, &mut notes)
-            })?
+        let mut required_by = BTreeMap::new();
+        let chosen = choose(fetched.skills, &request.skills, request.all, &spec.text).and_then(
+            |(chosen, rest)| {
+                with_requirements(
+                    chosen,
+                    rest,
+                    &lock,
+                    &spec.text,
+                    &mut notes,
+                    &mut required_by,
+                )
+            },
+        )?;
+        self.check_takeovers(&chosen, request, &required_by, &lock, &spec.text)?;
+        let chosen = chosen
             .into_iter()
             .map(|prepared| self.complete(prepared))
             .collect::<Result<Vec<_>, _>>()?;
@@ -412,6 +440,13 @@ impl Installer {
         }
         manifest.save()?;
         write_atomically(&self.scope.lock, lock.to_text().as_bytes())?;
+        // The person named this source: `install`, `update` and `outdated` may read it for
+        // this project from now on.
+        if let Some(Some(real)) = crate::local_source::outside_project(&self.scope, &spec)
+            && let Ok(mut pending) = self.pending_sources.lock()
+        {
+            pending.push(real);
+        }
         for (name, locked, tree, previous) in placed {
             let folder = self.place(&name, &locked, &tree, &mut report.notes)?;
             let action = match &previous {
@@ -471,6 +506,9 @@ impl Installer {
         }
         let mut lock = lock_on_disk.clone().unwrap_or_else(SkillLock::new);
         let mut report = self.report();
+        for (name, entry) in manifest.entries() {
+            self.check_named_source(name, &entry.source, &self.scope.manifest)?;
+        }
         if manifest.exists() {
             let differences = differences(&manifest, &lock);
             if frozen && !differences.is_empty() {
@@ -499,7 +537,6 @@ impl Installer {
                 }
                 let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
                     .with_reference(entry.reference.clone());
-                self.check_manifest_path(name, &spec)?;
                 let prepared = self.fetch_one(&spec, &entry.path, name)?;
                 let (locked, _) = self.store_prepared(&prepared, entry)?;
                 let was_locked = lock_on_disk
@@ -512,7 +549,10 @@ impl Installer {
                 write_atomically(&self.scope.lock, lock.to_text().as_bytes())?;
             }
         }
-        for locked in lock.skills.values() {
+        // Whatever the lock says: an entry kept from it is read as a source again (or taken
+        // from the store by its digest) only when the person could have chosen it.
+        for (name, locked) in &lock.skills {
+            self.check_named_source(name, &locked.source, &self.scope.lock)?;
             self.check_agent_folders(&locked.agents)?;
         }
         self.remove_unlocked(&lock, &mut report)?;
@@ -547,11 +587,10 @@ impl Installer {
                 .get(&name)
                 .cloned()
                 .unwrap_or_else(|| entry_from_lock(&old));
+            self.check_named_source(&name, &old.source, &self.scope.lock)?;
+            self.check_named_source(&name, &entry.source, &self.scope.manifest)?;
             let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
                 .with_reference(entry.reference.clone());
-            if entry.source != old.source {
-                self.check_manifest_path(&name, &spec)?;
-            }
             let prepared = self.fetch_one(&spec, &old.path, &name)?;
             let (locked, tree) = self.store_prepared(&prepared, &entry)?;
             lock.skills.insert(name.clone(), locked.clone());
@@ -626,6 +665,8 @@ impl Installer {
                 .get(name)
                 .cloned()
                 .unwrap_or_else(|| entry_from_lock(locked));
+            self.check_named_source(name, &locked.source, &self.scope.lock)?;
+            self.check_named_source(name, &entry.source, &self.scope.manifest)?;
             let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
                 .with_reference(entry.reference.clone());
             let prepared = self.fetch_one(&spec, &locked.path, name)?;
@@ -702,32 +743,119 @@ impl Installer {
         Ok(report)
     }
 
-    /// Refuse a project manifest's entry that names a folder or archive of this machine outside
-    /// the project, when no `skillbox add` recorded it: a repository's manifest must not make
-    /// `install` copy the user's own skills (or any folder) into a project it can read back.
-    /// `skillbox add PATH` confirms such a source; the user's own manifest (`--global`) is
-    /// trusted.
-    fn check_manifest_path(&self, name: &str, spec: &SourceSpec) -> Result<(), InstallError> {
-        let Location::Path(path) = &spec.location else {
-            return Ok(());
-        };
+    /// Refuse a local source outside the project that entry `name` of the project's manifest
+    /// or lock (`named_in`) names, unless the person confirmed it with `skillbox add`
+    /// ([`crate::local_source`]).
+    fn check_named_source(
+        &self,
+        name: &str,
+        source: &str,
+        named_in: &Path,
+    ) -> Result<(), InstallError> {
         if self.scope.global {
             return Ok(());
         }
-        let base =
-            fs_err::canonicalize(&self.scope.base).unwrap_or_else(|_| self.scope.base.clone());
-        let real = fs_err::canonicalize(path).unwrap_or_else(|_| path.clone());
-        if real.starts_with(&base) {
+        let spec = SourceSpec::parse(source, &self.scope.base)?;
+        let trust = self
+            .trust_file
+            .as_deref()
+            .and_then(|trust_file| self.trust_snapshot(trust_file));
+        crate::local_source::check_named_source(&self.scope, trust, &spec, name, named_in)
+    }
+
+    /// Refuse to install a skill the person did not name (one a chosen skill requires, or one
+    /// taken with `--all` or as a source's only skill) under a name the user already has in
+    /// another root (`~/.claude/skills`, a project root): installed here it would take that
+    /// name over, and with it every grant given to the name (`--secret VAR:NAME`,
+    /// `--allow-network-for NAME`). Skills this lock installed already are updates.
+    fn check_takeovers(
+        &self,
+        chosen: &[Prepared],
+        request: &AddRequest,
+        required_by: &BTreeMap<String, String>,
+        lock: &SkillLock,
+        source_text: &str,
+    ) -> Result<(), InstallError> {
+        let unnamed: Vec<&str> = chosen
+            .iter()
+            .map(|prepared| prepared.found.name.as_str())
+            .filter(|name| {
+                !request.skills.iter().any(|named| named == name)
+                    && !lock.skills.contains_key(*name)
+            })
+            .collect();
+        if unnamed.is_empty() {
             return Ok(());
         }
-        Err(InstallError::Refused {
-            source_text: spec.text.clone(),
-            message: format!(
-                "`{name}` in `{}` names a path outside the project, which only `skillbox add` may install (it would copy a folder of this machine into the project); run `skillbox add {}` to confirm it",
-                self.scope.manifest.display(),
-                spec.text
+        // The very folder being installed (a user's skill added by its path) is no other copy.
+        let installing: Vec<PathBuf> = chosen
+            .iter()
+            .filter_map(|prepared| fs_err::canonicalize(&prepared.found.folder).ok())
+            .collect();
+        let Some((name, folder)) = self.copy_elsewhere(&unnamed, &installing) else {
+            return Ok(());
+        };
+        let why = match required_by.get(&name) {
+            Some(needer) => format!("which `{needer}` requires"),
+            None if request.all => "taken with `--all`".to_owned(),
+            None => "the skill it holds".to_owned(),
+        };
+        let names: Vec<String> = chosen
+            .iter()
+            .map(|prepared| format!("--skill {}", prepared.found.name))
+            .collect();
+        Err(InstallError::refused(
+            source_text,
+            format!(
+                "it would install its own skill `{name}` ({why}) in `{}`, where it would take over your skill `{name}` at `{}`: models would be shown it instead of yours, and a grant given to `{name}` (`--secret VAR:{name}`, `--allow-network-for {name}`) would go to it. Nothing was installed. To keep yours, leave this source out; to replace yours in this {} anyway, name every skill: `skillbox add {source_text} {}`",
+                self.scope.install_folder.display(),
+                folder.display(),
+                if self.scope.global {
+                    "scope"
+                } else {
+                    "project"
+                },
+                names.join(" ")
             ),
-        })
+        ))
+    }
+
+    /// The first of `names` that a skill root other than the install folder holds (the roots
+    /// a catalog of this project reads: `SKILLBOX_ROOTS`, else the user's and the project's),
+    /// with its folder; copies in the `installing` folders do not count.
+    fn copy_elsewhere(&self, names: &[&str], installing: &[PathBuf]) -> Option<(String, PathBuf)> {
+        let install_folder = fs_err::canonicalize(&self.scope.install_folder).ok();
+        let is_install_folder = |path: &Path| {
+            path == self.scope.install_folder
+                || install_folder.is_some() && fs_err::canonicalize(path).ok() == install_folder
+        };
+        let roots: Vec<SkillRoot> = SkillRoot::from_environment_or_defaults(&self.scope.base)
+            .into_iter()
+            .filter(|root| !is_install_folder(&root.path))
+            .collect();
+        let catalog = match SkillCatalog::load(&CatalogOptions {
+            roots,
+            ..CatalogOptions::default()
+        }) {
+            Ok(catalog) => catalog,
+            Err(error) => {
+                tracing::warn!(%error, "the skill roots could not be read to look for skills of the same name");
+                return None;
+            }
+        };
+        catalog
+            .skills()
+            .iter()
+            .chain(catalog.shadowed())
+            .filter(|skill| names.contains(&skill.name()))
+            .find_map(|skill| {
+                let real = fs_err::canonicalize(&skill.directory)
+                    .unwrap_or_else(|_| skill.directory.clone());
+                let here = install_folder
+                    .as_ref()
+                    .is_some_and(|folder| real.starts_with(folder));
+                (!here && !installing.contains(&real)).then(|| (skill.name().to_owned(), real))
+            })
     }
 
     fn existing_lock(&self) -> Result<SkillLock, InstallError> {
@@ -1263,7 +1391,7 @@ impl Installer {
                 || self.store()?.existing(&locked.digest).is_some());
         if in_place {
             crate::discover::check_folder_links(&folder, name, &locked.source)?;
-            self.show_in_agents(name, locked, &folder, notes)?;
+            self.show_in_agents(name, locked, notes)?;
             self.record_trust(&folder, locked)?;
             return Ok((Action::Unchanged, folder));
         }
@@ -1285,10 +1413,17 @@ impl Installer {
                 let (inventory, tree) = self.store_folder(&prepared)?;
                 let digest = inventory.digest;
                 if digest != locked.digest {
+                    // A folder of this machine's digest is never printed: a lock that named
+                    // the user's own skill could read it back from the message.
+                    let now = if locked.kind == SourceKind::Path {
+                        "holds other files".to_owned()
+                    } else {
+                        format!("now digests to `{digest}`")
+                    };
                     return Err(InstallError::refused(
                         locked.source.clone(),
                         format!(
-                            "skill `{name}` now digests to `{digest}`, not the locked `{}`; the source changed since it was locked (`skillbox update {name}` takes the new files)",
+                            "skill `{name}` {now}, not the locked `{}`; the source changed since it was locked (`skillbox update {name}` takes the new files)",
                             locked.digest
                         ),
                     ));
@@ -1310,8 +1445,10 @@ impl Installer {
         notes: &mut Vec<String>,
     ) -> Result<PathBuf, InstallError> {
         let folder = self.scope.install_folder.join(name);
-        materialize(tree, &folder, &self.scope.staging_parent())?;
-        self.show_in_agents(name, locked, &folder, notes)?;
+        let (parent, install) = self.install_handles()?;
+        let source = FolderHandle::open_path(tree)?;
+        materialize(&source, &install, OsStr::new(name), &parent)?;
+        self.show_in_agents(name, locked, notes)?;
         self.record_trust(&folder, locked)?;
         Ok(folder)
     }
@@ -1324,9 +1461,9 @@ impl Installer {
         &self,
         name: &str,
         locked: &LockedSkill,
-        folder: &Path,
         notes: &mut Vec<String>,
     ) -> Result<(), InstallError> {
+        let entry = OsStr::new(name);
         for agent_name in &locked.agents {
             let agent = agent(agent_name)?;
             let Some(agent_folder) = agent_folder(agent, &self.scope) else {
@@ -1338,37 +1475,36 @@ impl Installer {
             };
             crate::guard::check_agent_folder(&self.scope, &agent_folder)?;
             let shown = agent_folder.join(name);
-            fs_err::create_dir_all(&agent_folder)
-                .map_err(|error| InstallError::io("create", &agent_folder, error))?;
+            let agents = FolderHandle::open_in(&self.scope, &agent_folder)?;
             let target = self.relative_link(&agent_folder, name);
-            match fs_err::symlink_metadata(&shown) {
-                Ok(metadata) if metadata.is_symlink() => {
-                    let current = fs_err::read_link(&shown).ok();
+            match agents.kind(entry) {
+                Some(FileType::Symlink) => {
+                    let current = agents.read_link(entry);
                     if !locked.copies && current.as_deref() == Some(target.as_path()) {
                         continue;
                     }
                     if current.as_deref() != Some(target.as_path()) {
                         return Err(conflict(&shown, agent_name));
                     }
-                    fs_err::remove_file(&shown)
-                        .map_err(|error| InstallError::io("remove", &shown, error))?;
+                    agents.remove_file(entry)?;
                 }
-                Ok(_) => {
+                Some(_) => {
                     if !self.is_our_copy(&shown) {
                         return Err(conflict(&shown, agent_name));
                     }
                     if !locked.copies {
-                        remove_folder(&shown)?;
+                        agents.remove_tree(entry)?;
                     }
                 }
-                Err(_) => {}
+                None => {}
             }
             if locked.copies {
-                materialize(folder, &shown, &agent_folder)?;
+                let (_, install) = self.install_handles()?;
+                let source = install.child(entry, false)?;
+                materialize(&source, &agents, entry, &agents)?;
                 self.record_trust(&shown, locked)?;
             } else {
-                fs_err::os::unix::fs::symlink(&target, &shown)
-                    .map_err(|error| InstallError::io("link", &shown, error))?;
+                agents.symlink(&target, entry)?;
             }
         }
         Ok(())
@@ -1477,7 +1613,11 @@ impl Installer {
             Ok(mut pending) => std::mem::take(&mut *pending),
             Err(_) => return Ok(()),
         };
-        if pending.is_empty() {
+        let sources = match self.pending_sources.lock() {
+            Ok(mut sources) => std::mem::take(&mut *sources),
+            Err(_) => Vec::new(),
+        };
+        if pending.is_empty() && sources.is_empty() {
             return Ok(());
         }
         let lock =
@@ -1486,6 +1626,9 @@ impl Installer {
             store.forget_missing_installed();
             for (folder, digest) in &pending {
                 store.record_installed(folder, digest, &lock)?;
+            }
+            for source in &sources {
+                store.confirm_local_source(&lock, source)?;
             }
             Ok(())
         })?;
@@ -1526,8 +1669,9 @@ impl Installer {
                 ));
                 continue;
             }
-            if folder.exists() {
-                remove_folder(&folder)?;
+            if let Some(name) = folder.file_name() {
+                let (_, install) = self.install_handles()?;
+                install.remove_tree(name)?;
             }
             TrustStore::update(trust_file, |store| Ok(store.forget_installed(&folder)))?;
             report.skills.push(SkillOutcome {
@@ -1549,6 +1693,7 @@ impl Installer {
 
     fn remove_placed(&self, name: &str, locked: &LockedSkill) -> Result<(), InstallError> {
         let folder = self.scope.install_folder.join(name);
+        let entry = OsStr::new(name);
         let mut forget = Vec::new();
         for agent_name in &locked.agents {
             let Ok(agent) = agent(agent_name) else {
@@ -1557,24 +1702,23 @@ impl Installer {
             let Some(agent_folder) = agent_folder(agent, &self.scope) else {
                 continue;
             };
-            if crate::guard::check_agent_folder(&self.scope, &agent_folder).is_err() {
+            let Ok(Some(agents)) = FolderHandle::open_existing_in(&self.scope, &agent_folder)
+            else {
                 continue;
-            }
+            };
             let shown = agent_folder.join(name);
-            match fs_err::symlink_metadata(&shown) {
-                Ok(metadata)
-                    if metadata.is_symlink()
-                        && fs_err::read_link(&shown).ok().as_deref()
-                            == Some(self.relative_link(&agent_folder, name).as_path()) =>
+            match agents.kind(entry) {
+                Some(FileType::Symlink)
+                    if agents.read_link(entry).as_deref()
+                        == Some(self.relative_link(&agent_folder, name).as_path()) =>
                 {
-                    fs_err::remove_file(&shown)
-                        .map_err(|error| InstallError::io("remove", &shown, error))?;
+                    agents.remove_file(entry)?;
                 }
-                Ok(_) if self.is_our_copy(&shown) => {
+                Some(FileType::Directory) if self.is_our_copy(&shown) => {
                     if let Ok(canonical) = fs_err::canonicalize(&shown) {
                         forget.push(canonical);
                     }
-                    remove_folder(&shown)?;
+                    agents.remove_tree(entry)?;
                 }
                 _ => {}
             }
@@ -1582,8 +1726,10 @@ impl Installer {
         if let Ok(canonical) = fs_err::canonicalize(&folder) {
             forget.push(canonical);
         }
-        if folder.exists() {
-            remove_folder(&folder)?;
+        if let Some(install) =
+            FolderHandle::open_existing_in(&self.scope, &self.scope.install_folder)?
+        {
+            install.remove_tree(entry)?;
         }
         if let Some(trust_file) = &self.trust_file {
             TrustStore::update(trust_file, |store| {
@@ -1684,6 +1830,7 @@ fn with_requirements(
     lock: &SkillLock,
     source_text: &str,
     notes: &mut Vec<String>,
+    required_by: &mut BTreeMap<String, String>,
 ) -> Result<Vec<Prepared>, InstallError> {
     let mut next = 0;
     while next < chosen.len() {
@@ -1696,6 +1843,7 @@ fn with_requirements(
             }
             if let Some(position) = rest.iter().position(|prepared| prepared.found.name == name) {
                 notes.push(format!("also adding `{name}`, which `{needer}` requires"));
+                required_by.insert(name.clone(), needer.clone());
                 chosen.push(rest.swap_remove(position));
                 continue;
             }
@@ -1909,84 +2057,25 @@ fn relative_path(from: &Path, to: &Path) -> PathBuf {
     path
 }
 
-/// Copy a stored tree into `destination` (replacing what is there) through a folder built
-/// beside it in `staging_parent` and renamed into place whole.
-fn materialize(tree: &Path, destination: &Path, staging_parent: &Path) -> Result<(), InstallError> {
-    fs_err::create_dir_all(staging_parent)
-        .map_err(|error| InstallError::io("create", staging_parent, error))?;
-    let staging = tempfile::Builder::new()
-        .prefix(STAGING_PREFIX)
-        .tempdir_in(staging_parent)
-        .map_err(|error| InstallError::io("create", staging_parent, error))?;
-    let built = staging.path().join("skill");
-    copy_folder(tree, &built)?;
-    if let Some(parent) = destination.parent() {
-        fs_err::create_dir_all(parent)
-            .map_err(|error| InstallError::io("create", parent, error))?;
+/// Copy the folder `source` into `into` as `name` (replacing what is there) through a folder
+/// built in a staging folder of `staging_in` and renamed into place whole; every write and
+/// rename is made through the folders' handles ([`FolderHandle`]).
+fn materialize(
+    source: &FolderHandle,
+    into: &FolderHandle,
+    name: &OsStr,
+    staging_in: &FolderHandle,
+) -> Result<(), InstallError> {
+    let staging = staging_in.staging(STAGING_PREFIX)?;
+    let built = OsStr::new("skill");
+    copy_folder(source, staging.folder(), built)?;
+    if into.kind(name).is_some() {
+        into.rename(name, staging.folder(), OsStr::new("old"))?;
     }
-    match fs_err::symlink_metadata(destination) {
-        Ok(_) => {
-            let old = staging.path().join("old");
-            fs_err::rename(destination, &old)
-                .map_err(|error| InstallError::io("replace", destination, error))?;
-            fs_err::rename(&built, destination)
-                .map_err(|error| InstallError::io("replace", destination, error))?;
-        }
-        Err(_) => {
-            fs_err::rename(&built, destination)
-                .map_err(|error| InstallError::io("create", destination, error))?;
-        }
-    }
-    drop_tree(staging);
+    staging.folder().rename(built, into, name)?;
+    // Dropping the staging folder removes it, with the old folder.
+    drop(staging);
     Ok(())
-}
-
-/// Remove a staging folder, opening up read-only folders first.
-fn drop_tree(staging: tempfile::TempDir) {
-    let path = staging.keep();
-    let _ = remove_folder(&path);
-}
-
-/// Copy `from` (a stored tree: folders, files, links) to the new folder `to`, with ordinary
-/// modes (0755 folders, 0644 files, 0755 executables).
-fn copy_folder(from: &Path, to: &Path) -> Result<(), InstallError> {
-    fs_err::create_dir(to).map_err(|error| InstallError::io("create", to, error))?;
-    let entries = fs_err::read_dir(from).map_err(|error| InstallError::io("read", from, error))?;
-    for entry in entries {
-        let entry = entry.map_err(|error| InstallError::io("read", from, error))?;
-        let source = entry.path();
-        let target = to.join(entry.file_name());
-        let kind = entry
-            .file_type()
-            .map_err(|error| InstallError::io("read", &source, error))?;
-        if kind.is_symlink() {
-            let link = fs_err::read_link(&source)
-                .map_err(|error| InstallError::io("read", &source, error))?;
-            fs_err::os::unix::fs::symlink(&link, &target)
-                .map_err(|error| InstallError::io("create", &target, error))?;
-        } else if kind.is_dir() {
-            copy_folder(&source, &target)?;
-        } else {
-            let mode = fs_err::metadata(&source)
-                .map_err(|error| InstallError::io("read", &source, error))?
-                .permissions()
-                .mode();
-            fs_err::copy(&source, &target)
-                .map_err(|error| InstallError::io("copy", &target, error))?;
-            let mode = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
-            fs_err::set_permissions(&target, std::fs::Permissions::from_mode(mode))
-                .map_err(|error| InstallError::io("write", &target, error))?;
-        }
-    }
-    fs_err::set_permissions(to, std::fs::Permissions::from_mode(0o755))
-        .map_err(|error| InstallError::io("write", to, error))?;
-    Ok(())
-}
-
-/// Remove a folder this install made (never following links out of it).
-fn remove_folder(path: &Path) -> Result<(), InstallError> {
-    skillbox_core::skill_store::remove_read_only_tree(path)
-        .map_err(|error| InstallError::io("remove", path, error))
 }
 
 #[cfg(test)]

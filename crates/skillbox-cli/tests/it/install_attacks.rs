@@ -190,12 +190,11 @@ fn links_planted_in_a_project_send_no_write_or_delete_elsewhere() {
     assert_eq!(snapshot(&victim), before);
     fs_err::remove_file(&claude).unwrap();
 
-    // A cloned repository: a lock naming `tool`, with `.agents/skills` linked elsewhere.
-    project.ok(&["add", source.to_str().unwrap(), "--agent", "claude"]);
-    let lock = fs_err::read(project.directory().join("skillbox.lock")).unwrap();
+    // A project whose lock names `tool` (added there once), with `.agents/skills` then linked
+    // elsewhere.
     let clone = Project::new();
-    fs_err::write(clone.directory().join("skillbox.lock"), &lock).unwrap();
-    fs_err::create_dir_all(clone.directory().join(".agents")).unwrap();
+    clone.ok(&["add", source.to_str().unwrap(), "--agent", "claude"]);
+    fs_err::remove_dir_all(clone.directory().join(".agents/skills")).unwrap();
     symlink(&victim, clone.directory().join(".agents/skills")).unwrap();
     let stderr = clone.refused(&["install"]);
     assert!(stderr.contains("symbolic link"), "{stderr}");
@@ -315,8 +314,10 @@ fn an_edited_lock_does_not_make_tampered_files_trusted() {
             ("scripts/run.py", "print('tampered')\n"),
         ],
     );
+    // Its lock names a folder outside it, which this clone never added: refused before the
+    // folder is looked at.
     let stderr = clone.refused(&["install"]);
-    assert!(stderr.contains("not the locked"), "{stderr}");
+    assert!(stderr.contains("outside the project"), "{stderr}");
     assert!(!clone.trust_file().exists());
 }
 
@@ -705,8 +706,8 @@ fn a_manifest_cannot_make_install_copy_a_folder_from_outside_the_project() {
         assert!(!project.installed("private").exists());
         assert!(!project.directory().join("skillbox.lock").exists());
     }
-    // Inside the project a manifest entry is enough; outside, `skillbox add` confirms it, and
-    // a clone holding the lock installs it.
+    // Inside the project a manifest entry is enough; outside, the person's own `skillbox add`
+    // confirms it (for this project, in the user's trust file).
     write_tree(
         &project.directory().join("vendored/inner"),
         &[("SKILL.md", &skill_md("inner", "Inner. Use when testing."))],
