@@ -82,13 +82,13 @@ fn parent_of(path: &Path) -> &Path {
 /// link to one); [`AuthorError::Io`] naming the file when it cannot be written or renamed; the
 /// temporary file is removed then.
 pub(crate) fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), AuthorError> {
-    let Some(file_name) = path.file_name() else {
+    if path.file_name().is_none() {
         return Err(AuthorError::OutputRefused {
             path: path.to_path_buf(),
             problem: "names no file".to_owned(),
             hint: "give the archive a file name, such as `my-skill.skill`",
         });
-    };
+    }
     if fs_err::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir()) {
         return Err(AuthorError::OutputRefused {
             path: path.to_path_buf(),
@@ -108,19 +108,12 @@ pub(crate) fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Aut
             hint: "the archive is written as a file and renamed into place: give -o a file path",
         });
     }
-    let temporary = parent_of(path).join(format!(
-        ".{}.{}.partial",
-        file_name.to_string_lossy(),
-        unique_suffix()
-    ));
-    if let Err(error) = create_file(&temporary, bytes, FILE_MODE, true) {
-        let _ = fs_err::remove_file(&temporary);
-        return Err(AuthorError::io("write", &temporary, error));
-    }
-    fs_err::rename(&temporary, path).map_err(|error| {
-        let _ = fs_err::remove_file(&temporary);
-        AuthorError::io("rename into place", path, error)
-    })
+    skillbox_trust::safe_write::write_file_atomically(
+        path,
+        bytes,
+        skillbox_trust::safe_write::WriteOptions::SHARED,
+    )
+    .map_err(|error| AuthorError::io("write", path, error))
 }
 
 /// Create the file `path`, which must not exist (a link there is not followed), with `bytes`

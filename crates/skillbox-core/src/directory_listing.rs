@@ -13,9 +13,12 @@ const PARALLEL_SORT_ENTRIES: usize = 1024;
 
 /// What a directory entry is, as the walk needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EntryKind {
+pub enum EntryKind {
+    /// A folder.
     Folder,
+    /// A regular file.
     File,
+    /// A symbolic link (never followed).
     Symlink,
     /// A FIFO, socket or device.
     Special,

@@ -4,7 +4,8 @@
 //! a `tools.json` (typed tools with handler scripts, the Skill Tools spec) or a `skill.toml`
 //! (the Skills Protocol manifest). [`SkillCatalog::load`] discovers skills under several roots
 //! and loads them into one [`Skill`] model with [`Diagnostic`]s for everything that is off.
-//! This crate does no I/O beyond reading skill files: no async, no network, no processes.
+//! This crate does no I/O beyond reading skill files: no async, no network, no processes, and
+//! it writes nothing (trust, digests, the store, the lock and safe writes are `skillbox-trust`).
 
 // Diagnostics are returned by value on the (cold) error path of loaders; boxing them would only
 // add noise to every call site.
@@ -17,13 +18,11 @@ mod directory_listing;
 pub mod discovery;
 pub mod error;
 pub mod frontmatter;
-pub mod install_lock;
 mod json_locate;
 pub mod limits;
 pub mod loader;
 pub mod manifest;
 pub mod names;
-pub mod ownership;
 pub mod printable;
 pub mod properties;
 pub mod report;
@@ -32,12 +31,10 @@ pub mod shell_words;
 mod simple_yaml;
 pub mod skill;
 pub mod skill_servers;
-pub mod skill_store;
 pub mod source;
 pub mod text;
 pub mod tool_names;
 pub mod tools_manifest;
-pub mod trust;
 pub mod yaml;
 
 pub use catalog::{
@@ -53,4 +50,3 @@ pub use report::{SkillReport, ValidationReport};
 pub use skill::{Skill, SkillBody, SkillFormat, SkillId, SkillResource, SkillSummary};
 pub use skill_servers::{ServerDeclaration, ServerTransport};
 pub use tools_manifest::ToolDefinition;
-pub use trust::{TrustGate, TrustPolicy, TrustStore, TrustVerdict};

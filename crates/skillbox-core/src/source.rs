@@ -14,10 +14,13 @@ use std::sync::Arc;
 
 use rustix::fs::FileType;
 
-use crate::directory_listing::EntryKind;
+pub use crate::directory_listing::EntryKind;
 use crate::error::CatalogError;
 use folder::{Access, file_type, open_beneath};
-pub(crate) use folder::{FolderEntry, LISTING_FLAGS, Visit, entry_stat, open_entry, walk_beneath};
+pub use folder::{
+    FolderEntry, LISTING_FLAGS, OnUnreadable, Visit, VisitEntry, entry_stat, open_entry,
+    walk_beneath,
+};
 pub use folder::{MAX_FOLDER_DEPTH, MAX_SYMLINK_HOPS, SkillFolder};
 
 /// A file of a skill as listed by [`SkillSource::list_files`].
@@ -299,10 +302,7 @@ fn read_at_most(reader: &mut dyn Read, max_bytes: u64) -> std::io::Result<(Vec<u
 
 /// Feed a reader to a hasher a buffer at a time: a large file costs one buffer of memory.
 /// Returns the number of bytes hashed.
-pub(crate) fn hash_reader(
-    reader: &mut dyn Read,
-    hasher: &mut impl sha2::Digest,
-) -> std::io::Result<u64> {
+pub fn hash_reader(reader: &mut dyn Read, hasher: &mut impl sha2::Digest) -> std::io::Result<u64> {
     const CHUNK_BYTES: usize = 64 * 1024;
     let mut buffer = vec![0u8; CHUNK_BYTES];
     let mut hashed = 0u64;
@@ -340,7 +340,10 @@ pub(crate) fn open_without_blocking(
 }
 
 /// The opened file when the descriptor (`fstat`, so no race with the path) is a regular file.
-pub(crate) fn regular_file(file: fs_err::File) -> Result<fs_err::File, CatalogError> {
+///
+/// # Errors
+/// [`CatalogError::NotRegularFile`] naming what it is instead; an I/O error from `fstat`.
+pub fn regular_file(file: fs_err::File) -> Result<fs_err::File, CatalogError> {
     use std::os::unix::fs::MetadataExt;
     let metadata = file.metadata().map_err(CatalogError::io)?;
     if !metadata.is_file() {
@@ -353,7 +356,8 @@ pub(crate) fn regular_file(file: fs_err::File) -> Result<fs_err::File, CatalogEr
 }
 
 /// What a file that is not a regular file is, for messages.
-pub(crate) fn special_file_kind(file_type: FileType) -> &'static str {
+#[must_use]
+pub fn special_file_kind(file_type: FileType) -> &'static str {
     match file_type {
         FileType::Directory => "a folder",
         FileType::Fifo => "a FIFO (named pipe)",

@@ -259,18 +259,12 @@ pub fn write_description(
         path: path.clone(),
         message,
     })?;
-    let folder = path.parent().unwrap_or(directory);
-    let mut temporary =
-        tempfile::NamedTempFile::new_in(folder).map_err(|error| EvalError::io(folder, error))?;
-    std::io::Write::write_all(&mut temporary, edited.as_bytes())
-        .map_err(|error| EvalError::io(&path, error))?;
-    if let Ok(metadata) = fs_err::metadata(&path) {
-        let _ = fs_err::set_permissions(temporary.path(), metadata.permissions());
-    }
-    temporary
-        .persist(&path)
-        .map_err(|error| EvalError::io(&path, error.error))?;
-    Ok(())
+    skillbox_trust::safe_write::write_file_atomically(
+        &path,
+        edited.as_bytes(),
+        skillbox_trust::safe_write::WriteOptions::SHARED.keeping_existing_mode(),
+    )
+    .map_err(|error| EvalError::io(&path, error))
 }
 
 /// The change from `old` to `new` as a unified diff of the two descriptions, a sentence per

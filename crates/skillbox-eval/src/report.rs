@@ -612,25 +612,18 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), crate::erro
     write_atomically(path, &bytes)
 }
 
-/// Write `bytes` to `path` through a temporary file beside it, renamed over it: a reader never
-/// sees half a file, and a link at `path` is replaced, never written through.
+/// Write `bytes` to `path` whole ([`skillbox_trust::safe_write::write_file_atomically`]): a
+/// reader never sees half a file, and a link at `path` is replaced, never written through.
 ///
 /// # Errors
 /// When the folder or the file cannot be written.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), crate::error::EvalError> {
-    let folder = match path.parent() {
-        Some(folder) if !folder.as_os_str().is_empty() => folder,
-        _ => Path::new("."),
-    };
-    fs_err::create_dir_all(folder).map_err(|error| crate::error::EvalError::io(folder, error))?;
-    let mut temporary = tempfile::NamedTempFile::new_in(folder)
-        .map_err(|error| crate::error::EvalError::io(folder, error))?;
-    std::io::Write::write_all(&mut temporary, bytes)
-        .map_err(|error| crate::error::EvalError::io(path, error))?;
-    temporary
-        .persist(path)
-        .map_err(|error| crate::error::EvalError::io(path, error.error))?;
-    Ok(())
+    skillbox_trust::safe_write::write_file_atomically(
+        path,
+        bytes,
+        skillbox_trust::safe_write::WriteOptions::SHARED,
+    )
+    .map_err(|error| crate::error::EvalError::io(path, error))
 }
 
 #[cfg(test)]

@@ -26,8 +26,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use skillbox_core::skill_store::SkillStore;
-use skillbox_core::{Skill, SkillCatalog, ToolDefinition, TrustGate};
+use skillbox_core::{Skill, SkillCatalog, ToolDefinition};
+use skillbox_trust::TrustGate;
+use skillbox_trust::store::SkillStore;
 
 use crate::audit::{AuditLog, AuditRecord, now_ms};
 use crate::error::{ErrorType, ExecError};
@@ -104,7 +105,7 @@ pub struct ExecutorConfig {
     /// Warm handler workers.
     pub workers: WorkerPoolConfig,
     /// Which skills' code may run; the default trusts every skill (see
-    /// [`skillbox_core::trust`] for the gate the command line builds over project folders).
+    /// [`skillbox_trust`] for the gate the command line builds over project folders).
     pub trust: TrustGate,
 }
 

@@ -8,7 +8,7 @@
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use skillbox_core::ownership::{OwnershipProblem, ownership_problem};
+use skillbox_trust::ownership::{OwnershipProblem, ownership_problem};
 
 /// Why a folder cannot be used as a private folder.
 #[derive(Debug, thiserror::Error)]

@@ -318,7 +318,7 @@ fn contained(
 /// Refuse links inside a skill (as its inventory lists them) that point out of it, on their
 /// own or through its other links.
 pub(crate) fn check_links(
-    inventory: &skillbox_core::trust::digest::FolderInventory,
+    inventory: &skillbox_trust::digest::FolderInventory,
     name: &str,
     source_text: &str,
 ) -> Result<(), InstallError> {

@@ -87,13 +87,13 @@ pub enum InstallError {
     },
     /// The lock file could not be read or written.
     #[error(transparent)]
-    Lock(#[from] skillbox_core::install_lock::LockError),
+    Lock(#[from] skillbox_trust::lockfile::LockError),
     /// Trust records could not be written.
     #[error(transparent)]
-    Trust(#[from] skillbox_core::trust::TrustError),
+    Trust(#[from] skillbox_trust::TrustError),
     /// The content-addressed store failed.
     #[error(transparent)]
-    Store(#[from] skillbox_core::skill_store::SkillStoreError),
+    Store(#[from] skillbox_trust::store::SkillStoreError),
 }
 
 impl InstallError {

@@ -3,10 +3,10 @@
 //! A SOURCE ([`source::SourceSpec`]) is fetched into a private staging folder ([`fetch`]), the
 //! skills in it are found (a skill folder, a folder of skills, a Claude or Codex plugin, a
 //! marketplace; [`discover`]) and validated, stored read-only under their tree digest in the
-//! content-addressed store ([`skillbox_core::skill_store`]), and copied into the install folder
+//! content-addressed store ([`skillbox_trust::store`]), and copied into the install folder
 //! (`.agents/skills/` of the project, or the user's) with links in other agents' folders.
 //! The manifest (`skillbox.toml`, [`manifest`]) says what the project wants; the lock
-//! (`skillbox.lock`, [`skillbox_core::install_lock`]) says exactly what was installed, down to
+//! (`skillbox.lock`, [`skillbox_trust::lockfile`]) says exactly what was installed, down to
 //! each file's digest. Installed skills are recorded in the user's trust file by digest, so
 //! their code runs only as installed.
 

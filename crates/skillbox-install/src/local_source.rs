@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use skillbox_core::trust::TrustStore;
+use skillbox_trust::TrustStore;
 
 use crate::error::InstallError;
 use crate::scope::InstallScope;

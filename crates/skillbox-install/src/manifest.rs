@@ -233,31 +233,18 @@ fn parse_entry(name: &str, item: &Item) -> Result<ManifestEntry, String> {
     Ok(entry)
 }
 
-/// Write `bytes` to `path` through a new file renamed over it, so a reader (or a crash) sees
-/// the old file or the new one, never half of one.
+/// Write `bytes` to `path` whole ([`skillbox_trust::safe_write::write_file_atomically`]), so
+/// a reader (or a crash) sees the old file or the new one, never half of one.
 ///
 /// # Errors
 /// [`InstallError::Io`] naming the file.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    fs_err::create_dir_all(folder).map_err(|error| InstallError::io("create", folder, error))?;
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".skillbox-")
-        .tempfile_in(folder)
-        .map_err(|error| InstallError::io("write", path, error))?;
-    std::io::Write::write_all(&mut temporary, bytes)
-        .and_then(|()| temporary.as_file().sync_all())
-        .map_err(|error| InstallError::io("write", path, error))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = temporary
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    temporary
-        .persist(path)
-        .map_err(|error| InstallError::io("write", path, error.error))?;
-    Ok(())
+    skillbox_trust::safe_write::write_file_atomically(
+        path,
+        bytes,
+        skillbox_trust::safe_write::WriteOptions::SHARED,
+    )
+    .map_err(|error| InstallError::io("write", path, error))
 }
 
 #[cfg(test)]

@@ -18,10 +18,10 @@ use std::sync::Arc;
 use rustix::fs::FileType;
 use serde::Serialize;
 use skillbox_core::catalog::{CatalogOptions, SkillCatalog, SkillRoot};
-use skillbox_core::install_lock::{FileChange, LockedFile, LockedSkill, SkillLock, SourceKind};
-use skillbox_core::skill_store::SkillStore;
-use skillbox_core::trust::TrustStore;
-use skillbox_core::trust::digest::{FolderInventory, folder_inventory_at};
+use skillbox_trust::TrustStore;
+use skillbox_trust::digest::{FolderInventory, folder_inventory_at};
+use skillbox_trust::lockfile::{FileChange, LockedFile, LockedSkill, SkillLock, SourceKind};
+use skillbox_trust::store::SkillStore;
 
 use crate::agents::{agent, agent_folder};
 use crate::discover::{FoundSkill, find_skills, find_skills_with};
@@ -37,7 +37,7 @@ use crate::progress::Progress;
 use crate::scope::InstallScope;
 use crate::source::{Location, SourceSpec, WELL_KNOWN_PATH};
 
-pub use skillbox_core::skill_store::CACHE_DIRECTORY_ENVIRONMENT_VARIABLE;
+pub use skillbox_trust::store::CACHE_DIRECTORY_ENVIRONMENT_VARIABLE;
 
 /// What the folders an install builds beside the install folder are called.
 const STAGING_PREFIX: &str = ".skillbox-staging-";
@@ -263,12 +263,11 @@ impl Installer {
     pub fn new(scope: InstallScope) -> Result<Installer, InstallError> {
         // Git over HTTPS builds its own client: the TLS provider must be in place first.
         skillbox_services::tls::install_crypto_provider();
-        let cache =
-            skillbox_core::skill_store::cache_folder().ok_or_else(|| InstallError::Usage {
-                message: format!(
-                    "no cache folder is known; set `{CACHE_DIRECTORY_ENVIRONMENT_VARIABLE}`"
-                ),
-            })?;
+        let cache = skillbox_trust::store::cache_folder().ok_or_else(|| InstallError::Usage {
+            message: format!(
+                "no cache folder is known; set `{CACHE_DIRECTORY_ENVIRONMENT_VARIABLE}`"
+            ),
+        })?;
         Ok(Installer {
             scope,
             cache,
@@ -418,7 +417,7 @@ impl Installer {
             .map(|prepared| self.complete(prepared))
             .collect::<Result<Vec<_>, _>>()?;
         let mut manifest = Manifest::load(&self.scope.manifest)?;
-        lock.version = skillbox_core::install_lock::LOCK_FORMAT_VERSION;
+        lock.version = skillbox_trust::lockfile::LOCK_FORMAT_VERSION;
         let mut report = self.report();
         report.notes = notes;
         let mut placed = Vec::new();
@@ -734,7 +733,7 @@ impl Installer {
                     let mut skill = outcome(name, Action::Modified, shown.clone(), locked, None);
                     skill.changes.push(FileChange {
                         path: shown.display().to_string(),
-                        change: skillbox_core::install_lock::ChangeKind::Changed,
+                        change: skillbox_trust::lockfile::ChangeKind::Changed,
                     });
                     report.skills.push(skill);
                 }

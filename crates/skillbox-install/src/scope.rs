@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use skillbox_core::install_lock::LOCK_FILE_NAME;
+use skillbox_trust::lockfile::LOCK_FILE_NAME;
 
 use crate::error::InstallError;
 

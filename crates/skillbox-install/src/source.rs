@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use skillbox_core::install_lock::SourceKind;
+use skillbox_trust::lockfile::SourceKind;
 
 use crate::error::InstallError;
 

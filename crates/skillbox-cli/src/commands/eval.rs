@@ -284,7 +284,7 @@ pub fn run(global: &GlobalOptions, arguments: &EvalArguments) -> anyhow::Result<
     }
     let neighbours = neighbour_roots(global, arguments)?;
     let (settings, options, approval, client) = setup::model::eval_setup(&arguments.model)?;
-    let cache_folder = skillbox_core::skill_store::cache_folder()
+    let cache_folder = skillbox_trust::store::cache_folder()
         .context("no cache folder is known; set SKILLBOX_CACHE_DIR")?
         .join(skillbox_eval::cache::RESPONSE_CACHE_FOLDER);
     let cache = ResponseCache::new(cache_folder, !arguments.no_cache);

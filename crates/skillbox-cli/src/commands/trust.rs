@@ -7,8 +7,8 @@ use anyhow::Context;
 use serde::Serialize;
 use skillbox_core::catalog::PROJECT_DEFAULT_ROOTS;
 use skillbox_core::printable::printable_path;
-use skillbox_core::trust::{TrustEntry, TrustError, TrustedRoot};
-use skillbox_core::{TrustPolicy, TrustStore};
+use skillbox_trust::{TrustEntry, TrustError, TrustedRoot};
+use skillbox_trust::{TrustPolicy, TrustStore};
 
 use crate::arguments::{GlobalOptions, TrustArguments, TrustPolicyArgument, UntrustArguments};
 use crate::output::{print_json, print_text};

@@ -8,8 +8,9 @@ pub mod install_report;
 use std::io::Write;
 
 use serde::Serialize;
-use skillbox_core::trust::TrustError;
-use skillbox_core::{Diagnostic, TrustGate, TrustStore};
+use skillbox_core::Diagnostic;
+use skillbox_trust::TrustError;
+use skillbox_trust::{TrustGate, TrustStore};
 
 /// Write a value as pretty JSON and a newline to stdout.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
@@ -146,8 +147,8 @@ pub fn trust_mark_with(
     Some(TrustMark {
         label: verdict.label(),
         command: match verdict {
-            skillbox_core::TrustVerdict::Trusted => None,
-            skillbox_core::TrustVerdict::Untrusted(untrusted) => Some(untrusted.trust_command()),
+            skillbox_trust::TrustVerdict::Trusted => None,
+            skillbox_trust::TrustVerdict::Untrusted(untrusted) => Some(untrusted.trust_command()),
         },
     })
 }

@@ -9,9 +9,8 @@ pub mod provider;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use skillbox_core::{
-    CatalogOptions, SkillCatalog, SkillRoot, TrustGate, TrustStore, ValidationMode,
-};
+use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot, ValidationMode};
+use skillbox_trust::{TrustGate, TrustStore};
 
 use crate::arguments::GlobalOptions;
 

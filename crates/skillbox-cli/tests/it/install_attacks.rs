@@ -278,8 +278,7 @@ fn an_edited_lock_does_not_make_tampered_files_trusted() {
     let (code, _, stderr) = project.run(&["run", "tool", "scripts/run.py"]);
     assert_ne!(code, 0);
     assert!(stderr.contains("scripts/run.py"), "{stderr}");
-    let found =
-        skillbox_core::trust::digest::folder_inventory_at(&project.installed("tool")).unwrap();
+    let found = skillbox_trust::digest::folder_inventory_at(&project.installed("tool")).unwrap();
     let mut lock = project.lock();
     lock["skills"]["tool"]["digest"] = Value::from(found.digest.clone());
     lock["skills"]["tool"]["files"]["scripts/run.py"] = serde_json::json!({
@@ -645,7 +644,7 @@ fn a_lock_cannot_install_a_link_out_of_a_skill() {
         )],
     );
     symlink("/etc/passwd", vendored.join("key")).unwrap();
-    let inventory = skillbox_core::trust::digest::folder_inventory_at(&vendored).unwrap();
+    let inventory = skillbox_trust::digest::folder_inventory_at(&vendored).unwrap();
     let files: serde_json::Map<String, Value> = inventory
         .files
         .iter()

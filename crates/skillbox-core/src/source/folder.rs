@@ -34,7 +34,7 @@ pub const MAX_FOLDER_DEPTH: usize = 64;
 /// How a skill folder is opened to look files up in it (search permission is enough).
 const LOOKUP_FLAGS: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
 /// How a skill folder (or a folder inside it) is opened to list it.
-pub(crate) const LISTING_FLAGS: OFlags = OFlags::RDONLY
+pub const LISTING_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::CLOEXEC)
     .union(OFlags::NONBLOCK);
@@ -95,7 +95,10 @@ impl SkillFolder {
 
     /// Open the folder by its path as it is now, with `flags`, refusing it when it is not the
     /// folder that was loaded (or no folder at all).
-    pub(crate) fn open_checked(&self, flags: OFlags) -> Result<OwnedFd, CatalogError> {
+    ///
+    /// # Errors
+    /// When it cannot be opened, or is no longer the folder that was loaded.
+    pub fn open_checked(&self, flags: OFlags) -> Result<OwnedFd, CatalogError> {
         let descriptor =
             rustix::fs::open(&self.path, flags, Mode::empty()).map_err(|error| match error {
                 Errno::NOENT => CatalogError::FileNotFound {
@@ -333,7 +336,7 @@ fn real_path(descriptor: BorrowedFd<'_>) -> Option<PathBuf> {
 }
 
 /// One entry of a skill folder met by [`walk_beneath`].
-pub(crate) struct FolderEntry<'a> {
+pub struct FolderEntry<'a> {
     /// The folder holding the entry, open.
     pub parent: BorrowedFd<'a>,
     /// The entry's name.
@@ -348,7 +351,7 @@ pub(crate) struct FolderEntry<'a> {
 
 /// What [`walk_beneath`] does after an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Visit {
+pub enum Visit {
     /// Walk into this folder, then go on.
     Enter,
     /// Go on with the next entry.
@@ -358,16 +361,19 @@ pub(crate) enum Visit {
 }
 
 /// What [`walk_beneath`] calls for each entry.
-pub(crate) type VisitEntry<'a, E> = dyn FnMut(&FolderEntry<'_>) -> Result<Visit, E> + 'a;
+pub type VisitEntry<'a, E> = dyn FnMut(&FolderEntry<'_>) -> Result<Visit, E> + 'a;
 /// What [`walk_beneath`] calls for a folder it cannot open or list, with its relative path.
-pub(crate) type OnUnreadable<'a, E> = dyn FnMut(&[u8], Errno) -> Result<(), E> + 'a;
+pub type OnUnreadable<'a, E> = dyn FnMut(&[u8], Errno) -> Result<(), E> + 'a;
 
 /// Walk the folder open as `folder` (opened for listing), depth first, each folder's entries in
 /// byte order of their names, calling `visit` for each entry. Folders are opened relative to
 /// their parent's descriptor without following links, so a folder swapped for a symlink
 /// mid-walk is not entered; `unreadable` hears of each folder that could not be opened or
 /// listed (by its relative path) and may end the walk with an error.
-pub(crate) fn walk_beneath<E>(
+///
+/// # Errors
+/// Whatever `visit` or `unreadable` return.
+pub fn walk_beneath<E>(
     folder: BorrowedFd<'_>,
     visit: &mut VisitEntry<'_, E>,
     unreadable: &mut OnUnreadable<'_, E>,
@@ -442,12 +448,18 @@ fn walk_level<E>(
 
 /// What an entry the walk met is and its size, as `fstatat` without following links says (for
 /// what a listing does not tell).
-pub(crate) fn entry_stat(entry: &FolderEntry<'_>) -> rustix::io::Result<Stat> {
+///
+/// # Errors
+/// The `fstatat` error.
+pub fn entry_stat(entry: &FolderEntry<'_>) -> rustix::io::Result<Stat> {
     rustix::fs::statat(entry.parent, entry.name, AtFlags::SYMLINK_NOFOLLOW)
 }
 
 /// Open an entry the walk met for reading, without following a link or blocking on a FIFO.
-pub(crate) fn open_entry(entry: &FolderEntry<'_>) -> rustix::io::Result<OwnedFd> {
+///
+/// # Errors
+/// The `openat` error.
+pub fn open_entry(entry: &FolderEntry<'_>) -> rustix::io::Result<OwnedFd> {
     rustix::fs::openat(
         entry.parent,
         entry.name,

@@ -205,11 +205,10 @@ fn a_nested_folder_flipping_to_a_symlink_out_of_the_skill_never_lets_a_read_thro
     );
 }
 
-/// Walking by descriptor changed neither what a skill lists nor its trust digest: a digest
-/// pinned before (in a `trust.json`) still matches. The digest below was computed by the walk
-/// by path this replaced.
+/// Walking by descriptor did not change what a skill lists (the trust digest of the same tree
+/// is checked in `skillbox-trust`'s digest tests).
 #[test]
-fn listings_and_trust_digests_are_what_the_walk_by_path_gave() {
+fn listings_are_what_the_walk_by_path_gave() {
     use std::os::unix::fs::PermissionsExt;
     let temp = tempfile::tempdir().unwrap();
     let skill = temp.path().join("digest");
@@ -229,10 +228,6 @@ fn listings_and_trust_digests_are_what_the_walk_by_path_gave() {
     .unwrap();
     let catalog = load(&[temp.path()]);
     let loaded = catalog.get("digest").unwrap();
-    assert_eq!(
-        skillbox_core::trust::skill_digest(loaded).unwrap(),
-        "sha256:1d0a5234cad7df99b8db6e89473ff2f564149d1ceefad0c8a5dccb8b593785bc"
-    );
     let listed: Vec<(String, u64)> = loaded
         .source
         .list_files(100)

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use skillbox_core::Skill;
-use skillbox_core::skill_store::{remove_tree, touch};
 use skillbox_core::source::contained_relative_path;
+use skillbox_trust::store::{remove_tree, touch};
 
 use super::sweep::entries_untouched_for;
 use super::{Executor, off_the_async_threads};

@@ -4,15 +4,15 @@
 //! A skill under a gated root whose trust is pinned (`pin`) may run only as the files the user
 //! trusted. Checking the folder and then running it leaves a window in which anyone who can
 //! write the project can swap a file. So such a skill runs from its copy in the runtime folder's
-//! skill store (`store/sha256/<tree digest>/`, see [`skillbox_core::skill_store`]), made by
+//! skill store (`store/sha256/<tree digest>/`, see [`skillbox_trust::store`]), made by
 //! hashing exactly the bytes copied and kept only when that digest is the trusted one: the
 //! files checked are the files run. Later runs reuse the copy while the folder still digests
 //! the same (each use touches it; the start-up sweep removes copies unused for a day).
 
 use skillbox_core::Skill;
-use skillbox_core::skill_store::SkillStoreError;
 use skillbox_core::source::SkillSource;
-use skillbox_core::trust::{PinnedSkill, TrustRequirement, Untrusted, UntrustedReason};
+use skillbox_trust::store::SkillStoreError;
+use skillbox_trust::{PinnedSkill, TrustRequirement, Untrusted, UntrustedReason};
 
 use super::{Executor, off_the_async_threads};
 use crate::error::{ErrorType, ExecError};

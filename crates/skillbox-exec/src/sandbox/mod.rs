@@ -761,20 +761,13 @@ struct ProbeCache {
     support: HostSupport,
 }
 
-/// Write JSON to `path` through a private temporary file and a rename.
+/// Write JSON to `path` whole, readable by its owner alone (a cache: not flushed to disk).
 fn write_atomically(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
-    use fs_err::os::unix::fs::OpenOptionsExt;
-    use std::io::Write;
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let staging = folder.join(format!(".probe-{}", uuid::Uuid::new_v4().simple()));
-    let mut file = fs_err::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&staging)?;
-    file.write_all(&serde_json::to_vec(value).map_err(std::io::Error::other)?)?;
-    fs_err::rename(&staging, path)
+    skillbox_trust::safe_write::write_file_atomically(
+        path,
+        &serde_json::to_vec(value).map_err(std::io::Error::other)?,
+        skillbox_trust::safe_write::WriteOptions::PRIVATE.unsynced(),
+    )
 }
 
 /// Write the probe cache (a failure only costs the next command a probe).
@@ -830,10 +823,10 @@ pub fn readable_by_others(path: &Path) -> bool {
 /// Whether `path` is a helper binary as trustworthy as the running executable: a regular file
 /// (not a link) owned by root or the effective user and writable by no one else, in folders
 /// that no one else could rename, up to `/` (core's rule,
-/// [`skillbox_core::ownership::path_ownership_problem`], as for the trust file). Refusals are
+/// [`skillbox_trust::ownership::path_ownership_problem`], as for the trust file). Refusals are
 /// logged: a helper that is there but not used is worth a line.
 fn is_trusted_helper(path: &Path) -> bool {
-    use skillbox_core::ownership::path_ownership_problem;
+    use skillbox_trust::ownership::path_ownership_problem;
     let Ok(file) = fs_err::symlink_metadata(path) else {
         return false;
     };

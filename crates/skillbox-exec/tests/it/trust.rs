@@ -3,10 +3,11 @@
 //! refusal is typed `Untrusted`, says what to run, and is audited.
 
 use serde_json::json;
-use skillbox_core::trust::TrustStore;
-use skillbox_core::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot, TrustGate};
+use skillbox_core::{CatalogOptions, RootOrigin, SkillCatalog, SkillRoot};
 use skillbox_exec::executor::python_run::PythonRun;
 use skillbox_exec::{ErrorType, Executor, RunOptions};
+use skillbox_trust::TrustGate;
+use skillbox_trust::TrustStore;
 
 use super::support::{Fixture, code_run, export_run, runtime};
 

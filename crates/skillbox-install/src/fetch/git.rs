@@ -204,7 +204,7 @@ pub(crate) fn write_folder(
     writer.finish()
 }
 
-/// The tree digest ([`skillbox_core::trust::digest::TreeHasher`]) the folder at `path` of
+/// The tree digest ([`skillbox_trust::digest::TreeHasher`]) the folder at `path` of
 /// commit `revision` would have once written out whole, computed from the repository's
 /// objects without writing anything: an install whose store holds that tree already needs no
 /// copy of it. `None` when it cannot be told that way (an entry the writer would refuse or
@@ -220,7 +220,7 @@ pub(crate) fn folder_digest(
     fn walk(
         tree: &gix::Tree<'_>,
         prefix: &str,
-        hasher: &mut skillbox_core::trust::digest::TreeHasher,
+        hasher: &mut skillbox_trust::digest::TreeHasher,
         budget: &mut u64,
         depth: usize,
     ) -> Option<()> {
@@ -281,7 +281,7 @@ pub(crate) fn folder_digest(
         }
         entry.object().ok()?.into_tree()
     };
-    let mut hasher = skillbox_core::trust::digest::TreeHasher::folder();
+    let mut hasher = skillbox_trust::digest::TreeHasher::folder();
     let mut budget = limits.max_bytes_per_skill;
     walk(&tree, "", &mut hasher, &mut budget, 0)?;
     Some(hasher.finish())
@@ -690,7 +690,7 @@ mod tests {
             &limits,
         )
         .unwrap();
-        let written = skillbox_core::trust::digest::folder_inventory_at(&whole).unwrap();
+        let written = skillbox_trust::digest::folder_inventory_at(&whole).unwrap();
         assert_eq!(
             folder_digest(&fetched.repository, &fetched.revision, "skills/x", &limits),
             Some(written.digest)

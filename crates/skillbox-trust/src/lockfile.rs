@@ -22,7 +22,7 @@
 //! }
 //! ```
 //!
-//! `digest` is the tree digest trust uses ([`crate::trust::digest`]), which also names the
+//! `digest` is the tree digest trust uses ([`crate::digest`]), which also names the
 //! tree in the content-addressed store; `files` carries each file's sha256 in the MCP skills
 //! extension's form (`sha256:<64 hex>`) with its size, so a change can be named file by file.
 //! `requires` leaves room for skills that need other skills: the names of locked skills this
@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::trust::digest::{FolderInventory, InventoryFile};
+use crate::digest::{FolderInventory, InventoryFile};
 
 /// The lock file's name, beside the manifest.
 pub const LOCK_FILE_NAME: &str = "skillbox.lock";
@@ -190,11 +190,12 @@ impl SkillLock {
         {
             return Ok(None);
         }
-        let file = crate::source::open_regular_file(path).map_err(|error| LockError::Io {
-            action: "read",
-            path: path.to_path_buf(),
-            message: error.to_string(),
-        })?;
+        let file =
+            skillbox_core::source::open_regular_file(path).map_err(|error| LockError::Io {
+                action: "read",
+                path: path.to_path_buf(),
+                message: error.to_string(),
+            })?;
         let mut text = String::new();
         std::io::Read::read_to_string(
             &mut std::io::Read::take(file, MAX_LOCK_FILE_BYTES + 1),
@@ -237,12 +238,12 @@ impl SkillLock {
             ));
         }
         for (name, skill) in &lock.skills {
-            if let Some(problem) = crate::names::unsafe_name_reason(name) {
+            if let Some(problem) = skillbox_core::names::unsafe_name_reason(name) {
                 return Err(format!(
                     "`skills.{name}` cannot name a skill folder: {problem}"
                 ));
             }
-            if !crate::trust::digest::is_digest(&skill.digest) {
+            if !crate::digest::is_digest(&skill.digest) {
                 return Err(format!(
                     "`skills.{name}.digest` is not a `sha256:<64 hex>` digest"
                 ));
@@ -250,7 +251,7 @@ impl SkillLock {
             // `path` names a folder inside the fetched source: an install joins it to the
             // staging folder, so a path that leaves would read any folder on this machine.
             let contained = skill.path.is_empty()
-                || crate::source::contained_relative_path(&skill.path)
+                || skillbox_core::source::contained_relative_path(&skill.path)
                     .is_ok_and(|clean| clean == skill.path);
             if !contained {
                 return Err(format!(
@@ -269,10 +270,10 @@ impl SkillLock {
                 }
             }
             for (file, locked) in &skill.files {
-                crate::source::contained_relative_path(file).map_err(|_| {
+                skillbox_core::source::contained_relative_path(file).map_err(|_| {
                     format!("`skills.{name}.files` names `{file}`, which leaves the skill")
                 })?;
-                if !crate::trust::digest::is_digest(&locked.digest) {
+                if !crate::digest::is_digest(&locked.digest) {
                     return Err(format!(
                         "`skills.{name}.files.{file}.digest` is not a `sha256:<64 hex>` digest"
                     ));

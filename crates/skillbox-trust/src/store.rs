@@ -22,7 +22,7 @@
 //! never changed; each use touches its folder, and [`SkillStore::sweep_unused`] removes trees
 //! unused for a while and staging folders a killed process left.
 //!
-//! The tree digest is the one [`crate::trust::digest`] computes over a folder: per entry in
+//! The tree digest is the one [`crate::digest`] computes over a folder: per entry in
 //! walk order, its kind, its relative path, and a file's content sha256 (its executable bit in
 //! the kind) or a link's target, each length-prefixed. The copy feeds the records it writes to
 //! the same `TreeHasher`; a unit test checks that the copy and the folder digest alike.
@@ -41,13 +41,13 @@ use rustix::fs::FileType;
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
-use crate::Skill;
-use crate::directory_listing::EntryKind;
-use crate::source::{
+use crate::digest::{MAX_DIGEST_BYTES, MAX_DIGEST_DEPTH, MAX_DIGEST_ENTRIES, TreeHasher};
+use skillbox_core::Skill;
+use skillbox_core::source::EntryKind;
+use skillbox_core::source::{
     FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_stat, open_entry,
     regular_file, special_file_kind, walk_beneath,
 };
-use crate::trust::digest::{MAX_DIGEST_BYTES, MAX_DIGEST_DEPTH, MAX_DIGEST_ENTRIES, TreeHasher};
 
 /// The folder of the store holding trees by their sha256 tree digest.
 pub const TREES_FOLDER: &str = "sha256";
@@ -126,8 +126,8 @@ impl SkillStore {
     /// `None` for text that is not a digest.
     #[must_use]
     pub fn tree_path(&self, digest: &str) -> Option<PathBuf> {
-        crate::trust::digest::is_digest(digest)
-            .then(|| digest.strip_prefix(crate::trust::digest::DIGEST_PREFIX))
+        crate::digest::is_digest(digest)
+            .then(|| digest.strip_prefix(crate::digest::DIGEST_PREFIX))
             .flatten()
             .map(|hex| self.trees.join(hex))
     }
@@ -233,12 +233,12 @@ impl SkillStore {
     pub fn adopt_folder(
         &self,
         folder: &Path,
-    ) -> Result<(crate::trust::digest::FolderInventory, PathBuf), SkillStoreError> {
+    ) -> Result<(crate::digest::FolderInventory, PathBuf), SkillStoreError> {
         let source_error = |message: String| SkillStoreError::Source {
             path: folder.to_path_buf(),
             message,
         };
-        let inventory = crate::trust::digest::folder_inventory_at(folder)
+        let inventory = crate::digest::folder_inventory_at(folder)
             .map_err(|error| source_error(error.to_string()))?;
         let final_path = self
             .tree_path(&inventory.digest)
@@ -384,40 +384,7 @@ pub fn touch(directory: &Path) -> std::io::Result<()> {
     fs_err::File::open(directory)?.set_times(now)
 }
 
-/// Remove a read-only tree this store (or the runtime's unpacked archives) made: its folders are
-/// opened for writing first, which the owner may always do; what cannot be removed is left and
-/// logged. Whether it is gone.
-pub fn remove_tree(directory: &Path) -> bool {
-    let removed = remove_read_only_tree(directory);
-    if let Err(error) = &removed {
-        tracing::warn!(folder = %directory.display(), %error, "cannot remove a read-only tree");
-    }
-    removed.is_ok()
-}
-
-/// Remove the folder at `directory` and everything in it, opening its read-only folders for
-/// writing first. Links are never followed, the folder itself included: a link there is not
-/// touched, and an error.
-///
-/// # Errors
-/// When a folder cannot be opened up or removed (the message names it).
-pub fn remove_read_only_tree(directory: &Path) -> std::io::Result<()> {
-    fn open_up(directory: &Path) -> std::io::Result<()> {
-        if !fs_err::symlink_metadata(directory)?.is_dir() {
-            return Ok(());
-        }
-        fs_err::set_permissions(directory, std::fs::Permissions::from_mode(0o700))?;
-        for entry in fs_err::read_dir(directory)? {
-            let entry = entry?;
-            if entry.file_type()?.is_dir() {
-                open_up(&entry.path())?;
-            }
-        }
-        Ok(())
-    }
-    open_up(directory)?;
-    fs_err::remove_dir_all(directory)
-}
+pub use crate::safe_write::{remove_read_only_tree, remove_tree};
 
 /// Make the files under `folder` read-only (keeping executable bits) and its subfolders 0555;
 /// the folder itself too when `itself`. Links are left as they are.
@@ -623,7 +590,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::{CatalogOptions, SkillCatalog, SkillRoot};
+    use skillbox_core::{CatalogOptions, SkillCatalog, SkillRoot};
 
     /// A root holding one skill `demo` with a script, a nested folder, an executable, a hidden
     /// file and a link.
@@ -668,7 +635,7 @@ mod tests {
         let temp = root();
         let catalog = load(temp.path());
         let skill = catalog.get("demo").unwrap();
-        let digest = crate::trust::skill_digest(skill).unwrap();
+        let digest = crate::digest::skill_digest(skill).unwrap();
         let store_folder = tempfile::tempdir().unwrap();
         let store = SkillStore::open(&store_folder.path().join("store")).unwrap();
         assert_eq!(store.existing(&digest), None);
@@ -682,7 +649,7 @@ mod tests {
         // The copy, loaded as a skill of its own, has the trusted digest.
         let copied = load(&tree);
         assert_eq!(
-            crate::trust::skill_digest(copied.get("demo").unwrap()).unwrap(),
+            crate::digest::skill_digest(copied.get("demo").unwrap()).unwrap(),
             digest,
             "the store's tree digest and the trust digest disagree"
         );
@@ -709,7 +676,7 @@ mod tests {
         let temp = root();
         let catalog = load(temp.path());
         let skill = catalog.get("demo").unwrap();
-        let digest = crate::trust::skill_digest(skill).unwrap();
+        let digest = crate::digest::skill_digest(skill).unwrap();
         std::fs::write(temp.path().join("demo/scripts/run.py"), "print(2)\n").unwrap();
         let store_folder = tempfile::tempdir().unwrap();
         let store = SkillStore::open(store_folder.path()).unwrap();
@@ -768,7 +735,7 @@ mod tests {
         let temp = root();
         let catalog = load(temp.path());
         let skill = catalog.get("demo").unwrap();
-        let digest = crate::trust::skill_digest(skill).unwrap();
+        let digest = crate::digest::skill_digest(skill).unwrap();
         let store_folder = tempfile::tempdir().unwrap();
         let store = SkillStore::open(store_folder.path()).unwrap();
         let tree = store.insert_verified(skill, &digest).unwrap();

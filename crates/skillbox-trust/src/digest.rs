@@ -24,10 +24,10 @@ use rustix::fs::FileType;
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
-use super::TrustError;
-use crate::Skill;
-use crate::directory_listing::EntryKind;
-use crate::source::{
+use crate::error::TrustError;
+use skillbox_core::Skill;
+use skillbox_core::source::EntryKind;
+use skillbox_core::source::{
     ArchivedFiles, FolderEntry, LISTING_FLAGS, SkillFolder, SkillSource, Visit, entry_stat,
     hash_reader, open_entry, regular_file, special_file_kind, walk_beneath,
 };
@@ -236,7 +236,7 @@ pub fn is_digest(text: &str) -> bool {
 /// A tree digest being computed, fed one record per entry in walk order (depth first, each
 /// folder's entries in byte order of their names, a folder's record before its entries): the
 /// one place the record format is written, for the digest here, for the copy the skill store
-/// hashes as it writes it ([`crate::skill_store`]), and for trees digested before they are
+/// hashes as it writes it ([`crate::store`]), and for trees digested before they are
 /// written out (a git tree, by installs).
 pub struct TreeHasher(Sha256);
 
@@ -315,6 +315,47 @@ mod tests {
         std::fs::write(skill.join("scripts/run.py"), "print(1)\n").unwrap();
         std::fs::write(skill.join("scripts/lib/util.py"), "X = 1\n").unwrap();
         temp
+    }
+
+    /// A digest pinned in a `trust.json` by an earlier release still matches: the walk by
+    /// descriptor gives what the walk by path it replaced gave, for this tree of every kind of
+    /// entry (nested files, hidden and vendored folders, a space and a non-ASCII name, links in
+    /// and out, an empty folder, an executable).
+    #[test]
+    fn the_digest_of_a_tree_of_every_kind_is_the_one_pinned_before() {
+        let temp = tempfile::tempdir().unwrap();
+        let skill = temp.path().join("digest");
+        let write = |relative: &str, text: &str| {
+            let path = skill.join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "SKILL.md",
+            "---\nname: digest\ndescription: A skill for tests.\n---\nBody of A skill for tests.\n",
+        );
+        write("scripts/run.py", "print(1)\n");
+        write("scripts/lib/util.py", "X = 1\n");
+        write(".hidden/x", "h\n");
+        write("node_modules/m.js", "m\n");
+        write("a b/ü.txt", "u\n");
+        std::os::unix::fs::symlink("scripts/run.py", skill.join("alias")).unwrap();
+        std::os::unix::fs::symlink("/etc", skill.join("out")).unwrap();
+        std::fs::create_dir_all(skill.join("empty")).unwrap();
+        std::fs::set_permissions(
+            skill.join("scripts/run.py"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let catalog = skillbox_core::SkillCatalog::load(&skillbox_core::CatalogOptions {
+            roots: vec![skillbox_core::SkillRoot::explicit(temp.path())],
+            ..skillbox_core::CatalogOptions::default()
+        })
+        .unwrap();
+        assert_eq!(
+            skill_digest(catalog.get("digest").unwrap()).unwrap(),
+            "sha256:1d0a5234cad7df99b8db6e89473ff2f564149d1ceefad0c8a5dccb8b593785bc"
+        );
     }
 
     #[test]
@@ -403,14 +444,15 @@ mod tests {
     }
 
     /// Write a one-file archive (`SKILL.md` holding `content`) at `path` and unpack it.
-    fn unpacked_archive(path: &Path, content: &[u8]) -> crate::archive::UnpackedArchive {
+    fn unpacked_archive(path: &Path, content: &[u8]) -> skillbox_core::archive::UnpackedArchive {
         let mut writer = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
         writer
             .start_file("SKILL.md", zip::write::SimpleFileOptions::default())
             .unwrap();
         std::io::Write::write_all(&mut writer, content).unwrap();
         writer.finish().unwrap();
-        crate::archive::unpack_archive(path, &crate::CatalogLimits::default()).unwrap()
+        skillbox_core::archive::unpack_archive(path, &skillbox_core::CatalogLimits::default())
+            .unwrap()
     }
 
     #[test]

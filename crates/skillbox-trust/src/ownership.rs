@@ -1,5 +1,5 @@
 //! Whether someone other than us could change a file or folder: the rule the trust file
-//! ([`crate::trust`]) and the runtime's private folders (in skillbox-exec) are both held to. An
+//! ([`crate::gate`]) and the runtime's private folders (in skillbox-exec) are both held to. An
 //! entry is ours when it belongs to root or to our effective uid and nobody else may write it;
 //! a folder on the way to it may be writable by others only with the sticky bit (`/tmp`), which
 //! keeps them from renaming what is ours inside it.
