@@ -454,8 +454,10 @@ pub struct CallArguments {
     /// (default: as for `skillbox serve`, the user's data folder, `skillbox/`).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Time limit in milliseconds (default 30000).
-    #[arg(long, value_name = "N")]
+    /// Time limit in milliseconds (default 30000) of the code the call runs: a `use_skill`
+    /// script, a `tools.json` handler, the commands a `load_skill` runs, and `execute_skill` or
+    /// `run_code` when their arguments set no `timeout_ms` (at most 240000 for those).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: Option<u64>,
 }
 

@@ -10,7 +10,8 @@ pub enum ErrorType {
     SkillNotFound,
     /// The script does not exist in the skill.
     ScriptNotFound,
-    /// The script path leaves the skill (absolute, `..`, symlink) or cannot be run.
+    /// The script path leaves the skill (absolute, `..`, symlink) or cannot be run, or the
+    /// person (the approval hook) did not allow the run.
     ScriptNotAllowed,
     /// Arguments are malformed (not strings, NUL bytes, schema violations).
     InvalidArgs,
@@ -27,6 +28,8 @@ pub enum ErrorType {
     /// The skill comes from a folder the user has not trusted (or it changed since), so its
     /// code does not run; the message says which command trusts it.
     Untrusted,
+    /// Too many runs are executing and waiting already; the same call may succeed in a moment.
+    Busy,
 }
 
 impl ErrorType {
@@ -44,6 +47,7 @@ impl ErrorType {
             ErrorType::InterpreterNotFound => "InterpreterNotFound",
             ErrorType::ToolNotFound => "ToolNotFound",
             ErrorType::Untrusted => "Untrusted",
+            ErrorType::Busy => "Busy",
         }
     }
 }

@@ -24,8 +24,6 @@ use crate::params::NonBlank;
 use crate::protocol::{ExecuteSkillParams, RunCodeParams};
 use crate::{RunContext, Services};
 
-/// Default wall-clock limit of one run.
-pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest wall-clock limit a caller may ask for.
 pub const MAX_RUN_TIMEOUT: Duration = Duration::from_secs(240);
 /// Most input blobs one run may mount.
@@ -163,7 +161,7 @@ impl Services {
         let blob_ids = params.input_blobs.unwrap_or_default().0;
         let timeout = params
             .timeout_ms
-            .map_or(DEFAULT_RUN_TIMEOUT, |timeout| timeout.0);
+            .map_or_else(|| default_timeout(context), |timeout| timeout.0);
         let skill = find_skill(context, &name, version.as_deref())?;
         // A secret granted to the name goes only to the copy the name gives without a
         // version: another copy (another version, a copy in an earlier, less trusted root)
@@ -254,7 +252,7 @@ impl Services {
         let timeout = params
             .limits
             .and_then(|limits| limits.timeout_ms)
-            .map_or(DEFAULT_RUN_TIMEOUT, |timeout| timeout.0);
+            .map_or_else(|| default_timeout(context), |timeout| timeout.0);
         let mut mount_skills = Vec::with_capacity(skill_names.len());
         for name in &skill_names {
             mount_skills.push(find_skill(context, name, None)?);
@@ -276,6 +274,12 @@ impl Services {
             },
         })
     }
+}
+
+/// The wall-clock limit of a run whose parameters set none: the executor's (30 s unless its
+/// owner set another, as `skillbox call --timeout-ms` does), at most [`MAX_RUN_TIMEOUT`].
+fn default_timeout(context: &dyn RunContext) -> Duration {
+    context.executor().config().timeout.min(MAX_RUN_TIMEOUT)
 }
 
 /// A run or tool call whose parameters, skills and blobs were checked: run it once it has

@@ -1,7 +1,7 @@
-//! Helpers every skillbox test suite needs: where the repository and the shared corpus are,
-//! the Python venv holding the reference implementations, one tokio runtime per test binary,
-//! skill trees written from text, and local servers (git over HTTP and the git protocol,
-//! static files) to install skills from.
+//! Helpers every skillbox test suite needs: where the repository is, a corpus of varied skills
+//! written for the tests ([`SkillCorpus`]), the Python venv holding the reference
+//! implementations, one tokio runtime per test binary, skill trees written from text, and local
+//! servers (git over HTTP and the git protocol, static files) to install skills from.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod browser;
@@ -10,9 +10,11 @@ mod local_http;
 pub mod local_model;
 pub mod model_server;
 pub mod s3_server;
+pub mod skill_corpus;
 pub mod static_server;
 
 pub use git_server::{GitDaemon, GitHttpServer, GitRepo};
+pub use skill_corpus::SkillCorpus;
 pub use static_server::StaticServer;
 
 use std::path::{Path, PathBuf};
@@ -26,12 +28,6 @@ pub fn repo_root() -> PathBuf {
         .join("../..")
         .canonicalize()
         .expect("the repository root exists")
-}
-
-/// The shared corpus of real-world skills beside the repository.
-#[must_use]
-pub fn corpus_root() -> PathBuf {
-    repo_root().join("../shared/corpus")
 }
 
 /// The Python interpreter of the test venv (skills-ref, mcp, requests), created on first use by

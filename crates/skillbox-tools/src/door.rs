@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
+use skillbox_exec::ErrorType;
 use skillbox_services::blocking::{BlockingError, BlockingPool};
 use skillbox_services::{ReadBudget, RunGate, RunLimits, ServiceError, Unbudgeted};
 
@@ -25,7 +26,7 @@ use crate::outcome::{CallStatus, ToolOutcome};
 use crate::params::Arguments;
 use crate::provider::SkillsProvider;
 use crate::registry::{self, Job, Offer, Prepared, ToolRef};
-use crate::servers::{ServerHolds, ServerPool, render_reports};
+use crate::servers::{ServerHolds, ServerPool, ServerReport, ServerStatus, render_reports};
 use crate::tools::load_skill;
 
 /// The door a call came through: for logs and metrics.
@@ -74,6 +75,38 @@ impl Door {
     ];
 }
 
+/// What a door's client may want to hear of beside the answers (MCP clients get these as
+/// `notifications/message` at the level they set).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DoorNotice {
+    /// A skill's MCP server did not start when its skill was loaded (the load goes on
+    /// without it).
+    ServerUnavailable {
+        /// The skill that declares it.
+        skill: String,
+        /// The server's name.
+        server: String,
+        /// Why, as the load's answer says it.
+        reason: String,
+    },
+    /// A call that runs code was refused without running: the approval hook denied it, the
+    /// run queue was full, the skill is not trusted, the sandbox could not be set up, or the
+    /// script is not the skill's to run.
+    RunRefused {
+        /// The tool called.
+        tool: String,
+        /// Why, as the call's answer says it.
+        reason: String,
+    },
+}
+
+/// Where a door hears of [`DoorNotice`]s (an MCP session, to tell its client).
+pub trait DoorNotices: Send + Sync {
+    /// Take one notice; must not block (a client is told in the background).
+    fn notice(&self, notice: DoorNotice);
+}
+
 /// Who asks, and what they may use.
 pub struct CallContext<'c> {
     /// The door.
@@ -88,6 +121,8 @@ pub struct CallContext<'c> {
     /// skill's servers into it, and their tools are the caller's. `None`: a door without
     /// conversations (`/rpc`, `skillbox call`) never starts servers.
     pub servers: Option<&'c ServerHolds>,
+    /// Told of servers that did not start and runs refused, when the door's client listens.
+    pub notices: Option<&'c dyn DoorNotices>,
 }
 
 impl std::fmt::Debug for CallContext<'_> {
@@ -109,7 +144,15 @@ impl<'c> CallContext<'c> {
             budget,
             approval: None,
             servers: None,
+            notices: None,
         }
+    }
+
+    /// The same caller, telling `notices` of what its client may want to hear of.
+    #[must_use]
+    pub fn with_notices(mut self, notices: &'c dyn DoorNotices) -> Self {
+        self.notices = Some(notices);
+        self
     }
 
     /// The same caller, holding skill servers in `servers`.
@@ -201,23 +244,55 @@ impl DoorPolicy {
             budget,
             approval,
             servers,
+            notices,
         } = context;
         let Some(tool) = registry::lookup_held(provider, offer, servers, name) else {
-            let outcome = registry::unknown_tool(provider, offer, name);
+            // A name servers of several skills offer goes by each skill's: say which to call.
+            let outcome = servers
+                .and_then(|servers| servers.unclear_name(name))
+                .map_or_else(
+                    || registry::unknown_tool(provider, offer, name),
+                    |message| ToolOutcome::with_status(CallStatus::UnknownTool, message),
+                );
             record(door, "unknown", &outcome, started);
             return outcome;
         };
         let mut outcome = self
             .answer(provider, &tool, arguments, budget, approval)
             .await;
+        if tool.types_failures()
+            && let Some(kind) = outcome.error_type_of_status()
+        {
+            outcome = outcome.with_error_type(kind);
+        }
         // A skill was loaded: its servers (and those of the skills it requires) start for the
         // caller's conversation, and the load's answer says what became of each.
         if let Some(servers) = servers
             && !outcome.is_error()
             && let Some(skill) = load_skill::target(provider, name, arguments)
-            && let Some(report) = self.hold_servers(provider, &skill, servers, approval).await
+            && let Some(reports) = self.hold_reports(provider, &skill, servers, approval).await
         {
-            outcome.append_text(&report);
+            if let Some(notices) = notices {
+                for report in &reports {
+                    if let ServerStatus::Unavailable(reason) = &report.status {
+                        notices.notice(DoorNotice::ServerUnavailable {
+                            skill: report.skill.clone(),
+                            server: report.server.clone(),
+                            reason: reason.clone(),
+                        });
+                    }
+                }
+            }
+            outcome.append_text(&render_reports(&reports));
+        }
+        if let Some(notices) = notices
+            && tool.runs_code(provider)
+            && let Some(reason) = refusal(&outcome)
+        {
+            notices.notice(DoorNotice::RunRefused {
+                tool: tool.name().to_owned(),
+                reason,
+            });
         }
         record(door, tool.metric_label(), &outcome, started);
         outcome
@@ -234,6 +309,19 @@ impl DoorPolicy {
         servers: &ServerHolds,
         approval: Option<&dyn Approval>,
     ) -> Option<String> {
+        self.hold_reports(provider, skill, servers, approval)
+            .await
+            .map(|reports| render_reports(&reports))
+    }
+
+    /// [`DoorPolicy::hold_servers`], saying what became of each server as a report.
+    async fn hold_reports(
+        &self,
+        provider: &SkillsProvider,
+        skill: &Arc<skillbox_core::Skill>,
+        servers: &ServerHolds,
+        approval: Option<&dyn Approval>,
+    ) -> Option<Vec<ServerReport>> {
         let skills = load_skill::with_requirements(provider, skill);
         if skills
             .iter()
@@ -241,11 +329,11 @@ impl DoorPolicy {
         {
             return None;
         }
-        let reports = self
-            .servers
-            .hold(provider, &skills, servers, approval)
-            .await;
-        Some(render_reports(&reports))
+        Some(
+            self.servers
+                .hold(provider, &skills, servers, approval)
+                .await,
+        )
     }
 
     async fn answer<'a>(
@@ -266,15 +354,12 @@ impl DoorPolicy {
             job,
         } = prepared;
         if let (Some(hook), Some(subject)) = (approval, subject) {
+            // The summary says what would run; the arguments go with it whole, and each
+            // door shows every one of them (see `approval.rs`).
             let arguments = arguments_value(arguments);
-            let summary = subject.summary.unwrap_or_else(|| {
-                let shown = serde_json::to_string(&arguments).unwrap_or_default();
-                match &subject.skill {
-                    Some(skill) => {
-                        format!("call `{}` of skill `{skill}` with {shown}", tool.name())
-                    }
-                    None => format!("call `{}` with {shown}", tool.name()),
-                }
+            let summary = subject.summary.unwrap_or_else(|| match &subject.skill {
+                Some(skill) => format!("call `{}` of skill `{skill}`", tool.name()),
+                None => format!("call `{}`", tool.name()),
             });
             let request = ApprovalRequest {
                 tool: tool.name().to_owned(),
@@ -334,6 +419,26 @@ pub fn denied(reason: &str) -> ToolOutcome {
             "the user did not allow this call ({reason}); do not call it again: go on without it or tell the user what you would need"
         ),
     )
+}
+
+/// Why a call that runs code was refused without running, when it was: a denial or a full
+/// queue, or a kind of failure that says the code was not let run.
+fn refusal(outcome: &ToolOutcome) -> Option<String> {
+    let refused = matches!(outcome.status, CallStatus::Denied | CallStatus::Busy { .. })
+        || outcome
+            .content
+            .get("errorType")
+            .and_then(Value::as_str)
+            .is_some_and(|kind| {
+                [
+                    ErrorType::Untrusted,
+                    ErrorType::SandboxUnavailable,
+                    ErrorType::ScriptNotAllowed,
+                ]
+                .iter()
+                .any(|refused| refused.as_str() == kind)
+            });
+    refused.then(|| outcome.message())
 }
 
 /// A call's arguments as a value, for the approval hook (which shows them).

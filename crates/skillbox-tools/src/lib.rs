@@ -21,7 +21,7 @@ pub mod tool_spec;
 pub mod tools;
 
 pub use approval::{Approval, ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest};
-pub use door::{CallContext, Door, DoorPolicy, call_once};
+pub use door::{CallContext, Door, DoorNotice, DoorNotices, DoorPolicy, call_once};
 pub use live::{CatalogChange, LiveProvider, ReloadCounts, RootWatcher, watch_roots};
 pub use outcome::{CallStatus, Content, Rendered, ToolOutcome};
 pub use prompt::{

@@ -5,6 +5,7 @@
 //! broken mid-edit ([`SkillCatalog::reload`]), and every front door can follow the changes
 //! through [`LiveProvider::subscribe`].
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,6 +40,10 @@ pub struct CatalogChange {
     /// The files whose change caused it (absolute, as the watcher reported them); empty when
     /// the reload was asked for without a file event.
     pub changed_paths: Vec<PathBuf>,
+    /// The skills models could see before and cannot now (removed, renamed, hidden), by name.
+    pub dropped: Vec<String>,
+    /// The folders the new catalog could not load a skill from, each with the first reason.
+    pub not_loaded: Vec<(PathBuf, String)>,
 }
 
 /// The provider in effect, swapped whole by reloads.
@@ -140,10 +145,34 @@ impl LiveProvider {
 
     /// Put `provider` in effect and tell the subscribers.
     pub fn replace(&self, provider: SkillsProvider, changed_paths: Vec<PathBuf>) -> CatalogChange {
+        let visible = |provider: &SkillsProvider| -> BTreeSet<String> {
+            provider
+                .model_skills()
+                .iter()
+                .map(|skill| skill.name().to_owned())
+                .collect()
+        };
+        let before = visible(&self.current());
+        let after = visible(&provider);
+        let not_loaded = provider
+            .catalog()
+            .skipped()
+            .iter()
+            .map(|skipped| {
+                let reason = skipped
+                    .diagnostics
+                    .first()
+                    .map(|diagnostic| diagnostic.message.clone())
+                    .unwrap_or_default();
+                (skipped.path.clone(), reason)
+            })
+            .collect();
         self.current.store(Arc::new(provider));
         let change = CatalogChange {
             generation: self.generation.fetch_add(1, Ordering::SeqCst) + 1,
             changed_paths,
+            dropped: before.difference(&after).cloned().collect(),
+            not_loaded,
         };
         // No subscribers is fine: nobody is connected.
         let _ = self.changes.send(change.clone());

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::ser::SerializeStruct;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use skillbox_exec::ErrorType;
 use skillbox_services::ServiceError;
 
 /// How a call ended.
@@ -229,6 +230,35 @@ impl ToolOutcome {
                 Self::with_status(CallStatus::Internal, message)
             }
             Err(other) => Self::with_status(CallStatus::Internal, other.to_string()),
+        }
+    }
+
+    /// The same failure saying its kind (`errorType`, seed 002's kinds), unless it says one
+    /// already; a success, or a failure whose content is not an object, is left as it is.
+    #[must_use]
+    pub fn with_error_type(mut self, kind: ErrorType) -> Self {
+        if !self.is_error() {
+            return self;
+        }
+        if let Content::Value(Value::Object(fields)) = &mut self.content {
+            fields
+                .entry("errorType")
+                .or_insert_with(|| Value::String(kind.as_str().to_owned()));
+        }
+        self
+    }
+
+    /// The kind (`errorType`) of a failure the door policy answered itself, from how the call
+    /// ended: arguments it could not decode, a denial, a full run queue, a time budget spent.
+    #[must_use]
+    pub fn error_type_of_status(&self) -> Option<ErrorType> {
+        match self.status {
+            CallStatus::Ok | CallStatus::UnknownTool => None,
+            CallStatus::InvalidParams => Some(ErrorType::InvalidArgs),
+            CallStatus::Denied => Some(ErrorType::ScriptNotAllowed),
+            CallStatus::Busy { .. } => Some(ErrorType::Busy),
+            CallStatus::TimedOut => Some(ErrorType::ExecutionTimeout),
+            CallStatus::Failed | CallStatus::Internal => Some(ErrorType::ExecutionFailed),
         }
     }
 

@@ -304,6 +304,10 @@ pub trait Tool: Send + Sync + 'static {
     const FACTS: ToolFacts;
     /// Its parameters: decoded once by the door policy; the schema is derived from them.
     type Params<'a>: Deserialize<'a> + JsonSchema + Send;
+    /// Every failure it answers says its kind (`errorType`, seed 002's kinds such as
+    /// `SkillNotFound`): the tool types its own, and the door policy those it answers itself
+    /// (arguments it cannot decode, a denial, a full run queue).
+    const TYPES_FAILURES: bool = false;
 
     /// Whether this provider answers the tool at all (`define_tool` only when enabled).
     fn enabled(&self, _provider: &SkillsProvider) -> bool {
@@ -330,6 +334,7 @@ pub trait Tool: Send + Sync + 'static {
 /// A built-in tool behind a trait object: what the registry holds.
 pub(crate) trait BuiltinTool: Send + Sync {
     fn name(&self) -> &'static str;
+    fn types_failures(&self) -> bool;
     fn description(&self) -> &'static str;
     fn facts(&self) -> &'static ToolFacts;
     fn schema(&self) -> Value;
@@ -346,6 +351,10 @@ pub(crate) trait BuiltinTool: Send + Sync {
 impl<T: Tool> BuiltinTool for T {
     fn name(&self) -> &'static str {
         T::NAME
+    }
+
+    fn types_failures(&self) -> bool {
+        T::TYPES_FAILURES
     }
 
     fn description(&self) -> &'static str {
@@ -504,6 +513,15 @@ impl ToolRef {
             ToolRef::Builtin(builtin) => builtin.tool.facts(),
             ToolRef::Skill { .. } => &SKILL_TOOL_FACTS,
             ToolRef::Server { .. } => &SERVER_TOOL_FACTS,
+        }
+    }
+
+    /// Whether every failure it answers says its kind (see [`Tool::TYPES_FAILURES`]).
+    #[must_use]
+    pub fn types_failures(&self) -> bool {
+        match self {
+            ToolRef::Builtin(builtin) => builtin.tool.types_failures(),
+            ToolRef::Skill { .. } | ToolRef::Server { .. } => false,
         }
     }
 

@@ -417,7 +417,12 @@ function chatPage() {
       case "approval_requested": {
         const card = element("div", "approval");
         card.dataset.approval = event.number;
-        card.append(element("strong", "", "Approve running code?"), element("div", "", event.summary));
+        // Every argument, whole: the card scrolls rather than cut what it asks about.
+        card.append(
+          element("strong", "", "Approve running code?"),
+          element("div", "", event.summary),
+          element("pre", "approval-arguments", pretty(event.arguments)),
+        );
         const actions = element("div", "actions");
         const approve = element("button", "", "Approve");
         const deny = element("button", "danger", "Deny");

@@ -26,7 +26,8 @@ pub fn run(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result<
         }
     };
     // Only the run and blob tools need the data folder: the others never create it.
-    let setup = Setup::new(global, &arguments.roots)?;
+    let setup = Setup::new(global, &arguments.roots)?
+        .with_run_timeout(arguments.timeout_ms.map(std::time::Duration::from_millis));
     let provider = provider(&setup)?;
     let needs_services = skillbox_tools::registry::lookup(
         &provider,

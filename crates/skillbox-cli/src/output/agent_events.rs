@@ -34,21 +34,31 @@ impl TerminalApproval {
 #[async_trait::async_trait]
 impl Approval for TerminalApproval {
     async fn decide(&self, request: &ApprovalRequest) -> ApprovalDecision {
-        // One line: a model's arguments must not draw lines of their own around the question.
-        let summary = skillbox_core::printable::printable_line(&request.summary());
+        let question = approval_question(request);
+        // The whole request, for `v`: what a model wrote cannot drive the terminal.
+        let whole = skillbox_core::printable::printable_block(&request.full_text()).into_owned();
         let progress = self.progress.clone();
         let _asking = self.asking.lock().await;
         let answer = tokio::task::spawn_blocking(move || {
-            let ask = || -> std::io::Result<String> {
+            let ask = || -> std::io::Result<bool> {
                 let mut terminal = fs_err::OpenOptions::new()
                     .read(true)
                     .write(true)
                     .open("/dev/tty")?;
-                write!(terminal, "allow: {summary}? [y/N] ")?;
-                terminal.flush()?;
-                let mut line = String::new();
-                std::io::BufRead::read_line(&mut std::io::BufReader::new(terminal), &mut line)?;
-                Ok(line)
+                let mut reader = std::io::BufReader::new(terminal.try_clone()?);
+                loop {
+                    write!(terminal, "{question}")?;
+                    terminal.flush()?;
+                    let mut line = String::new();
+                    if std::io::BufRead::read_line(&mut reader, &mut line)? == 0 {
+                        return Ok(false);
+                    }
+                    match line.trim() {
+                        "y" | "Y" | "yes" | "Yes" => return Ok(true),
+                        "v" | "V" | "view" => writeln!(terminal, "{whole}")?,
+                        _ => return Ok(false),
+                    }
+                }
             };
             match &progress {
                 Some(progress) => progress.suspend(ask),
@@ -57,10 +67,8 @@ impl Approval for TerminalApproval {
         })
         .await;
         match answer {
-            Ok(Ok(line)) if matches!(line.trim(), "y" | "Y" | "yes" | "Yes") => {
-                ApprovalDecision::Approve
-            }
-            Ok(Ok(_)) => ApprovalDecision::Deny {
+            Ok(Ok(true)) => ApprovalDecision::Approve,
+            Ok(Ok(false)) => ApprovalDecision::Deny {
                 reason: "the user said no".to_owned(),
             },
             _ => ApprovalDecision::Deny {
@@ -68,6 +76,24 @@ impl Approval for TerminalApproval {
             },
         }
     }
+}
+
+/// The terminal's question about `request`: one line (a model's arguments must not draw lines
+/// of their own around it) with the summary and every argument, long values cut with a mark
+/// saying how much is hidden, and `v` to see the whole request.
+fn approval_question(request: &ApprovalRequest) -> String {
+    let preview = request.preview();
+    let summary = skillbox_core::printable::printable_line(&preview.summary);
+    let arguments = skillbox_core::printable::printable(&preview.arguments);
+    let hidden = if preview.hidden_chars == 0 {
+        String::new()
+    } else {
+        format!(
+            " ({} characters not shown: v shows the whole request)",
+            preview.hidden_chars
+        )
+    };
+    format!("allow: {summary} with {arguments}{hidden}? [y/N/v] ")
 }
 
 /// A model request under way, at one depth (the turn, or a sub-agent).

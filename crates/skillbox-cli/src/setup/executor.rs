@@ -96,20 +96,24 @@ fn parse_secret_grant(given: &str) -> anyhow::Result<(String, Option<Vec<String>
 /// The executor for a command that runs the code of the catalog with these roots: code from
 /// project folders runs only once trusted.
 pub fn executor(global: &GlobalOptions, roots: &[SkillRoot]) -> anyhow::Result<Executor> {
-    executor_in(global, roots, None)
+    executor_in(global, roots, None, None)
 }
 
 /// [`executor`] keeping its runtime folder in `runtime_folder` unless `SKILLBOX_RUNTIME_DIR`
-/// names one.
+/// names one, and running code within `run_timeout` when one is given.
 pub fn executor_in(
     global: &GlobalOptions,
     roots: &[SkillRoot],
     runtime_folder: Option<std::path::PathBuf>,
+    run_timeout: Option<std::time::Duration>,
 ) -> anyhow::Result<Executor> {
     let mut config = ExecutorConfig {
         trust: super::trust_gate(roots),
         ..executor_config(&global.execution)?
     };
+    if let Some(timeout) = run_timeout {
+        config.timeout = timeout;
+    }
     if let Some(folder) = runtime_folder
         .filter(|_| skillbox_exec::executor::runtime_directory_from_environment().is_none())
     {

@@ -22,6 +22,8 @@ pub struct Setup<'a> {
     /// The roots: `--root` and the command's positional roots when given, else
     /// `SKILLBOX_ROOTS`, else the defaults under the working directory and home.
     pub roots: Vec<SkillRoot>,
+    /// The time limit of the code the command runs (`--timeout-ms`), when not the default.
+    pub run_timeout: Option<std::time::Duration>,
 }
 
 impl<'a> Setup<'a> {
@@ -40,7 +42,20 @@ impl<'a> Setup<'a> {
         } else {
             named
         };
-        Ok(Setup { global, roots })
+        Ok(Setup {
+            global,
+            roots,
+            run_timeout: None,
+        })
+    }
+
+    /// The same setup running code within `timeout` (`--timeout-ms`) when one is given: the
+    /// executor's limit for scripts, handlers and commands, and the default of runs whose
+    /// arguments set none.
+    #[must_use]
+    pub fn with_run_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+        self.run_timeout = timeout;
+        self
     }
 
     /// The catalog of the roots, filtered by name and read in `mode`.

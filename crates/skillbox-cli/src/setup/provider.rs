@@ -10,7 +10,7 @@ use crate::arguments::GlobalOptions;
 
 /// The provider over the global roots with the executor the options describe.
 pub fn provider(setup: &Setup<'_>) -> anyhow::Result<SkillsProvider> {
-    provider_over(setup.global, setup.catalog()?, None)
+    provider_over(setup.global, setup.catalog()?, None, setup.run_timeout)
 }
 
 pub(crate) fn provider_options(
@@ -46,7 +46,12 @@ pub fn provider_with_services(
     setup: &Setup<'_>,
     data: &skillbox_services::DataDir,
 ) -> anyhow::Result<SkillsProvider> {
-    provider_over(setup.global, setup.catalog()?, Some(data))
+    provider_over(
+        setup.global,
+        setup.catalog()?,
+        Some(data),
+        setup.run_timeout,
+    )
 }
 
 /// The provider a server door answers from (`serve`, `mcp`): the catalog `options` describe
@@ -60,23 +65,25 @@ pub fn served_provider(
     for skipped in catalog.skipped() {
         crate::output::eprint_diagnostics(&skipped.diagnostics);
     }
-    provider_over(global, catalog, data)
+    provider_over(global, catalog, data, None)
 }
 
 /// The provider over `catalog` with the executor the global options describe, and with `data`,
 /// the run and blob services over it, the executor's runtime folder beside them (runs' output
 /// files are copied there before they become blobs: on the data folder's disk, not in a small
-/// /run).
+/// /run), and its time limit `run_timeout` when one is given.
 fn provider_over(
     global: &GlobalOptions,
     catalog: skillbox_core::SkillCatalog,
     data: Option<&skillbox_services::DataDir>,
+    run_timeout: Option<std::time::Duration>,
 ) -> anyhow::Result<SkillsProvider> {
     let catalog = Arc::new(catalog);
     let executor = Arc::new(super::executor::executor_in(
         global,
         catalog.roots(),
         data.map(skillbox_services::DataDir::runtime),
+        run_timeout,
     )?);
     let provider = SkillsProvider::new(catalog, executor, model_provider_options(global));
     Ok(match data {

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::support::{corpus_root, json_stdout, skill_md, skillbox, write_tree};
+use super::support::{SkillCorpus, json_stdout, skill_md, skillbox, write_tree};
 
 fn list_json(command: &mut assert_cmd::Command) -> (serde_json::Value, String) {
     let output = command.output().unwrap();
@@ -124,17 +124,36 @@ fn environment_roots_replace_the_defaults_and_flags_replace_both() {
 
 #[test]
 fn nested_skills_in_the_corpus_are_found() {
+    let corpus = SkillCorpus::write();
+    // A catalog nested by maturity (`curated/`, `experimental/`, `system/`).
     let (listing, _) = list_json(
         skillbox()
             .args(["list", "--json"])
-            .arg(corpus_root().join("openai")),
+            .arg(corpus.group("agents")),
     );
     let found = names(&listing);
     assert!(
-        found.contains(&"gh-fix-ci".to_owned()) && found.contains(&"create-plan".to_owned()),
+        found.contains(&"ci-fix".to_owned()) && found.contains(&"plan-writer".to_owned()),
         "{found:?}"
     );
-    assert_eq!(found.len(), 10);
+    assert_eq!(found.len(), 10, "{found:?}");
+    // A plugin marketplace: skills under `plugins/NAME/skills/`, beside hidden
+    // `.claude-plugin/` folders that hold no skill.
+    let (listing, _) = list_json(
+        skillbox()
+            .args(["list", "--json"])
+            .arg(corpus.group("plugins")),
+    );
+    assert_eq!(
+        names(&listing),
+        vec!["changelog-writer", "readme-refresh", "version-bump"]
+    );
+    // The whole corpus, every group at once.
+    let (listing, _) = list_json(skillbox().args(["list", "--json"]).arg(corpus.root()));
+    assert_eq!(
+        names(&listing).len(),
+        skillbox_testkit::skill_corpus::CORPUS_SKILLS
+    );
 }
 
 #[test]

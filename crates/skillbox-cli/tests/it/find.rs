@@ -42,27 +42,27 @@ fn search_tree() -> tempfile::TempDir {
 
 #[test]
 fn skillbox_find_ranks_the_corpus_and_prints_text_or_json() {
-    let corpus = skillbox_testkit::corpus_root();
+    let corpus = skillbox_testkit::SkillCorpus::write();
     let output = skillbox()
         .args(["find", "--root"])
-        .arg(&corpus)
+        .arg(corpus.root())
         .args(["make", "an", "animated", "GIF", "for", "Slack"])
         .output()
         .unwrap();
     assert_exit(&output, 0);
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.starts_with(" 1. slack-gif-creator  "), "{text}");
+    assert!(text.starts_with(" 1. slack-gif-maker  "), "{text}");
     assert!(text.contains("`skillbox show NAME` shows one"), "{text}");
 
     let output = skillbox()
         .args(["find", "--json", "--limit", "2", "--root"])
-        .arg(&corpus)
+        .arg(corpus.root())
         .arg("test my web app in a browser with playwright")
         .output()
         .unwrap();
     assert_exit(&output, 0);
     let found = json_stdout(&output);
-    assert_eq!(found["skills"][0]["name"], "webapp-testing", "{found:#}");
+    assert_eq!(found["skills"][0]["name"], "web-app-checks", "{found:#}");
     assert_eq!(found["skills"].as_array().unwrap().len(), 2);
     assert!(found["skills"][0]["score"].as_f64().unwrap() > 0.0);
     assert_eq!(found["skills"][0]["visible_to_model"], true);
@@ -70,7 +70,7 @@ fn skillbox_find_ranks_the_corpus_and_prints_text_or_json() {
         found["skills"][0]["path"]
             .as_str()
             .unwrap()
-            .ends_with("webapp-testing/SKILL.md")
+            .ends_with("web-app-checks/SKILL.md")
     );
 }
 

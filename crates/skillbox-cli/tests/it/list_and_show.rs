@@ -145,10 +145,11 @@ fn person_only_skills_are_flagged() {
 fn broken_pipe_is_not_an_error() {
     use std::io::Read;
     use std::process::{Command, Stdio};
+    let corpus = super::support::SkillCorpus::write();
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillbox"))
         .current_dir(super::support::repo_root())
         .arg("validate")
-        .arg(super::support::corpus_root())
+        .arg(corpus.root())
         .arg("examples/skills")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -6,6 +6,7 @@ mod archives;
 mod attacks_catalog;
 mod attacks_round3;
 mod attacks_round4_install;
+mod attacks_round4_tools;
 mod author;
 mod authoring_attacks;
 mod discovery;

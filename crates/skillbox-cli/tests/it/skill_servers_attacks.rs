@@ -26,7 +26,7 @@ use super::support::{make_world_readable, repo_root, write_tree};
 /// read what a server should not see, reach for the network, ask the client for things, start
 /// children that try to outlive it, flood, answer one message too large, and list a tool
 /// later (`grow`).
-const ATTACK_SERVER: &str = r#"import json, os, sys, threading, time
+pub(super) const ATTACK_SERVER: &str = r#"import json, os, sys, threading, time
 
 START = time.time()
 words = sys.argv[1:]
@@ -194,7 +194,7 @@ for line in sys.stdin:
 "#;
 
 /// A `mcp-servers:` entry running [`ATTACK_SERVER`] as `name` with `words` after the marker.
-fn attack_entry(name: &str, marker: &str, words: &[&str]) -> String {
+pub(super) fn attack_entry(name: &str, marker: &str, words: &[&str]) -> String {
     let mut args = vec!["server.py".to_owned(), marker.to_owned()];
     args.extend(words.iter().map(|word| (*word).to_owned()));
     format!(
@@ -205,7 +205,7 @@ fn attack_entry(name: &str, marker: &str, words: &[&str]) -> String {
 
 /// A skill `name` whose frontmatter declares `servers` (entries as [`attack_entry`] writes
 /// them) and holds [`ATTACK_SERVER`] as `server.py`; `extra` goes into its frontmatter.
-fn attack_skill(root: &Path, name: &str, servers: &[String], extra: &str) {
+pub(super) fn attack_skill(root: &Path, name: &str, servers: &[String], extra: &str) {
     let declared = if servers.is_empty() {
         String::new()
     } else {
@@ -226,7 +226,7 @@ fn attack_skill(root: &Path, name: &str, servers: &[String], extra: &str) {
 }
 
 /// A raw MCP client over `skillbox mcp` on stdio: JSON lines written and read by the test.
-struct McpStdio {
+pub(super) struct McpStdio {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
@@ -236,7 +236,7 @@ struct McpStdio {
 
 impl McpStdio {
     /// `skillbox mcp --root ROOT EXTRA...` with `env` set, initialized.
-    fn start(root: &Path, extra: &[&str], env: &[(&str, &str)]) -> McpStdio {
+    pub(super) fn start(root: &Path, extra: &[&str], env: &[(&str, &str)]) -> McpStdio {
         McpStdio::start_in(
             &repo_root(),
             &["--root", root.to_str().unwrap()],
@@ -307,7 +307,7 @@ impl McpStdio {
     }
 
     /// The answer to one request (its `result`, or its `error`), within a minute.
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(super) fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -331,7 +331,7 @@ impl McpStdio {
     }
 
     /// A tool call's text and whether it failed (a protocol error counts as failed).
-    fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
+    pub(super) fn call(&mut self, name: &str, arguments: Value) -> (String, bool) {
         let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
         match answer["content"][0]["text"].as_str() {
             Some(text) => (text.to_owned(), answer["isError"] == true),
@@ -340,7 +340,7 @@ impl McpStdio {
     }
 
     /// The names `tools/list` gives now.
-    fn tool_names(&mut self) -> Vec<String> {
+    pub(super) fn tool_names(&mut self) -> Vec<String> {
         self.request("tools/list", json!({}))["tools"]
             .as_array()
             .unwrap()
@@ -355,7 +355,7 @@ impl McpStdio {
     }
 
     /// Close stdin (the session ends) and wait for the process to exit.
-    fn close(mut self) {
+    pub(super) fn close(mut self) {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(20);
         while self.child.try_wait().unwrap().is_none() {
@@ -398,7 +398,7 @@ fn processes_with(marker: &str) -> usize {
 }
 
 /// The `## MCP servers` line of a load's answer about `server`.
-fn report_line<'a>(loaded: &'a str, server: &str) -> &'a str {
+pub(super) fn report_line<'a>(loaded: &'a str, server: &str) -> &'a str {
     let prefix = format!("- `{server}` ");
     loaded
         .lines()
@@ -674,26 +674,39 @@ fn odd_and_colliding_tool_names_are_offered_once_and_never_take_another_tools_ca
         "{pages}"
     );
 
-    // The first server holding a name keeps it; the others are told their tool is left out,
-    // and a call by that name reaches the first, never another.
+    // Among one skill's servers, the first holding a name keeps it; the other is told its tool
+    // is left out.
     assert!(
         loaded.contains("left out: `y`"),
         "`x_`'s `y` is offered as `x___y`, which `x` holds: {loaded}"
     );
+    // Servers of two skills are both named `x`: each one's tools go by its skill's name, and
+    // a call by a plain name reaches neither, and names both.
+    assert!(
+        report_line(&other, "x").contains("`other__x__ok`, `other__x__mine`"),
+        "{other}"
+    );
     assert_eq!(
-        client.call("x___y", json!({})),
+        client.call("names__x___y", json!({})),
         ("_y from first".to_owned(), false)
     );
-    assert!(other.contains("left out: `ok`"), "{other}");
-    assert!(report_line(&other, "x").contains("`x__mine`"), "{other}");
     assert_eq!(
-        client.call("x__ok", json!({})),
+        client.call("names__x__ok", json!({})),
         ("ok from first".to_owned(), false)
     );
     assert_eq!(
-        client.call("x__mine", json!({})),
-        ("mine from other".to_owned(), false)
+        client.call("other__x__ok", json!({})),
+        ("ok from other".to_owned(), false)
     );
+    let (unclear, failed) = client.call("x__ok", json!({}));
+    assert!(
+        failed
+            && unclear.contains("`names__x__ok` (skill `names`)")
+            && unclear.contains("`other__x__ok` (skill `other`)"),
+        "{unclear}"
+    );
+    let (unclear, failed) = client.call("x___y", json!({}));
+    assert!(failed && unclear.contains("`names__x___y`"), "{unclear}");
     // A skill's own tool of that name gives way to the held server's, and the load says so:
     // no skill can intercept calls meant for a server.
     let second = report_line(&loaded, "x_");
@@ -1674,7 +1687,18 @@ fn a_server_that_lists_another_servers_tool_later_does_not_take_its_calls() {
     let marker = marker();
     let temp = tempfile::tempdir().unwrap();
     let root = temp.path().join("root");
-    // Two skills' servers of one name: the first loaded lists no `forecast` at first.
+    // Two servers of one skill whose tools meet at one name: `x` + `__` + `_y` is `x___y`, as
+    // `x_` + `__` + `y` is. `x` lists no `_y` at first.
+    attack_skill(
+        &root,
+        "solo",
+        &[
+            attack_entry("x", &marker, &["tools=grow", "label=first"]),
+            attack_entry("x_", &marker, &["tools=y", "label=second"]),
+        ],
+        "",
+    );
+    // Two skills' servers of one name: each goes by its skill's name.
     attack_skill(
         &root,
         "first",
@@ -1697,35 +1721,58 @@ fn a_server_that_lists_another_servers_tool_later_does_not_take_its_calls() {
     );
     make_world_readable(&root);
     let mut client = McpStdio::start(&root, &[], &[]);
+    let (loaded, _) = client.call("load_skill", json!({"skill": "solo"}));
+    assert!(report_line(&loaded, "x_").contains("`x___y`"), "{loaded}");
+    assert_eq!(
+        client.call("x___y", json!({})),
+        ("y from second".to_owned(), false)
+    );
     client.call("load_skill", json!({"skill": "first"}));
     let (loaded, _) = client.call("load_skill", json!({"skill": "second"}));
     assert!(
-        report_line(&loaded, "weather").contains("`weather__forecast`"),
+        report_line(&loaded, "weather").contains("`second__weather__forecast`"),
         "{loaded}"
     );
     assert_eq!(
-        client.call("weather__forecast", json!({})),
+        client.call("second__weather__forecast", json!({})),
         ("forecast from second".to_owned(), false)
     );
-    // The first now lists `forecast` too, and says its tools changed.
+    // `x` now lists `_y`, and `first`'s server `forecast`, each saying its tools changed.
+    assert_eq!(client.call("x__grow", json!({"tool": "_y"})).0, "grown");
     assert_eq!(
-        client.call("weather__grow", json!({"tool": "forecast"})).0,
+        client
+            .call("first__weather__grow", json!({"tool": "forecast"}))
+            .0,
         "grown"
     );
     std::thread::sleep(Duration::from_millis(600));
     let names = client.tool_names();
+    for name in [
+        "x___y",
+        "second__weather__forecast",
+        "first__weather__forecast",
+    ] {
+        assert_eq!(
+            names.iter().filter(|offered| *offered == name).count(),
+            1,
+            "{name}: {names:?}"
+        );
+    }
+    // Each name stays with the server the model was told has it.
     assert_eq!(
-        names
-            .iter()
-            .filter(|name| *name == "weather__forecast")
-            .count(),
-        1,
-        "{names:?}"
+        client.call("x___y", json!({})),
+        ("y from second".to_owned(), false)
     );
-    // The name stays with the server the model was told has it.
     assert_eq!(
-        client.call("weather__forecast", json!({})),
+        client.call("second__weather__forecast", json!({})),
         ("forecast from second".to_owned(), false)
+    );
+    let (unclear, failed) = client.call("weather__forecast", json!({}));
+    assert!(
+        failed
+            && unclear.contains("`first__weather__forecast` (skill `first`)")
+            && unclear.contains("`second__weather__forecast` (skill `second`)"),
+        "{unclear}"
     );
     client.close();
     assert_gone(&marker);

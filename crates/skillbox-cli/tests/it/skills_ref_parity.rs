@@ -1,5 +1,6 @@
 //! `validate --strict` against the reference implementation: the real `skills-ref` (PyPI),
-//! run on the cases ported from its test suite and on the shared corpus. Verdicts must agree,
+//! run on the cases ported from its test suite and on a corpus of varied skills written for the
+//! tests (`skillbox_testkit::SkillCorpus`). Verdicts must agree,
 //! except for the documented cases where skills-ref's strictyaml refuses valid YAML or accepts
 //! what YAML 1.2 and the spec reject.
 
@@ -7,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::support::{corpus_root, peer_python, repo_root, skillbox};
+use super::support::{SkillCorpus, peer_python, repo_root, skillbox};
 
 /// Cases where skillbox deliberately differs, with skillbox's verdict and why (README, section
 /// "Differences from skills-ref").
@@ -150,16 +151,12 @@ fn strict_validation_agrees_with_skills_ref_on_its_own_cases() {
 
 #[test]
 fn strict_validation_agrees_with_skills_ref_on_the_corpus() {
-    let mut skill_dirs = Vec::new();
-    for entry in walk(&corpus_root()) {
-        if entry.join("SKILL.md").is_file() {
-            skill_dirs.push(entry);
-        }
-    }
-    assert!(
-        skill_dirs.len() >= 20,
-        "corpus not found or shrunk: {}",
-        skill_dirs.len()
+    let corpus = SkillCorpus::write();
+    let skill_dirs = corpus.skill_folders();
+    assert_eq!(
+        skill_dirs.len(),
+        skillbox_testkit::skill_corpus::CORPUS_SKILLS,
+        "the corpus lost skills: {skill_dirs:?}"
     );
     let live = skills_ref_verdicts(&skill_dirs);
     let mut invalid = Vec::new();
@@ -169,8 +166,9 @@ fn strict_validation_agrees_with_skills_ref_on_the_corpus() {
         assert_eq!(
             ours,
             reference_valid,
-            "verdicts differ for {}",
-            directory.display()
+            "verdicts differ for {}: skills-ref says {:?}",
+            directory.display(),
+            live[&directory.display().to_string()]
         );
         if !ours {
             invalid.push(
@@ -182,22 +180,6 @@ fn strict_validation_agrees_with_skills_ref_on_the_corpus() {
             );
         }
     }
-    // The corpus README names the one skill over the description limit.
-    assert_eq!(invalid, vec!["claude-api"]);
-}
-
-fn walk(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(directory) = pending.pop() {
-        found.push(directory.clone());
-        for entry in fs_err::read_dir(&directory).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
+    // One skill of the corpus has a description over the spec's limit.
+    assert_eq!(invalid, vec![skillbox_testkit::skill_corpus::INVALID_SKILL]);
 }

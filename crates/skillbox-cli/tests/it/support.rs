@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-pub use skillbox_testkit::{corpus_root, peer_python, repo_root, write_tree};
+pub use skillbox_testkit::{SkillCorpus, peer_python, repo_root, write_tree};
 
 /// A command running the real `skillbox` binary from the repository root, with the
 /// environment cleared of anything that would change which roots it reads.

@@ -37,6 +37,7 @@ use crate::catalog_view::{self, FREE_ARGUMENTS};
 use crate::uri;
 
 mod completion;
+mod logging;
 mod malformed_requests;
 mod paging;
 mod reloads;
@@ -130,6 +131,8 @@ struct Session {
     /// The MCP servers of the skills this session loaded: their tools are this session's,
     /// and they stop when it ends.
     servers: ServerHolds,
+    /// The level of the messages its client asked for (`logging/setLevel`).
+    log_level: logging::ClientLogLevel,
 }
 
 impl Session {
@@ -139,6 +142,7 @@ impl Session {
             subscribed: Mutex::default(),
             counted_in: OnceLock::new(),
             servers: ServerHolds::new(),
+            log_level: logging::ClientLogLevel::default(),
         }
     }
 }
@@ -397,6 +401,7 @@ impl ServerHandler for SkillsMcpServer {
             .enable_completions()
             .enable_skills_with_directory_read()
             .build();
+        let capabilities = logging::with_logging(capabilities);
         let mut info =
             ServerConfig::new(capabilities).with_instructions(self.instructions().to_string());
         info.server_info = Implementation::new("skillbox", env!("CARGO_PKG_VERSION"))
@@ -495,7 +500,8 @@ impl ServerHandler for SkillsMcpServer {
                     Offer::Profile(options.profile),
                     budget.as_mut(),
                 )
-                .with_servers(&self.session.servers),
+                .with_servers(&self.session.servers)
+                .with_notices(self.session.as_ref()),
             )
             .await;
         if outcome.status == CallStatus::UnknownTool {
@@ -511,6 +517,15 @@ impl ServerHandler for SkillsMcpServer {
             result.structured_content = Some(outcome.content.into_value());
         }
         Ok(result.into())
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.set_log_level(request, &context)
     }
 
     async fn list_prompts(

@@ -36,10 +36,14 @@ pub(super) async fn announce_reloads(
         } else {
             None
         };
+        let skills = shared.live.current().model_skills().len();
         for session in sessions {
             let Some(peer) = session.peer.get() else {
                 continue;
             };
+            if let Some(change) = change.as_ref() {
+                session.log_reload(change, skills);
+            }
             if peer.is_transport_closed() {
                 continue;
             }

@@ -6,7 +6,33 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::pool::{ServerKey, SkillServer};
-use super::tools::ServerTool;
+use super::tools::{MAX_OFFERED_NAME_CHARS, ServerTool, qualified_name};
+
+/// Where one tool of a held server goes.
+pub(super) struct Placement {
+    /// Its server.
+    pub(super) server: Arc<SkillServer>,
+    /// The tool, under the name it goes by (`server__tool`, or `skill__server__tool`).
+    pub(super) tool: ServerTool,
+    /// `server__tool`, whichever name it goes by.
+    pub(super) plain_name: String,
+    /// It goes by `skill__server__tool`: servers of other skills share its name.
+    pub(super) qualified: bool,
+    /// Offered, or why not.
+    pub(super) outcome: Placed,
+}
+
+/// Whether a held server's tool is offered.
+pub(super) enum Placed {
+    /// Offered under its name.
+    Offered,
+    /// Its name would be longer than providers take.
+    TooLong,
+    /// Another server of the same skill offers the name, and keeps it.
+    KeptBy(Arc<SkillServer>),
+    /// Servers of these skills offer the name: none of them gets it.
+    Unclear(Vec<String>),
+}
 
 /// The servers one conversation (an agent's, an MCP session's) holds.
 #[derive(Default)]
@@ -84,83 +110,183 @@ impl ServerHolds {
             .unwrap_or_default()
     }
 
-    /// Every tool of the servers held, in order, each name once: where two servers offer a
-    /// tool by one name, the one that offered it first keeps it while it lists it (else the
-    /// one held first), and [`ServerHolds::find`] calls that one.
+    /// Every tool of the servers held, in order, each name once, under the name it goes by
+    /// (see [`ServerHolds::placements`]); [`ServerHolds::find`] calls the one of a name.
     #[must_use]
     pub fn tools(&self) -> Vec<(Arc<SkillServer>, ServerTool)> {
-        self.offered()
+        self.placements()
             .into_iter()
-            .filter_map(|(server, tools, index)| {
-                let tool = tools.get(index)?.clone();
-                Some((server, tool))
-            })
+            .filter(|placement| matches!(placement.outcome, Placed::Offered))
+            .map(|placement| (placement.server, placement.tool))
             .collect()
     }
 
     /// The held tool offered as `name`.
     #[must_use]
     pub fn find(&self, name: &str) -> Option<(Arc<SkillServer>, ServerTool)> {
-        self.offered()
+        self.tools()
             .into_iter()
-            .find_map(|(server, tools, index)| {
-                let tool = tools.get(index).filter(|tool| tool.offered_name == name)?;
-                Some((Arc::clone(&server), tool.clone()))
-            })
+            .find(|(_, tool)| tool.offered_name == name)
     }
 
-    /// The tools offered, in order, as each server's tool list now and the place of the tool
-    /// in it. Each name goes to the server that owns it while that one lists it; else to the
-    /// first server held that lists it, which owns it from then on.
-    fn offered(&self) -> Vec<(Arc<SkillServer>, Arc<[ServerTool]>, usize)> {
-        let listed: Vec<(Arc<SkillServer>, Arc<[ServerTool]>, usize)> = self
-            .servers()
+    /// Why `name` answers no held tool although servers list it: servers of more than one
+    /// skill offer it, so each goes by its skill's name. The message says which to call.
+    #[must_use]
+    pub fn unclear_name(&self, name: &str) -> Option<String> {
+        let named: Vec<String> = self
+            .placements()
             .into_iter()
-            .flat_map(|server| {
-                let tools = server.tools();
-                (0..tools.len())
-                    .map(|index| (Arc::clone(&server), Arc::clone(&tools), index))
-                    .collect::<Vec<_>>()
+            .filter(|placement| {
+                placement.qualified
+                    && placement.plain_name == name
+                    && matches!(placement.outcome, Placed::Offered)
+            })
+            .map(|placement| {
+                format!(
+                    "`{}` (skill `{}`)",
+                    placement.tool.offered_name,
+                    placement.server.skill_name()
+                )
             })
             .collect();
-        let name_of = |position: usize| {
-            listed
-                .get(position)
-                .and_then(|(_, tools, index)| tools.get(*index))
-                .map(|tool| tool.offered_name.as_str())
+        (!named.is_empty()).then(|| {
+            format!(
+                "`{name}` is the name of tools of MCP servers of more than one skill, so each goes by its skill's name: call {}, as the skill whose instructions you follow",
+                named.join(" or ")
+            )
+        })
+    }
+
+    /// Where each tool of the servers held goes, in order. A tool goes by `server__tool`
+    /// unless servers of another skill held here share its server's name or offer that name
+    /// too, or a tool of such a server had that name: then by `skill__server__tool`, so that a
+    /// name never reaches a server of a skill that did not declare it, nor passes to another
+    /// server when its own starts going by its skill's name. A name of that form outranks a plain one; a name still offered
+    /// by servers of two skills is given to neither; among one skill's servers, a name goes to
+    /// the server that owns it while that one lists it, else to the first held that lists it,
+    /// which owns it from then on.
+    pub(super) fn placements(&self) -> Vec<Placement> {
+        let listed: Vec<(Arc<SkillServer>, Arc<[ServerTool]>)> = self
+            .servers()
+            .into_iter()
+            .map(|server| {
+                let tools = server.tools();
+                (server, tools)
+            })
+            .collect();
+        let mut skills_by_server: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        let mut skills_by_name: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        for (server, tools) in &listed {
+            skills_by_server
+                .entry(server.name())
+                .or_default()
+                .insert(server.skill_name());
+            for tool in tools.iter() {
+                skills_by_name
+                    .entry(tool.offered_name.as_str())
+                    .or_default()
+                    .insert(server.skill_name());
+            }
+        }
+        let shared = |names: &HashMap<&str, BTreeSet<&str>>, name: &str| {
+            names.get(name).is_some_and(|skills| skills.len() > 1)
         };
-        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-        for position in 0..listed.len() {
-            if let Some(name) = name_of(position) {
-                by_name.entry(name).or_default().push(position);
+        // The plain names that say no server for sure: offered by servers of more than one
+        // skill, or by a server whose name servers of another skill have. Every tool offered
+        // under one goes by its skill's name, so none passes to another server either.
+        let mut unclear: BTreeSet<&str> = BTreeSet::new();
+        for (server, tools) in &listed {
+            let server_shared = shared(&skills_by_server, server.name());
+            for tool in tools.iter() {
+                let name = tool.offered_name.as_str();
+                if server_shared || shared(&skills_by_name, name) {
+                    unclear.insert(name);
+                }
+            }
+        }
+        let mut placements: Vec<Placement> = Vec::new();
+        for (server, tools) in &listed {
+            for tool in tools.iter() {
+                let qualified = unclear.contains(tool.offered_name.as_str());
+                let mut placed = tool.clone();
+                if qualified {
+                    placed.offered_name = qualified_name(server.skill_name(), &tool.offered_name);
+                }
+                let outcome = if placed.offered_name.chars().count() > MAX_OFFERED_NAME_CHARS {
+                    Placed::TooLong
+                } else {
+                    Placed::Offered
+                };
+                placements.push(Placement {
+                    server: Arc::clone(server),
+                    plain_name: tool.offered_name.clone(),
+                    tool: placed,
+                    qualified,
+                    outcome,
+                });
+            }
+        }
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (position, placement) in placements.iter().enumerate() {
+            if matches!(placement.outcome, Placed::Offered) {
+                by_name
+                    .entry(placement.tool.offered_name.clone())
+                    .or_default()
+                    .push(position);
             }
         }
         let Ok(mut owners) = self.owners.lock() else {
             return Vec::new();
         };
-        let mut kept = BTreeSet::new();
+        let mut decisions: Vec<(usize, Placed)> = Vec::new();
         for (name, positions) in &by_name {
-            let key_at = |position: &usize| listed.get(*position).map(|(server, _, _)| &server.key);
-            let owned = owners.get(*name).and_then(|owner| {
-                positions
+            // Names of the form `skill__server__tool` outrank plain ones.
+            let qualified: Vec<usize> = positions
+                .iter()
+                .copied()
+                .filter(|position| placements[*position].qualified)
+                .collect();
+            let contenders = if qualified.is_empty() {
+                positions.clone()
+            } else {
+                qualified
+            };
+            let skills: BTreeSet<&str> = contenders
+                .iter()
+                .map(|position| placements[*position].server.skill_name())
+                .collect();
+            if skills.len() > 1 {
+                owners.remove(name);
+                let skills: Vec<String> = skills.into_iter().map(str::to_owned).collect();
+                for position in positions {
+                    decisions.push((*position, Placed::Unclear(skills.clone())));
+                }
+                continue;
+            }
+            let owned = owners.get(name).and_then(|owner| {
+                contenders
                     .iter()
-                    .find(|position| key_at(position) == Some(owner))
+                    .copied()
+                    .find(|position| placements[*position].server.key == *owner)
             });
-            let Some(position) = owned.or(positions.first()) else {
+            let Some(kept) = owned.or(contenders.first().copied()) else {
                 continue;
             };
-            if let Some(key) = key_at(position) {
-                owners.insert((*name).to_owned(), key.clone());
+            owners.insert(name.clone(), placements[kept].server.key.clone());
+            for position in positions {
+                if *position != kept {
+                    let keeper = Arc::clone(&placements[kept].server);
+                    decisions.push((*position, Placed::KeptBy(keeper)));
+                }
             }
-            kept.insert(*position);
         }
         drop(owners);
-        listed
-            .into_iter()
-            .enumerate()
-            .filter(|(position, _)| kept.contains(position))
-            .map(|(_, entry)| entry)
-            .collect()
+        for (position, outcome) in decisions {
+            if let Some(placement) = placements.get_mut(position) {
+                placement.outcome = outcome;
+            }
+        }
+        placements
     }
 
     /// Let every server go (those no other holder keeps stop now).

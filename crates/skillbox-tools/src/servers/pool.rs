@@ -1,7 +1,7 @@
 //! The pool of running skill servers, and one server's life: started on the first hold,
 //! restarted on the next call after a crash or an idle stop, stopped when no holder keeps it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -13,11 +13,11 @@ use skillbox_exec::Executor;
 
 use super::connection::Connection;
 use super::connection::RunningPlace;
-use super::holds::ServerHolds;
-use super::tools::{ServerTool, offered_tools, result_outcome, shown_name};
+use super::holds::{Placed, ServerHolds};
+use super::tools::{MAX_OFFERED_NAME_CHARS, ServerTool, offered_tools, result_outcome, shown_name};
 use super::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RUNNING_SERVERS, DEFAULT_START_TIMEOUT,
-    MAX_SERVERS_PER_LOAD,
+    MAX_SERVERS_PER_LOAD, NAME_SEPARATOR,
 };
 use crate::approval::{Approval, ApprovalDecision, ApprovalRequest};
 use crate::outcome::{CallStatus, ToolOutcome};
@@ -407,6 +407,8 @@ pub enum ServerStatus {
         tools: Vec<String>,
         /// Left out.
         skipped: Vec<String>,
+        /// What else the model needs to know of its names (why they carry the skill's).
+        notes: Vec<String>,
     },
     /// Not running, and why.
     Unavailable(String),
@@ -557,14 +559,18 @@ impl ServerPool {
             }
         }
         let outcomes = start_all(starting.iter().map(|(_, server)| Arc::clone(server))).await;
-        // Kept in the order declared: where two servers offer a tool by one name, the one
-        // held first keeps it, whichever started first.
+        // Kept in the order declared: where two servers of one skill offer a tool by one
+        // name, the one held first keeps it, whichever started first. Each is reported once
+        // all are held: a server of another skill held later can change the names its tools
+        // go by.
+        for ((_, server), outcome) in starting.iter().zip(&outcomes) {
+            if outcome.is_ok() {
+                holds.keep(Arc::clone(server));
+            }
+        }
         for ((index, server), outcome) in starting.into_iter().zip(outcomes) {
             let status = match outcome {
-                Ok(()) => {
-                    holds.keep(Arc::clone(&server));
-                    ready(provider, holds, &server)
-                }
+                Ok(()) => ready(provider, holds, &server),
                 Err(reason) => ServerStatus::Unavailable(reason),
             };
             if let Some(slot) = reports.get_mut(index) {
@@ -597,52 +603,106 @@ async fn start_all(servers: impl Iterator<Item = Arc<SkillServer>>) -> Vec<Resul
     outcomes
 }
 
-/// A running `server` as `holds` offers it: its tools, less those whose name a built-in or
-/// another held server's tool that offered it first has (which keep it), each of those said
-/// with the tools the server lists but skillbox does not offer. A skill's own tool of the same
-/// name gives way to the server's (see [`registry::lookup_held`]), and that is said too.
+/// A running `server` as `holds` offers it: its tools under the names they go by (see
+/// [`ServerHolds::placements`]), less those whose name a built-in has or another server
+/// keeps, each of those said with the tools the server lists but skillbox does not offer. A
+/// skill's own tool of the same name gives way to the server's (see [`registry::lookup_held`]),
+/// and that is said too, as is why its names carry its skill's.
 fn ready(
     provider: &SkillsProvider,
     holds: &ServerHolds,
     server: &Arc<SkillServer>,
 ) -> ServerStatus {
-    let offered = holds.tools();
+    let placements = holds.placements();
     let mut tools = Vec::new();
+    let mut notes = Vec::new();
     let mut skipped = server
         .skipped
         .read()
         .map(|skipped| skipped.clone())
         .unwrap_or_default();
-    for tool in server.tools().iter() {
-        let name = &tool.offered_name;
-        let own = shown_name(&tool.tool_name);
-        let holder = offered
-            .iter()
-            .find(|(_, offered)| offered.offered_name == *name)
-            .map(|(holder, _)| holder)
-            .filter(|holder| !Arc::ptr_eq(holder, server));
-        let other = registry::lookup(provider, Offer::Everything, name);
-        if matches!(other, Some(registry::ToolRef::Builtin(_))) {
-            skipped.push(format!(
-                "`{own}`: `{name}` is the name of a built-in tool, which keeps it"
-            ));
-        } else if let Some(holder) = holder {
-            skipped.push(format!(
+    let mut qualified = false;
+    for placement in placements
+        .iter()
+        .filter(|placement| Arc::ptr_eq(&placement.server, server))
+    {
+        let name = &placement.tool.offered_name;
+        let own = shown_name(&placement.tool.tool_name);
+        qualified |= placement.qualified;
+        match &placement.outcome {
+            Placed::TooLong => skipped.push(format!(
+                "`{own}`: servers of other skills offer `{}` too, so it would go by `{name}`, longer than {MAX_OFFERED_NAME_CHARS} characters",
+                placement.plain_name
+            )),
+            Placed::KeptBy(holder) => skipped.push(format!(
                 "`{own}`: `{name}` is the name of a tool of the server `{}` (skill `{}`), which keeps it",
                 holder.name(),
                 holder.skill_name()
-            ));
-        } else {
-            if let Some(shadowed) = other.as_ref().and_then(registry::ToolRef::owner) {
-                skipped.push(format!(
-                    "the tool `{name}` of skill `{}` is not offered while this server's is",
-                    shadowed.name()
-                ));
+            )),
+            Placed::Unclear(skills) => skipped.push(format!(
+                "`{own}`: servers of the skills {} all offer `{name}`, so none of them is offered by it",
+                skills
+                    .iter()
+                    .map(|skill| format!("`{skill}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Placed::Offered => {
+                let other = registry::lookup(provider, Offer::Everything, name);
+                if matches!(other, Some(registry::ToolRef::Builtin(_))) {
+                    skipped.push(format!(
+                        "`{own}`: `{name}` is the name of a built-in tool, which keeps it"
+                    ));
+                    continue;
+                }
+                if let Some(shadowed) = other.as_ref().and_then(registry::ToolRef::owner) {
+                    skipped.push(format!(
+                        "the tool `{name}` of skill `{}` is not offered while this server's is",
+                        shadowed.name()
+                    ));
+                }
+                tools.push(name.clone());
             }
-            tools.push(name.clone());
         }
     }
-    ServerStatus::Ready { tools, skipped }
+    if qualified {
+        let others: BTreeSet<&str> = placements
+            .iter()
+            .filter(|placement| {
+                placement.server.skill_name() != server.skill_name()
+                    && (placement.server.name() == server.name()
+                        || placements.iter().any(|mine| {
+                            Arc::ptr_eq(&mine.server, server)
+                                && mine.qualified
+                                && mine.plain_name == placement.plain_name
+                        }))
+            })
+            .map(|placement| placement.server.skill_name())
+            .collect();
+        let why = if others.is_empty() {
+            "a server named like one of its skill's is held for another skill too".to_owned()
+        } else {
+            format!(
+                "servers of other skills held here ({}) have the same names",
+                others
+                    .iter()
+                    .map(|skill| format!("`{skill}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        notes.push(format!(
+            "its tools go by `{}{NAME_SEPARATOR}{}{NAME_SEPARATOR}…` where {why}: a call by `{}{NAME_SEPARATOR}…` alone would not say which skill's server is meant",
+            server.skill_name(),
+            server.name(),
+            server.name(),
+        ));
+    }
+    ServerStatus::Ready {
+        tools,
+        skipped,
+        notes,
+    }
 }
 
 /// What a load says of its servers, appended to the instructions it returns.
@@ -651,7 +711,11 @@ pub fn render_reports(reports: &[ServerReport]) -> String {
     let mut text = String::from("## MCP servers\n");
     for report in reports {
         match &report.status {
-            ServerStatus::Ready { tools, skipped } => {
+            ServerStatus::Ready {
+                tools,
+                skipped,
+                notes,
+            } => {
                 text.push_str(&format!(
                     "- `{}` (skill `{}`) is running; its tools: {}\n",
                     report.server,
@@ -662,6 +726,9 @@ pub fn render_reports(reports: &[ServerReport]) -> String {
                         tools.iter().map(|tool| format!("`{tool}`")).collect::<Vec<_>>().join(", ")
                     }
                 ));
+                for note in notes {
+                    text.push_str(&format!("  - {note}\n"));
+                }
                 for note in skipped {
                     text.push_str(&format!("  - left out: {note}\n"));
                 }

@@ -18,7 +18,7 @@ use crate::tool_spec::ToolSpec;
 use skillbox_services::params::{Arguments, decode};
 
 /// Longest tool name providers take.
-const MAX_OFFERED_NAME_CHARS: usize = 64;
+pub(super) const MAX_OFFERED_NAME_CHARS: usize = 64;
 
 /// One tool of a server, as offered.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,16 +57,7 @@ pub(super) fn offered_tools(
     for tool in listed {
         let own = tool.name.to_string();
         let shown = shown_name(&own);
-        let offered: String = format!("{server}{NAME_SEPARATOR}{own}")
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let offered = offered_name(&format!("{server}{NAME_SEPARATOR}{own}"));
         if offered.chars().count() > MAX_OFFERED_NAME_CHARS {
             skipped.push(format!(
                 "`{shown}`: its name makes `{server}{NAME_SEPARATOR}…` longer than {MAX_OFFERED_NAME_CHARS} characters"
@@ -113,6 +104,25 @@ pub(super) fn offered_tools(
         });
     }
     (tools, skipped)
+}
+
+/// `name` in the characters every provider takes (the others made `_`).
+fn offered_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The name a server tool offered as `offered` goes by when servers of other skills share
+/// its server's name: `skill__server__tool`.
+pub(super) fn qualified_name(skill: &str, offered: &str) -> String {
+    offered_name(&format!("{skill}{NAME_SEPARATOR}{offered}"))
 }
 
 /// A server's name for a tool as messages show it: its first 80 characters, control
@@ -197,15 +207,14 @@ pub(crate) fn prepare_call<'a>(
             ))));
         }
     };
-    let shown = serde_json::to_string(&arguments).unwrap_or_default();
+    // The arguments go to the approval hook whole, beside this summary (see `approval.rs`).
     let subject = ApprovalSubject {
         skill: Some(server.skill_name().to_owned()),
         summary: Some(format!(
-            "call `{}` of the MCP server `{}` (skill `{}`) with {}",
-            tool.tool_name,
+            "call `{}` of the MCP server `{}` (skill `{}`)",
+            shown_name(&tool.tool_name),
             server.name(),
             server.skill_name(),
-            shown.chars().take(2000).collect::<String>()
         )),
     };
     let server = Arc::clone(server);

@@ -1,11 +1,14 @@
-//! `use_skill` (seed 002): run a script from a skill's folder in the sandbox.
+//! `use_skill` (seed 002): run a script from a skill's folder in the sandbox. Every failure
+//! says its kind (`errorType`: `SkillNotFound`, `ScriptNotFound`, `ScriptNotAllowed`,
+//! `InvalidArgs`, `ExecutionTimeout`, `ExecutionFailed`, and skillbox's own), so a caller can
+//! tell a missing skill from a script that failed.
 
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
-use skillbox_exec::RunOptions;
+use skillbox_exec::{ErrorType, RunOptions};
 use skillbox_services::RunContext as _;
 
 use crate::outcome::ToolOutcome;
@@ -112,6 +115,7 @@ impl Tool for UseSkill {
         annotations: Annotations::ACTS,
     };
     type Params<'a> = UseSkillParams;
+    const TYPES_FAILURES: bool = true;
 
     fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
         schema["required"] = serde_json::json!(["skill", "script"]);
@@ -126,22 +130,21 @@ impl Tool for UseSkill {
             let Some(skill_name) = params.skill() else {
                 return Err(ToolOutcome::invalid_params(
                     "`use_skill` needs the parameter `skill` (the skill's name)",
-                ));
+                )
+                .with_error_type(ErrorType::InvalidArgs));
             };
             let Some(script) = params.script.clone() else {
                 return Err(ToolOutcome::invalid_params(
                     "`use_skill` needs the parameter `script` (e.g. \"scripts/run.py\")",
-                ));
+                )
+                .with_error_type(ErrorType::InvalidArgs));
             };
-            let skill = super::model_skill(provider, skill_name, None)?;
+            let skill = super::model_skill(provider, skill_name, None)
+                .map_err(|miss| miss.with_error_type(ErrorType::SkillNotFound))?;
             let ScriptArguments(arguments) = params.args;
             let subject = ApprovalSubject {
                 skill: Some(skill.name().to_owned()),
-                summary: Some(format!(
-                    "run `{script}` of skill `{}` with {}",
-                    skill.name(),
-                    serde_json::to_string(&arguments).unwrap_or_default()
-                )),
+                summary: Some(format!("run `{script}` of skill `{}`", skill.name())),
             };
             let provider = Arc::clone(provider);
             Ok(Prepared::runs_code(

@@ -629,3 +629,73 @@ fn catalog_answers_are_rendered_once_per_snapshot_and_never_outlive_it() {
     );
     assert!(from_shared.is_error(), "{from_shared:?}");
 }
+
+#[test]
+fn every_failure_of_use_skill_says_its_kind_the_door_policys_refusals_included() {
+    use skillbox_services::{RunLimits, Unbudgeted};
+    use skillbox_tools::{ApprovalPolicy, CallContext, Door, DoorPolicy, Offer};
+    let provider = std::sync::Arc::new(examples_provider(ProviderOptions::default()));
+    let call_with = |policy: &DoorPolicy, arguments: Value, deny: bool| {
+        let mut budget = Unbudgeted;
+        let context = CallContext::new(Door::Cli, Offer::Everything, &mut budget);
+        let context = if deny {
+            context.with_approval(&ApprovalPolicy::Deny)
+        } else {
+            context
+        };
+        runtime().block_on(policy.call(
+            &provider,
+            "use_skill",
+            skillbox_tools::Arguments::from(&arguments),
+            context,
+        ))
+    };
+    let run = json!({"skill": "csv-insights", "script": "head.sh"});
+    let mut seen = Vec::new();
+    let mut record = |case: &str, outcome: skillbox_tools::ToolOutcome| {
+        assert!(outcome.is_error(), "{case}: {outcome:?}");
+        seen.push(format!(
+            "{case}: {} {}",
+            outcome.content["errorType"].as_str().unwrap_or("(none)"),
+            outcome.content["error"].as_str().unwrap_or("(no message)")
+        ));
+    };
+    let policy = DoorPolicy::default();
+    for (case, arguments) in [
+        (
+            "unknown skill",
+            json!({"skill": "nowhere", "script": "run.sh"}),
+        ),
+        (
+            "close name",
+            json!({"skill": "csv-insight", "script": "head.sh"}),
+        ),
+        ("no skill", json!({"script": "head.sh"})),
+        ("no script", json!({"skill": "csv-insights"})),
+        (
+            "bad args",
+            json!({"skill": "csv-insights", "script": "head.sh", "args": [{"a": 1}]}),
+        ),
+        ("not an object", json!([1])),
+        (
+            "missing script",
+            json!({"skill": "csv-insights", "script": "nope.sh"}),
+        ),
+        (
+            "escaping script",
+            json!({"skill": "csv-insights", "script": "../text-tools/SKILL.md"}),
+        ),
+    ] {
+        record(case, call_with(&policy, arguments, false));
+    }
+    record("denied", call_with(&policy, run.clone(), true));
+    // A full run queue: one place, none waiting, and it is taken.
+    let busy = DoorPolicy::new(RunLimits {
+        max_concurrent: 1,
+        max_queued: 0,
+        ..RunLimits::default()
+    });
+    let _taken = runtime().block_on(busy.admit()).unwrap();
+    record("busy", call_with(&busy, run, false));
+    insta::assert_snapshot!(super::support::portable(&seen.join("\n")));
+}

@@ -1,4 +1,5 @@
-//! Integration tests for the LLM surface over the bundled examples and the shared corpus.
+//! Integration tests for the LLM surface over the bundled examples and a corpus of varied
+//! skills written for the tests.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod dispatch;

@@ -1,4 +1,5 @@
-//! The XML prompt is byte-identical to `skills-ref to-prompt` over the same skills.
+//! The XML prompt is byte-identical to `skills-ref to-prompt` over the same skills: those of
+//! the corpus written for the tests (`skillbox_testkit::SkillCorpus`), group by group.
 
 use std::process::Command;
 
@@ -10,17 +11,21 @@ use super::support::{catalog, executor, repo_root};
 
 #[test]
 fn xml_prompt_equals_skills_ref_to_prompt_on_the_corpus() {
-    for root in [
-        "anthropics",
-        "openai/curated",
-        "openai/system",
-        "skill-tools",
+    let corpus = skillbox_testkit::SkillCorpus::write();
+    let mut compared = 0;
+    for (group, skills_in_it) in [
+        ("studio", 12),
+        ("agents/curated", 6),
+        ("agents/system", 2),
+        ("tool-skills", 1),
+        ("plugins", 3),
     ] {
-        let root = repo_root().join("../shared/corpus").join(root);
+        let root = corpus.group(group);
         let provider =
             SkillsProvider::new(catalog(&[&root]), executor(), ProviderOptions::default());
         let skills = provider.model_skills();
-        assert!(!skills.is_empty(), "{}", root.display());
+        assert_eq!(skills.len(), skills_in_it, "{}", root.display());
+        compared += skills.len();
         let ours = provider.system_prompt(PromptFormat::Xml);
         let directories: Vec<_> = skills.iter().map(|skill| skill.directory.clone()).collect();
         let output = Command::new(peer_python())
@@ -42,4 +47,5 @@ fn xml_prompt_equals_skills_ref_to_prompt_on_the_corpus() {
             root.display()
         );
     }
+    assert!(compared >= 20, "only {compared} skills compared");
 }
