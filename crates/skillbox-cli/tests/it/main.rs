@@ -13,6 +13,7 @@ mod execute;
 mod find;
 mod hostile_catalog;
 mod install;
+mod install_agent_links;
 mod install_attacks;
 mod install_project;
 mod list_and_show;
