@@ -5,6 +5,7 @@ mod agent;
 mod archives;
 mod attacks_catalog;
 mod attacks_round3;
+mod attacks_round4_eval_outputs;
 mod author;
 mod authoring_attacks;
 mod discovery;
