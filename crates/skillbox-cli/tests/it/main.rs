@@ -6,6 +6,7 @@ mod archives;
 mod attacks_catalog;
 mod attacks_round3;
 mod attacks_round4_eval_outputs;
+mod attacks_round4_network;
 mod author;
 mod authoring_attacks;
 mod discovery;
