@@ -195,8 +195,8 @@ pub struct FetchArguments {
     /// alone means its scheme's default port.
     #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
     pub allow_hosts: Vec<skillbox_install::fetch::origin::AllowedHost>,
-    /// Longest a server may take to accept a connection, or stay silent while a git fetch
-    /// waits for it (`git://`, ssh, HTTP).
+    /// Longest a server may take to accept a connection, and a git server (`git://`, ssh) to
+    /// send its next bytes while a fetch waits for them.
     #[arg(
         long,
         value_name = "SECONDS",

@@ -18,8 +18,9 @@ pub struct InstallLimits {
     pub max_compression_ratio: u64,
     /// Longest one HTTP request of a git fetch may take.
     pub git_http_timeout: std::time::Duration,
-    /// Longest a git server may take to accept a connection, or stay silent while a fetch
-    /// waits for it (`git://` and ssh; connecting over HTTP too).
+    /// Longest a server may take to accept a connection, and a git server to send its next
+    /// bytes while a fetch waits for them (`git://` and ssh; an HTTP request is bounded as a
+    /// whole by [`InstallLimits::git_http_timeout`]).
     pub network_timeout: std::time::Duration,
     /// Most bytes a git server may send before it is asked for objects: its capabilities and
     /// the refs it advertises.

@@ -318,7 +318,7 @@ impl Installer {
         if let Some(http) = self.http.get() {
             return Ok(http);
         }
-        let http = Http::new(self.allowed_hosts.clone())?;
+        let http = Http::new(self.allowed_hosts.clone(), self.limits.network_timeout)?;
         Ok(self.http.get_or_init(|| http))
     }
 

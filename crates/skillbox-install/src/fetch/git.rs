@@ -486,12 +486,7 @@ fn guard_transport(
                 .map_err(gix::Error::from_error)?,
         ),
         gix::url::Scheme::Ssh
-            if connection
-                .remote()
-                .repo()
-                .ssh_connect_options()?
-                .command
-                .is_none() =>
+            if runs_plain_ssh(&connection.remote().repo().ssh_connect_options()?) =>
         {
             Some(
                 ssh_transport(&remote_url, version, limits, watch)
@@ -516,6 +511,15 @@ fn guard_transport(
         *connection.transport_mut() = guarded;
     }
     Ok(())
+}
+
+/// Whether gitoxide would run plain `ssh`: no ssh command of the user's own, no other variant.
+fn runs_plain_ssh(options: &gix_transport::client::blocking_io::ssh::connect::Options) -> bool {
+    options.command.is_none()
+        && matches!(
+            options.kind,
+            None | Some(gix_transport::client::blocking_io::ssh::ProgramKind::Ssh)
+        )
 }
 
 /// Whether a credential request is for the URL a token was given for: the same scheme, host

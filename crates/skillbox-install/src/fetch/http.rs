@@ -13,8 +13,6 @@ use super::origin::{AllowedHosts, Origin, allow_host_value};
 use crate::error::InstallError;
 use crate::progress::Progress;
 
-/// How long connecting may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one download may take in all.
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(600);
 /// Most redirects one download follows.
@@ -75,9 +73,13 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    /// A client with rustls (ring) and bounded timeouts, following a redirect only to the
-    /// origin the download started on or to a host in `allowed`.
-    pub(crate) fn new(allowed: AllowedHosts) -> Result<Http, InstallError> {
+    /// A client with rustls (ring) that waits at most `connect_timeout` to connect and
+    /// follows a redirect only to the origin the download started on or to a host in
+    /// `allowed`.
+    pub(crate) fn new(
+        allowed: AllowedHosts,
+        connect_timeout: Duration,
+    ) -> Result<Http, InstallError> {
         skillbox_services::tls::install_crypto_provider();
         let allowed = Arc::new(allowed);
         let policy_allowed = Arc::clone(&allowed);
@@ -95,7 +97,7 @@ impl Http {
             }
         });
         let client = reqwest::blocking::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
+            .connect_timeout(connect_timeout)
             .timeout(DOWNLOAD_TIMEOUT)
             .redirect(redirects)
             .user_agent(concat!("skillbox/", env!("CARGO_PKG_VERSION")))
