@@ -2,7 +2,8 @@
 //! private folder, then the tree at the sub-path written out object by object through a
 //! [`TreeWriter`]. Nothing of the repository runs: no hooks (gitoxide runs none), no checkout
 //! filters (blobs are read raw, so an LFS file stays its pointer), no submodules (their
-//! entries are skipped and reported).
+//! entries are skipped and reported). The connection to the server is skillbox's guarded one
+//! ([`super::git_transport`]): every wait timed, the refs advertised bounded.
 
 use std::num::NonZeroU32;
 use std::path::Path;
