@@ -157,7 +157,7 @@ pub enum Command {
     /// Remove installed skills (their folders, links, manifest and lock entries).
     Remove(RemoveArguments),
     /// List installed skills whose source now holds other files (exit 1 when any).
-    Outdated(InstallScopeArguments),
+    Outdated(OutdatedArguments),
     /// Check installed skills' files against `skillbox.lock`, naming each changed, added or
     /// missing file (exit 1 when any).
     Verify(InstallScopeArguments),
@@ -187,6 +187,36 @@ pub struct InstallScopeArguments {
     pub json: bool,
 }
 
+/// How `add`, `install`, `update` and `outdated` reach the network.
+#[derive(Debug, Args)]
+pub struct FetchArguments {
+    /// Also download from this host (repeatable). An index's artifacts, and every redirect,
+    /// otherwise stay on the origin (scheme, host, port) where the download started. `HOST`
+    /// alone means its scheme's default port.
+    #[arg(long = "allow-host", value_name = "HOST[:PORT]")]
+    pub allow_hosts: Vec<skillbox_install::fetch::origin::AllowedHost>,
+    /// Longest a server may take to accept a connection, and a git server (`git://`, ssh) to
+    /// send its next bytes while a fetch waits for them.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = skillbox_install::limits::DEFAULT_NETWORK_TIMEOUT_SECONDS,
+        value_parser = clap::value_parser!(u64).range(1..=86_400)
+    )]
+    pub network_timeout: u64,
+}
+
+/// `skillbox outdated`.
+#[derive(Debug, Args)]
+pub struct OutdatedArguments {
+    /// How to reach the sources.
+    #[command(flatten)]
+    pub fetch: FetchArguments,
+    /// Where.
+    #[command(flatten)]
+    pub scope: InstallScopeArguments,
+}
+
 /// `skillbox add`.
 #[derive(Debug, Args)]
 pub struct AddArguments {
@@ -194,7 +224,8 @@ pub struct AddArguments {
     /// `@tag`, `@sha` or `#ref`), `owner/repo[/path][@ref]` (on `SKILLBOX_FORGE`, default
     /// GitHub), an archive URL (`.zip`, `.skill`, `.tar.gz`), or a site publishing
     /// `.well-known/agent-skills/`. Tokens come from git credential helpers or
-    /// `SKILLBOX_TOKEN_<HOST>` (`GITHUB_TOKEN` for GitHub), sent only to that host.
+    /// `SKILLBOX_TOKEN_<HOST>[_<PORT>]` (`GITHUB_TOKEN` for GitHub), sent only to that
+    /// origin, and only when it asks for one.
     #[arg(value_name = "SOURCE")]
     pub source: String,
     /// The skill to take when the source holds several (repeatable).
@@ -222,6 +253,9 @@ pub struct AddArguments {
     /// Most bytes one skill's files may hold.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_bytes: u64,
+    /// How to reach the source.
+    #[command(flatten)]
+    pub fetch: FetchArguments,
     /// Where to install.
     #[command(flatten)]
     pub scope: InstallScopeArguments,
@@ -233,6 +267,9 @@ pub struct InstallArguments {
     /// Fail when `skillbox.toml` and `skillbox.lock` disagree or the lock would change (CI).
     #[arg(long)]
     pub frozen: bool,
+    /// How to reach the sources.
+    #[command(flatten)]
+    pub fetch: FetchArguments,
     /// Where to install.
     #[command(flatten)]
     pub scope: InstallScopeArguments,
@@ -244,6 +281,9 @@ pub struct UpdateArguments {
     /// Skills to update (all when none).
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
+    /// How to reach the sources.
+    #[command(flatten)]
+    pub fetch: FetchArguments,
     /// Where.
     #[command(flatten)]
     pub scope: InstallScopeArguments,

@@ -63,7 +63,7 @@ fn main() -> ExitCode {
         Command::Install(install) => commands::install::install(install),
         Command::Update(update) => commands::install::update(update),
         Command::Remove(remove) => commands::install::remove(remove),
-        Command::Outdated(scope) => commands::install::outdated(scope),
+        Command::Outdated(outdated) => commands::install::outdated(outdated),
         Command::Verify(scope) => commands::install::verify(scope),
         Command::New(new) => commands::author::new_skill(new),
         Command::Pack(pack) => commands::author::pack(pack),

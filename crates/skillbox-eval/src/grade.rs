@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use skillbox_agent::{Message, ModelClient, ModelRequest};
 use skillbox_tools::SkillsProvider;
 
+use crate::output_files::{OutputEntry, inspect_output};
 use crate::suite::{Check, CheckKind, Expectation};
 use crate::task::TaskRun;
 
@@ -228,18 +229,39 @@ async fn run_check(
                 )
             }
         }
-        CheckKind::OutputFile(file) => {
-            let path = run.outputs.join(file);
-            match fs_err::symlink_metadata(&path) {
-                Ok(metadata) if metadata.file_type().is_file() => (
-                    true,
-                    format!("`{file}` was written ({} bytes)", metadata.len()),
-                ),
-                Ok(_) => (false, format!("`{file}` is not a regular file")),
-                Err(_) => (false, format!("no `{file}` in the run's outputs")),
-            }
-        }
+        CheckKind::OutputFile(file) => output_file_check(file, run),
         CheckKind::Command(argv) => run_command_check(argv, run, provider, skill).await,
+    }
+}
+
+/// An `output_file` check: the run's outputs folder holds that regular file, reached without
+/// following a link the run may have planted.
+fn output_file_check(file: &str, run: &TaskRun) -> (bool, String) {
+    match inspect_output(&run.outputs, file) {
+        OutputEntry::File { size_bytes } => {
+            (true, format!("`{file}` was written ({size_bytes} bytes)"))
+        }
+        OutputEntry::Missing => (false, format!("no `{file}` in the run's outputs")),
+        OutputEntry::Link(link) if link.is_empty() => (
+            false,
+            "the run's outputs folder is a link; it is not followed".to_owned(),
+        ),
+        OutputEntry::Link(link) => (
+            false,
+            format!(
+                "no `{file}` in the run's outputs: `{link}` is a link, and links there are not followed"
+            ),
+        ),
+        OutputEntry::NotAFolder(folder) => (
+            false,
+            format!("no `{file}` in the run's outputs: `{folder}` is not a folder"),
+        ),
+        OutputEntry::NotRegular(kind) => (false, format!("`{file}` is {kind}, not a regular file")),
+        OutputEntry::Outside => (
+            false,
+            format!("`{file}` is not a path inside the outputs folder"),
+        ),
+        OutputEntry::Unreadable(error) => (false, format!("`{file}` cannot be looked at: {error}")),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod calls;
 pub mod error;
 pub mod grade;
 pub mod improve;
+pub mod output_files;
 pub mod report;
 pub mod runner;
 pub mod suite;

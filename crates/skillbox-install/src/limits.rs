@@ -18,7 +18,17 @@ pub struct InstallLimits {
     pub max_compression_ratio: u64,
     /// Longest one HTTP request of a git fetch may take.
     pub git_http_timeout: std::time::Duration,
+    /// Longest a server may take to accept a connection, and a git server to send its next
+    /// bytes while a fetch waits for them (`git://` and ssh; an HTTP request is bounded as a
+    /// whole by [`InstallLimits::git_http_timeout`]).
+    pub network_timeout: std::time::Duration,
+    /// Most bytes a git server may send before it is asked for objects: its capabilities and
+    /// the refs it advertises.
+    pub max_advertised_bytes: u64,
 }
+
+/// The default of [`InstallLimits::network_timeout`], in seconds.
+pub const DEFAULT_NETWORK_TIMEOUT_SECONDS: u64 = 120;
 
 impl Default for InstallLimits {
     fn default() -> Self {
@@ -30,6 +40,8 @@ impl Default for InstallLimits {
             max_source_bytes: 1024 * 1024 * 1024,
             max_compression_ratio: 200,
             git_http_timeout: std::time::Duration::from_secs(600),
+            network_timeout: std::time::Duration::from_secs(DEFAULT_NETWORK_TIMEOUT_SECONDS),
+            max_advertised_bytes: 32 * 1024 * 1024,
         }
     }
 }

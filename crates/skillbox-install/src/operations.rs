@@ -28,6 +28,7 @@ use crate::discover::{FoundSkill, find_skills, find_skills_with};
 use crate::error::InstallError;
 use crate::fetch::git::{GitSource, TreeOutline, fetch_tree, folder_digest, write_folder};
 use crate::fetch::http::Http;
+use crate::fetch::origin::AllowedHosts;
 use crate::fetch::unpack::{ArchiveFormat, unpack};
 use crate::fetch::well_known::{fetch_index, fetch_skill};
 use crate::folder_handle::{FolderHandle, copy_folder};
@@ -224,6 +225,7 @@ pub struct Installer {
     cache: PathBuf,
     trust_file: Option<PathBuf>,
     limits: InstallLimits,
+    allowed_hosts: AllowedHosts,
     progress: Progress,
     http: std::sync::OnceLock<Http>,
     /// Sources fetched during this operation, by source, reference and skills asked for.
@@ -273,6 +275,7 @@ impl Installer {
             cache,
             trust_file: TrustStore::default_path().ok(),
             limits: InstallLimits::default(),
+            allowed_hosts: AllowedHosts::default(),
             progress: Progress::default(),
             http: std::sync::OnceLock::new(),
             fetched: std::cell::RefCell::default(),
@@ -287,6 +290,14 @@ impl Installer {
     #[must_use]
     pub fn with_limits(mut self, limits: InstallLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Also download from these hosts: an index's artifacts and redirects otherwise stay on
+    /// the origin the source names.
+    #[must_use]
+    pub fn with_allowed_hosts(mut self, allowed_hosts: AllowedHosts) -> Self {
+        self.allowed_hosts = allowed_hosts;
         self
     }
 
@@ -314,7 +325,7 @@ impl Installer {
         if let Some(http) = self.http.get() {
             return Ok(http);
         }
-        let http = Http::new()?;
+        let http = Http::new(self.allowed_hosts.clone(), self.limits.network_timeout)?;
         Ok(self.http.get_or_init(|| http))
     }
 

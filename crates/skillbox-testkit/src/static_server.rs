@@ -53,12 +53,14 @@ impl Response {
     }
 }
 
-/// A programmed route: its response, how long to wait before it, how fast to send its body.
+/// A programmed route: its response, how long to wait before it, how fast to send its body,
+/// and the bearer token it asks for, if any.
 #[derive(Debug, Clone)]
 struct Route {
     response: Response,
     delay: Duration,
     bytes_per_second: Option<u64>,
+    required_token: Option<String>,
 }
 
 /// What the handler needs.
@@ -109,6 +111,20 @@ impl StaticServer {
         self.add_route(path, response, Duration::ZERO, None);
     }
 
+    /// Answer `path` with `response` only to a request carrying `Authorization: Bearer
+    /// token`; any other gets `401` with a `WWW-Authenticate: Bearer` challenge.
+    pub fn protected(&self, path: &str, token: &str, response: Response) {
+        self.insert_route(
+            path,
+            Route {
+                response,
+                delay: Duration::ZERO,
+                bytes_per_second: None,
+                required_token: Some(token.to_owned()),
+            },
+        );
+    }
+
     /// Answer `from` with `302 Found` and `Location: to` (a path here, or any URL).
     pub fn redirect(&self, from: &str, to: &str) {
         self.route(
@@ -140,14 +156,23 @@ impl StaticServer {
         delay: Duration,
         bytes_per_second: Option<u64>,
     ) {
-        self.site.routes.lock().expect("the routes").insert(
-            format!("/{}", path.trim_start_matches('/')),
+        self.insert_route(
+            path,
             Route {
                 response,
                 delay,
                 bytes_per_second,
+                required_token: None,
             },
         );
+    }
+
+    fn insert_route(&self, path: &str, route: Route) {
+        self.site
+            .routes
+            .lock()
+            .expect("the routes")
+            .insert(format!("/{}", path.trim_start_matches('/')), route);
     }
 
     /// `http://127.0.0.1:PORT/PATH`.
@@ -185,6 +210,20 @@ async fn answer<B>(request: &http::Request<B>, site: &Site) -> http::Response<Re
             .cloned()
     };
     if let Some(route) = route {
+        if let Some(token) = &route.required_token {
+            let presented = request
+                .headers()
+                .get(http::header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok());
+            if presented != Some(format!("Bearer {token}").as_str()) {
+                let mut response = text_response(401, "a token is needed\n");
+                response.headers_mut().insert(
+                    http::header::WWW_AUTHENTICATE,
+                    http::HeaderValue::from_static("Bearer realm=\"skillbox-tests\""),
+                );
+                return response;
+            }
+        }
         return route_response(route).await;
     }
     if request.method() != http::Method::GET && request.method() != http::Method::HEAD {

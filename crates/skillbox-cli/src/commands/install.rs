@@ -5,14 +5,31 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
+use skillbox_install::fetch::origin::AllowedHosts;
 use skillbox_install::operations::AddRequest;
 use skillbox_install::{InstallLimits, InstallScope, Installer};
 
 use crate::EXIT_PROBLEMS;
 use crate::arguments::{
-    AddArguments, InstallArguments, InstallScopeArguments, RemoveArguments, UpdateArguments,
+    AddArguments, FetchArguments, InstallArguments, InstallScopeArguments, OutdatedArguments,
+    RemoveArguments, UpdateArguments,
 };
 use crate::output::install_report::{print_report, progress_bars};
+
+/// The installer for the scope the arguments name, reaching the network as `fetch` says.
+fn fetching_installer(
+    scope: &InstallScopeArguments,
+    fetch: &FetchArguments,
+    limits: InstallLimits,
+) -> anyhow::Result<Installer> {
+    let limits = InstallLimits {
+        network_timeout: std::time::Duration::from_secs(fetch.network_timeout),
+        ..limits
+    };
+    Ok(installer(scope)?
+        .with_limits(limits)
+        .with_allowed_hosts(AllowedHosts::new(fetch.allow_hosts.clone())))
+}
 
 /// The installer for the scope the arguments name.
 fn installer(scope: &InstallScopeArguments) -> anyhow::Result<Installer> {
@@ -35,7 +52,7 @@ pub fn add(arguments: &AddArguments) -> anyhow::Result<ExitCode> {
         max_bytes_per_skill: arguments.max_bytes,
         ..InstallLimits::default()
     };
-    let installer = installer(&arguments.scope)?.with_limits(limits);
+    let installer = fetching_installer(&arguments.scope, &arguments.fetch, limits)?;
     let report = installer.add(&AddRequest {
         source: arguments.source.clone(),
         skills: arguments.skills.clone(),
@@ -49,14 +66,16 @@ pub fn add(arguments: &AddArguments) -> anyhow::Result<ExitCode> {
 
 /// `skillbox install`.
 pub fn install(arguments: &InstallArguments) -> anyhow::Result<ExitCode> {
-    let report = installer(&arguments.scope)?.install(arguments.frozen)?;
+    let report = fetching_installer(&arguments.scope, &arguments.fetch, InstallLimits::default())?
+        .install(arguments.frozen)?;
     print_report(&report, arguments.scope.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `skillbox update`.
 pub fn update(arguments: &UpdateArguments) -> anyhow::Result<ExitCode> {
-    let report = installer(&arguments.scope)?.update(&arguments.names)?;
+    let report = fetching_installer(&arguments.scope, &arguments.fetch, InstallLimits::default())?
+        .update(&arguments.names)?;
     print_report(&report, arguments.scope.json)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -69,9 +88,10 @@ pub fn remove(arguments: &RemoveArguments) -> anyhow::Result<ExitCode> {
 }
 
 /// `skillbox outdated`: exit 1 when anything is outdated.
-pub fn outdated(scope: &InstallScopeArguments) -> anyhow::Result<ExitCode> {
-    let report = installer(scope)?.outdated()?;
-    print_report(&report, scope.json)?;
+pub fn outdated(arguments: &OutdatedArguments) -> anyhow::Result<ExitCode> {
+    let report = fetching_installer(&arguments.scope, &arguments.fetch, InstallLimits::default())?
+        .outdated()?;
+    print_report(&report, arguments.scope.json)?;
     Ok(problems_exit(report.found_problems()))
 }
 

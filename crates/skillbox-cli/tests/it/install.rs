@@ -190,9 +190,24 @@ fn a_token_from_the_environment_goes_to_its_host_only() {
     assert!(!stderr.contains("s3cret-token"));
     project.assert_untouched();
 
+    // The variable names the host and the port: the token is for this server alone.
+    let variable = format!(
+        "SKILLBOX_TOKEN_127_0_0_1_{}",
+        server.base_url().rsplit(':').next().unwrap()
+    );
     let output = project
         .skillbox()
         .env("SKILLBOX_TOKEN_127_0_0_1", "s3cret-token")
+        .args(["add", &source])
+        .output()
+        .unwrap();
+    assert!(
+        !output.status.success(),
+        "a token for port 80 went to another port"
+    );
+    let output = project
+        .skillbox()
+        .env(&variable, "s3cret-token")
         .args(["add", &source])
         .output()
         .unwrap();
@@ -211,8 +226,8 @@ fn a_token_from_the_environment_goes_to_its_host_only() {
             .any(|request| request.authorization().is_some())
     );
 
-    // An index on 127.0.0.1 pointing at an artifact on `localhost`: the token for 127.0.0.1
-    // is not sent there.
+    // An index on 127.0.0.1 pointing at an artifact on `localhost` (allowed): the token for
+    // 127.0.0.1 is not sent there, nor to the index, which does not ask for one.
     let skill = skill_md("remote", "Remote skill. Use when testing hosts.");
     let artifacts = StaticServer::without_folder();
     artifacts.route("/remote/SKILL.md", Response::ok(skill.clone()));
@@ -227,10 +242,20 @@ fn a_token_from_the_environment_goes_to_its_host_only() {
                 .to_string(),
         ),
     );
+    let index_variable = format!(
+        "SKILLBOX_TOKEN_127_0_0_1_{}",
+        index.base_url().rsplit(':').next().unwrap()
+    );
+    let allowed = elsewhere
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
     let output = project
         .skillbox()
-        .env("SKILLBOX_TOKEN_127_0_0_1", "s3cret-token")
-        .args(["add", &index.base_url()])
+        .env(&index_variable, "s3cret-token")
+        .args(["add", &index.base_url(), "--allow-host", &allowed])
         .output()
         .unwrap();
     assert!(
@@ -242,7 +267,7 @@ fn a_token_from_the_environment_goes_to_its_host_only() {
         index
             .requests()
             .iter()
-            .all(|request| request.authorization().is_some())
+            .all(|request| request.authorization().is_none())
     );
     assert!(
         artifacts

@@ -444,7 +444,8 @@ fn a_git_token_does_not_follow_a_redirect_to_another_host() {
     repo.commit("first");
     let server = GitHttpServer::start().with_required_token("s3cret-token");
     server.add_repo("private/skills", &repo);
-    // The token is for 127.0.0.1; the redirect goes to the same server as `localhost`.
+    // The token is for 127.0.0.1 at the redirector's port; the redirect goes to the server as
+    // `localhost`.
     let target = server
         .url("private/skills")
         .replace("127.0.0.1", "localhost");
@@ -456,7 +457,13 @@ fn a_git_token_does_not_follow_a_redirect_to_another_host() {
     let project = Project::new();
     let output = project
         .skillbox()
-        .env("SKILLBOX_TOKEN_127_0_0_1", "s3cret-token")
+        .env(
+            format!(
+                "SKILLBOX_TOKEN_127_0_0_1_{}",
+                redirector.base_url().rsplit(':').next().unwrap()
+            ),
+            "s3cret-token",
+        )
         .args(["add", &redirector.url("o/r.git")])
         .output()
         .unwrap();
@@ -475,10 +482,14 @@ fn a_git_token_does_not_follow_a_redirect_to_another_host() {
         "the token went to the redirect target"
     );
 
-    // Straight to its own host, the token is sent.
+    // Straight to its own host and port, the token is sent.
+    let variable = format!(
+        "SKILLBOX_TOKEN_127_0_0_1_{}",
+        server.base_url().rsplit(':').next().unwrap()
+    );
     let output = project
         .skillbox()
-        .env("SKILLBOX_TOKEN_127_0_0_1", "s3cret-token")
+        .env(&variable, "s3cret-token")
         .args(["add", &server.url("private/skills")])
         .output()
         .unwrap();

@@ -29,8 +29,8 @@ mod requires;
 
 use archive_budget::{admit_archives, refuse_archives_past_the_unpacked_budget};
 use precedence::{
-    PrecedenceKey, add_diagnostic, apply_root_precedence, kept_last_good, precedence_key,
-    same_version_messages, shadowing_warning, warn_about_confusable_names,
+    PrecedenceKey, add_diagnostic, apply_root_precedence, is_same_folder, kept_last_good,
+    precedence_key, same_version_messages, shadowing_warning, warn_about_confusable_names,
 };
 
 /// Environment variable holding colon-separated skill roots; replaces the default roots.
@@ -337,6 +337,21 @@ impl SkillCatalog {
                 Entry::Vacant(slot) => {
                     slot.insert(kept.len());
                     kept.push(skill);
+                }
+                Entry::Occupied(slot) if is_same_folder(&kept[*slot.get()], &skill) => {
+                    // Two roots (or two paths in one root) that reach one folder, through a
+                    // link such as the one `skillbox add --agent` makes: one skill, no
+                    // override. The copy precedence would keep is kept, nothing shadowed.
+                    let existing = *slot.get();
+                    tracing::debug!(
+                        skill = %skill.id,
+                        kept = %kept[existing].directory.display(),
+                        also = %skill.directory.display(),
+                        "one skill folder reached by two paths"
+                    );
+                    if kept[existing].root_index != skill.root_index {
+                        kept[existing] = skill;
+                    }
                 }
                 Entry::Occupied(slot) => {
                     let existing = *slot.get();

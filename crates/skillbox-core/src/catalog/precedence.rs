@@ -50,6 +50,17 @@ pub(super) fn precedence_key(id: &SkillId) -> PrecedenceKey {
     (id.name.clone(), version)
 }
 
+/// Whether two copies are one folder on disk, reached by two paths (a root, or a skill folder,
+/// that is a link to the other): they hold one skill, and neither overrides the other.
+pub(super) fn is_same_folder(first: &Skill, second: &Skill) -> bool {
+    match (&first.source, &second.source) {
+        (SkillSource::Directory(first), SkillSource::Directory(second)) => {
+            first.is_same_folder(second)
+        }
+        _ => false,
+    }
+}
+
 /// The `skill-shadowed` warning on one side of an override, in that side's own file.
 pub(super) fn shadowing_warning(message: &str, skill: &Skill) -> Diagnostic {
     Diagnostic::warning(DiagnosticCode::SkillShadowed, message)

@@ -93,6 +93,13 @@ impl SkillFolder {
         &self.path
     }
 
+    /// Whether `other` is this same folder on disk (the same device and inode), however each
+    /// path reached it: a link to a skill folder and the folder itself are one folder.
+    #[must_use]
+    pub fn is_same_folder(&self, other: &SkillFolder) -> bool {
+        self.identity == other.identity
+    }
+
     /// Open the folder by its path as it is now, with `flags`, refusing it when it is not the
     /// folder that was loaded (or no folder at all).
     ///

@@ -1,7 +1,7 @@
 //! Hostile catalogs (issue 15) through the catalog itself: which copy of a name is in effect
 //! across roots and versions, and names no model may see.
 
-use crate::{load, versioned_skill_md, write};
+use crate::{load, skill_md, versioned_skill_md, write};
 
 /// The codes of a skill's diagnostics, as text.
 fn codes(skill: &skillbox_core::Skill) -> Vec<&'static str> {
@@ -183,4 +183,51 @@ fn a_path_in_a_root_finds_that_copy_the_latest_root_first() {
     assert_eq!(shadowed.description, "early b");
     assert!(!catalog.is_latest(shadowed));
     assert!(catalog.is_latest(catalog.find("a/deploy", None).unwrap()));
+}
+
+#[test]
+fn one_folder_reached_from_two_roots_is_one_skill_and_no_override() {
+    let temp = tempfile::tempdir().unwrap();
+    let project = temp.path();
+    let (claude, agents) = (
+        project.join(".claude/skills"),
+        project.join(".agents/skills"),
+    );
+    write(
+        &agents.join("pdf/SKILL.md"),
+        &skill_md("pdf", "installed pdf"),
+    );
+    std::fs::create_dir_all(&claude).unwrap();
+    // The link `skillbox add --agent claude` makes, and one by another name.
+    std::os::unix::fs::symlink("../../.agents/skills/pdf", claude.join("pdf")).unwrap();
+    std::os::unix::fs::symlink(agents.join("pdf"), claude.join("pdf-alias")).unwrap();
+    // A real second copy of another skill still overrides, loudly.
+    write(&claude.join("notes/SKILL.md"), &skill_md("notes", "first"));
+    write(&agents.join("notes/SKILL.md"), &skill_md("notes", "second"));
+    let catalog = load(&[&claude, &agents]);
+
+    let pdf = catalog.get("pdf").unwrap();
+    assert_eq!(pdf.directory, agents.join("pdf"));
+    assert_eq!(catalog.versions("pdf").count(), 1);
+    assert!(
+        !codes(pdf).contains(&"skill-shadowed"),
+        "{:?}",
+        pdf.diagnostics
+    );
+    assert!(
+        catalog.shadowed().iter().all(|skill| skill.name() != "pdf"),
+        "{:?}",
+        catalog.shadowed()
+    );
+    let shadowing: Vec<&str> = catalog
+        .diagnostics()
+        .iter()
+        .filter(|diagnostic| diagnostic.code.as_str() == "skill-shadowed")
+        .map(|diagnostic| diagnostic.message.as_str())
+        .collect();
+    assert_eq!(shadowing.len(), 1, "{shadowing:?}");
+    assert!(shadowing[0].contains("`notes`"), "{shadowing:?}");
+    let notes = catalog.get("notes").unwrap();
+    assert_eq!(notes.description, "second");
+    assert!(codes(notes).contains(&"skill-shadowed"));
 }

@@ -2,15 +2,18 @@
 //! private folder, then the tree at the sub-path written out object by object through a
 //! [`TreeWriter`]. Nothing of the repository runs: no hooks (gitoxide runs none), no checkout
 //! filters (blobs are read raw, so an LFS file stays its pointer), no submodules (their
-//! entries are skipped and reported).
+//! entries are skipped and reported). The connection to the server is skillbox's guarded one
+//! ([`super::git_transport`]): every wait timed, the refs advertised bounded.
 
 use std::num::NonZeroU32;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use gix::bstr::ByteSlice;
 
+use super::git_transport::{CutShort, FetchWatch, GuardedHttp, daemon_transport, ssh_transport};
 use super::http::token_for;
 use super::tree::TreeWriter;
 use crate::error::InstallError;
@@ -354,7 +357,12 @@ fn fetch(
         .is_some_and(|parsed| matches!(parsed.scheme(), "http" | "https"));
     let url_text = url.to_owned();
     let http_timeout = limits.git_http_timeout;
+    let connect_timeout = limits.network_timeout;
+    let fetch_watch = Arc::new(FetchWatch::default());
+    let connection_watch = Arc::clone(&fetch_watch);
+    let connection_limits = *limits;
     prepare = prepare.configure_connection(move |connection| {
+        guard_transport(connection, &connection_limits, &connection_watch)?;
         if let Some((token, origin)) = &token {
             let token = token.clone();
             let origin = origin.clone();
@@ -391,7 +399,9 @@ fn fetch(
             {
                 let client = gix_transport::client::blocking_io::http::reqwest::Options {
                     configure_client: Some(Box::new(move |builder| {
-                        Ok(builder.timeout(http_timeout))
+                        Ok(builder
+                            .timeout(http_timeout)
+                            .connect_timeout(connect_timeout))
                     })),
                     ..Default::default()
                 };
@@ -434,8 +444,83 @@ fn fetch(
             ),
         ));
     }
-    let (repository, _) = fetched.map_err(|error| InstallError::fetch(url, with_causes(&error)))?;
-    Ok(repository)
+    // A connection cut short says why in its own words; gitoxide's error wraps that deep.
+    match (fetched, fetch_watch.cut_short()) {
+        (Ok((repository, _)), _) => Ok(repository),
+        (Err(_), Some(CutShort::Silent(limit))) => Err(InstallError::fetch(
+            url,
+            format!(
+                "the server sent nothing for {} s, so the fetch was given up (`--network-timeout SECONDS` sets how long to wait)",
+                limit.as_secs()
+            ),
+        )),
+        (Err(_), Some(CutShort::Advertisement(limit))) => Err(InstallError::refused(
+            url,
+            format!(
+                "the server sent more than {limit} bytes of refs and capabilities before any object was asked for; the fetch was stopped there"
+            ),
+        )),
+        (Err(error), None) => Err(InstallError::fetch(url, with_causes(&error))),
+    }
+}
+
+/// Put skillbox's guarded connection in place of the one gitoxide opened
+/// ([`super::git_transport`]): its own for `git://` and for ssh (unless the user has an ssh
+/// command of their own), gitoxide's HTTP client with its bodies guarded for HTTP(S). Local
+/// (`file://`) repositories are read as they are.
+fn guard_transport(
+    connection: &mut gix::remote::Connection<
+        '_,
+        '_,
+        '_,
+        Box<dyn gix_transport::client::blocking_io::Transport + Send>,
+    >,
+    limits: &InstallLimits,
+    watch: &Arc<FetchWatch>,
+) -> gix::Result<()> {
+    let (remote_url, version) = connection
+        .remote()
+        .sanitized_url_and_version(gix::remote::Direction::Fetch)?;
+    let guarded = match remote_url.scheme {
+        gix::url::Scheme::Git => Some(
+            daemon_transport(&remote_url, version, limits, watch)
+                .map_err(gix::Error::from_error)?,
+        ),
+        gix::url::Scheme::Ssh
+            if runs_plain_ssh(&connection.remote().repo().ssh_connect_options()?) =>
+        {
+            Some(
+                ssh_transport(&remote_url, version, limits, watch)
+                    .map_err(gix::Error::from_error)?,
+            )
+        }
+        gix::url::Scheme::Http | gix::url::Scheme::Https => {
+            let client = GuardedHttp::new(
+                gix_transport::client::blocking_io::http::reqwest::Remote::default(),
+                limits,
+                watch,
+            );
+            Some(
+                Box::new(gix_transport::client::blocking_io::http::connect_http(
+                    client, remote_url, version, false,
+                )) as Box<dyn gix_transport::client::blocking_io::Transport + Send>,
+            )
+        }
+        _ => None,
+    };
+    if let Some(guarded) = guarded {
+        *connection.transport_mut() = guarded;
+    }
+    Ok(())
+}
+
+/// Whether gitoxide would run plain `ssh`: no ssh command of the user's own, no other variant.
+fn runs_plain_ssh(options: &gix_transport::client::blocking_io::ssh::connect::Options) -> bool {
+    options.command.is_none()
+        && matches!(
+            options.kind,
+            None | Some(gix_transport::client::blocking_io::ssh::ProgramKind::Ssh)
+        )
 }
 
 /// Whether a credential request is for the URL a token was given for: the same scheme, host
@@ -657,6 +742,82 @@ mod tests {
             .unwrap_or_default();
         assert!(started.elapsed() < Duration::from_secs(4), "{error}");
         assert!(error.contains("timed out"), "{error}");
+    }
+
+    /// A repository with one skill and `count` more branches at its one commit, written as
+    /// packed refs (quick to make, however many).
+    fn repository_with_branches(count: usize) -> skillbox_testkit::GitRepo {
+        let repo = repository_with("small");
+        let head = repo.rev_parse("HEAD");
+        let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+        for index in 0..count {
+            packed.push_str(&format!("{head} refs/heads/branch-{index:07}\n"));
+        }
+        std::fs::write(repo.git_dir().join("packed-refs"), packed).unwrap();
+        repo
+    }
+
+    #[test]
+    fn a_long_list_of_refs_is_cut_at_the_limit_over_git_and_http() {
+        let repo = repository_with_branches(5_000);
+        let daemon = skillbox_testkit::GitDaemon::start();
+        daemon.add_repo("many/refs", &repo);
+        let server = skillbox_testkit::GitHttpServer::start();
+        server.add_repo("many/refs", &repo);
+        skillbox_services::tls::install_crypto_provider();
+        let limits = InstallLimits {
+            max_advertised_bytes: 64 * 1024,
+            ..InstallLimits::default()
+        };
+        for url in [daemon.url("many/refs"), server.url("many/refs")] {
+            let error = fetch_into(&url, TreeOutline::Whole, &limits)
+                .1
+                .err()
+                .map(|error| error.to_string())
+                .unwrap_or_default();
+            assert!(
+                error.contains("more than 65536 bytes of refs"),
+                "{url}: {error}"
+            );
+            let fetched = fetch_into(&url, TreeOutline::Whole, &InstallLimits::default()).1;
+            assert!(fetched.is_ok(), "{url}: {:?}", fetched.err());
+        }
+    }
+
+    /// A TCP server on loopback that accepts every connection and never says a word: its
+    /// port. The connections stay open while the returned listener's thread runs.
+    fn silent_server() -> u16 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming() {
+                held.push(stream);
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn a_git_or_ssh_server_that_says_nothing_is_given_up_on_at_the_network_timeout() {
+        let port = silent_server();
+        let limits = InstallLimits {
+            network_timeout: Duration::from_secs(1),
+            ..InstallLimits::default()
+        };
+        for url in [
+            format!("git://127.0.0.1:{port}/o/r.git"),
+            format!("ssh://127.0.0.1:{port}/o/r.git"),
+        ] {
+            let started = std::time::Instant::now();
+            let error = fetch_into(&url, TreeOutline::Whole, &limits)
+                .1
+                .err()
+                .map(|error| error.to_string())
+                .unwrap_or_default();
+            assert!(error.contains("sent nothing for 1 s"), "{url}: {error}");
+            assert!(started.elapsed() < Duration::from_secs(20), "{url}");
+        }
     }
 
     #[test]

@@ -1,24 +1,30 @@
-//! Downloads over HTTP(S): bounded in size, with a token from the environment sent only to the
-//! host it is for, and progress reported as bytes arrive.
+//! Downloads over HTTP(S): bounded in size, held to the origin they started on (a redirect to
+//! another origin is refused unless the person allowed that host, [`super::origin`]), with a
+//! token from the environment sent only to the origin it is for and only once that origin asks
+//! for it, and progress reported as bytes arrive.
 
 use std::io::Read;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use super::origin::{AllowedHosts, Origin, allow_host_value};
 use crate::error::InstallError;
 use crate::progress::Progress;
 
-/// How long connecting may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one download may take in all.
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(600);
+/// Most redirects one download follows.
+const MAX_REDIRECTS: usize = 10;
 
-/// The environment variable holding a token for `host`: `SKILLBOX_TOKEN_` and the host with
-/// every character that is not a letter or digit as `_`, upper-cased
-/// (`SKILLBOX_TOKEN_GITHUB_COM`, `SKILLBOX_TOKEN_127_0_0_1`).
+/// The environment variable holding a token for `url`'s origin: `SKILLBOX_TOKEN_` and the host
+/// with every character that is not a letter or digit as `_`, upper-cased, and `_PORT` when the
+/// URL's port is not its scheme's default (`SKILLBOX_TOKEN_GITHUB_COM`,
+/// `SKILLBOX_TOKEN_127_0_0_1_8080`). `None` for a URL without a host.
 #[must_use]
-pub fn token_variable(host: &str) -> String {
+pub fn token_variable(url: &url::Url) -> Option<String> {
+    let host = url.host_str().filter(|host| !host.is_empty())?;
     let mut name = String::from("SKILLBOX_TOKEN_");
     for c in host.chars() {
         name.push(if c.is_ascii_alphanumeric() {
@@ -27,12 +33,16 @@ pub fn token_variable(host: &str) -> String {
             '_'
         });
     }
-    name
+    // `url` keeps a port only when it is not the scheme's default.
+    if let Some(port) = url.port() {
+        name.push_str(&format!("_{port}"));
+    }
+    Some(name)
 }
 
-/// The token for a URL's host, when the environment has one and the URL may carry it (HTTPS,
+/// The token for a URL's origin, when the environment has one and the URL may carry it (HTTPS,
 /// or plain HTTP to a loopback address). `GITHUB_TOKEN` and `GH_TOKEN` count for `github.com`
-/// and its download hosts.
+/// and its download hosts over HTTPS on the default port.
 #[must_use]
 pub fn token_for(url: &url::Url) -> Option<String> {
     let host = url.host_str()?;
@@ -41,13 +51,15 @@ pub fn token_for(url: &url::Url) -> Option<String> {
         return None;
     }
     let from = |name: &str| std::env::var(name).ok().filter(|token| !token.is_empty());
-    if let Some(token) = from(&token_variable(host)) {
+    if let Some(token) = token_variable(url).and_then(|name| from(&name)) {
         return Some(token);
     }
-    let github = matches!(
-        host,
-        "github.com" | "api.github.com" | "codeload.github.com" | "raw.githubusercontent.com"
-    );
+    let github = url.scheme() == "https"
+        && url.port().is_none()
+        && matches!(
+            host,
+            "github.com" | "api.github.com" | "codeload.github.com" | "raw.githubusercontent.com"
+        );
     github
         .then(|| from("GITHUB_TOKEN").or_else(|| from("GH_TOKEN")))
         .flatten()
@@ -57,19 +69,46 @@ pub fn token_for(url: &url::Url) -> Option<String> {
 #[derive(Clone)]
 pub(crate) struct Http {
     client: reqwest::blocking::Client,
+    allowed: Arc<AllowedHosts>,
 }
 
 impl Http {
-    /// A client with rustls (ring) and bounded timeouts.
-    pub(crate) fn new() -> Result<Http, InstallError> {
+    /// A client with rustls (ring) that waits at most `connect_timeout` to connect and
+    /// follows a redirect only to the origin the download started on or to a host in
+    /// `allowed`.
+    pub(crate) fn new(
+        allowed: AllowedHosts,
+        connect_timeout: Duration,
+    ) -> Result<Http, InstallError> {
         skillbox_services::tls::install_crypto_provider();
+        let allowed = Arc::new(allowed);
+        let policy_allowed = Arc::clone(&allowed);
+        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+            let Some(first) = attempt.previous().first() else {
+                return attempt.stop();
+            };
+            if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+            } else if policy_allowed.may_reach(&Origin::of(first), attempt.url()) {
+                attempt.follow()
+            } else {
+                // The 3xx answer itself comes back, and `get` says where it led.
+                attempt.stop()
+            }
+        });
         let client = reqwest::blocking::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
+            .connect_timeout(connect_timeout)
             .timeout(DOWNLOAD_TIMEOUT)
+            .redirect(redirects)
             .user_agent(concat!("skillbox/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|error| InstallError::fetch("the HTTP client", error))?;
-        Ok(Http { client })
+        Ok(Http { client, allowed })
+    }
+
+    /// The hosts the person allowed besides a source's own origin.
+    pub(crate) fn allowed(&self) -> &AllowedHosts {
+        &self.allowed
     }
 
     /// The body at `url`, at most `limit` bytes; `Ok(None)` for a 404.
@@ -80,25 +119,41 @@ impl Http {
         progress: &Progress,
     ) -> Result<Option<Vec<u8>>, InstallError> {
         let parsed = url::Url::parse(url).map_err(|error| InstallError::fetch(url, error))?;
-        let mut request = self.client.get(parsed.clone());
-        if let Some(token) = token_for(&parsed) {
-            request = request.bearer_auth(token);
+        let send = |target: &url::Url, token: Option<&str>| {
+            let mut request = self.client.get(target.clone());
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            request
+                .send()
+                .map_err(|error| InstallError::fetch(url, without_url(error)))
+        };
+        let mut response = send(&parsed, None)?;
+        // A token goes only where it was asked for: a 401 with a challenge, from the origin
+        // the token is for (the URL that answered, on the request's origin or an allowed one).
+        if response.status() == reqwest::StatusCode::UNAUTHORIZED
+            && response
+                .headers()
+                .contains_key(reqwest::header::WWW_AUTHENTICATE)
+        {
+            let challenged = response.url().clone();
+            if let Some(token) = token_for(&challenged) {
+                response = send(&challenged, Some(&token))?;
+            }
         }
-        let mut response = request
-            .send()
-            .map_err(|error| InstallError::fetch(url, without_url(error)))?;
         let status = response.status();
+        if status.is_redirection() {
+            return Err(self.redirect_refusal(url, &parsed, &response));
+        }
         if status == reqwest::StatusCode::NOT_FOUND {
             return Ok(None);
         }
         if !status.is_success() {
-            let hint = if matches!(status.as_u16(), 401 | 403) {
-                format!(
-                    "; if it needs a token, set `{}`",
-                    token_variable(parsed.host_str().unwrap_or_default())
-                )
-            } else {
-                String::new()
+            let hint = match (status.as_u16(), token_variable(response.url())) {
+                (401 | 403, Some(variable)) => {
+                    format!("; if it needs a token, set `{variable}`")
+                }
+                _ => String::new(),
             };
             return Err(InstallError::fetch(
                 url,
@@ -134,6 +189,38 @@ impl Http {
         }
         task.finish();
         Ok(Some(body))
+    }
+
+    /// The refusal of a redirect the policy did not follow: where it led, and how to allow it.
+    fn redirect_refusal(
+        &self,
+        url: &str,
+        requested: &url::Url,
+        response: &reqwest::blocking::Response,
+    ) -> InstallError {
+        let target = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|location| location.to_str().ok())
+            .and_then(|location| response.url().join(location).ok());
+        let Some(target) = target else {
+            return InstallError::fetch(
+                url,
+                format!(
+                    "the server answered {} without a usable `Location`",
+                    response.status()
+                ),
+            );
+        };
+        InstallError::refused(
+            url,
+            format!(
+                "it redirects to another origin, `{}`; a download follows redirects only within `{}`, where it started (to allow that host, pass `--allow-host {}`)",
+                Origin::of(&target),
+                Origin::of(requested),
+                allow_host_value(&target)
+            ),
+        )
     }
 
     /// The body at `url`, which must exist.
@@ -172,10 +259,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_go_only_to_their_host_over_https() {
+    fn a_token_variable_names_the_host_and_a_port_that_is_not_the_default() {
+        let variable = |text: &str| token_variable(&url::Url::parse(text).unwrap());
         assert_eq!(
-            token_variable("git.example.com"),
-            "SKILLBOX_TOKEN_GIT_EXAMPLE_COM"
+            variable("https://git.example.com/x").as_deref(),
+            Some("SKILLBOX_TOKEN_GIT_EXAMPLE_COM")
+        );
+        assert_eq!(
+            variable("https://git.example.com:443/x").as_deref(),
+            Some("SKILLBOX_TOKEN_GIT_EXAMPLE_COM")
+        );
+        assert_eq!(
+            variable("https://git.example.com:8443/x").as_deref(),
+            Some("SKILLBOX_TOKEN_GIT_EXAMPLE_COM_8443")
+        );
+        assert_eq!(
+            variable("http://127.0.0.1:8080/x").as_deref(),
+            Some("SKILLBOX_TOKEN_127_0_0_1_8080")
         );
         let http = url::Url::parse("http://example.com/x").unwrap();
         assert_eq!(token_for(&http), None);

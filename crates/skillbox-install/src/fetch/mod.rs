@@ -3,7 +3,9 @@
 //! path ([`tree`]).
 
 pub(crate) mod git;
+pub(crate) mod git_transport;
 pub mod http;
+pub mod origin;
 pub(crate) mod tree;
 pub(crate) mod unpack;
 pub(crate) mod well_known;

@@ -10,6 +10,8 @@
 //!   `path NUL hex LF` lines, sha256), optionally with a `package` archive and its digest.
 //!
 //! A major `version` other than 0 is refused (as the RFC asks); unknown fields are ignored.
+//! Artifacts are fetched only from the index's own origin (scheme, host and port) unless the
+//! person allowed another host ([`super::origin`]).
 
 use std::path::Path;
 
@@ -17,6 +19,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::http::{Http, sha256_digest};
+use super::origin::{Origin, allow_host_value};
 use super::unpack::{ArchiveFormat, unpack};
 use crate::error::InstallError;
 use crate::limits::InstallLimits;
@@ -132,13 +135,28 @@ pub(crate) fn fetch_skill(
 ) -> Result<Option<String>, InstallError> {
     let folder = into.join(&skill.name);
     fs_err::create_dir_all(&folder).map_err(|error| InstallError::io("create", &folder, error))?;
+    let index_origin = Origin::of(&index.url);
+    // An artifact stays on the index's origin unless the person allowed its host: a published
+    // index does not choose which machines this one talks to.
     let resolve = |relative: &str| {
-        index.url.join(relative).map_err(|error| {
+        let url = index.url.join(relative).map_err(|error| {
             InstallError::refused(
                 index.url.as_str(),
                 format!("`{relative}` is not a URL ({error})"),
             )
-        })
+        })?;
+        if !http.allowed().may_reach(&index_origin, &url) {
+            return Err(InstallError::refused(
+                index.url.as_str(),
+                format!(
+                    "skill `{}` lists `{url}`, on `{}`, another origin than the index's, `{index_origin}`; an index's artifacts are fetched only from its own origin (to allow that host, pass `--allow-host {}`)",
+                    skill.name,
+                    Origin::of(&url),
+                    allow_host_value(&url)
+                ),
+            ));
+        }
+        Ok(url)
     };
     let check = |what: &str, bytes: &[u8], expected: &str| {
         let found = sha256_digest(bytes);
