@@ -2,7 +2,7 @@
 //! `skill_loaded` check share.
 
 use serde_json::Value;
-use skillbox_tools::{Arguments, SkillsProvider};
+use skillbox_tools::{Arguments, SkillsProvider, registry};
 
 /// The skill a call of `tool` with `arguments` names: `load_skill`, `use_skill` or
 /// `read_skill_file` of it, one of its `tools.json` tools, or a call named after the skill
@@ -18,7 +18,7 @@ pub fn skill_named_by_call(
         Value::String(text) => text.clone(),
         other => other.to_string(),
     };
-    if let Some(name) = skillbox_tools::tools::skill_named_by(tool, Arguments::Text(&text)) {
+    if let Some(name) = registry::intent_of(provider, tool, Arguments::Text(&text)).skill {
         // A name no skill answers to fails, and the model may try again: not a decision.
         return provider
             .find_model_skill(&name, None)
@@ -34,11 +34,10 @@ pub fn skill_named_by_call(
         .map(|skill| skill.name().to_owned())
 }
 
-/// Whether a call of `tool` loads a skill's instructions (`load_skill`, or the skill's name
-/// called as a tool).
+/// Whether a call of `tool` loads a skill's instructions (a tool whose calls load skills, or
+/// the skill's name called as a tool).
 #[must_use]
 pub fn loads_skill(provider: &SkillsProvider, tool: &str) -> bool {
-    use skillbox_tools::Tool;
-    tool == skillbox_tools::tools::load_skill::LoadSkill::NAME
+    registry::loads_skills(tool)
         || (provider.skill_tool(tool).is_none() && provider.find_model_skill(tool, None).is_ok())
 }

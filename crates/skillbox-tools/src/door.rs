@@ -22,12 +22,12 @@ use skillbox_services::blocking::{BlockingError, BlockingPool};
 use skillbox_services::{ReadBudget, RunGate, RunLimits, ServiceError, Unbudgeted};
 
 use crate::approval::{Approval, ApprovalDecision, ApprovalRequest};
+use crate::effect::{LoadedSkill, ToolEffect};
 use crate::outcome::{CallStatus, ToolOutcome};
 use crate::params::Arguments;
 use crate::provider::SkillsProvider;
 use crate::registry::{self, Job, Offer, Prepared, ToolRef};
 use crate::servers::{ServerHolds, ServerPool, ServerReport, ServerStatus, render_reports};
-use crate::tools::load_skill;
 
 /// The door a call came through: for logs and metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,9 +268,8 @@ impl DoorPolicy {
         // A skill was loaded: its servers (and those of the skills it requires) start for the
         // caller's conversation, and the load's answer says what became of each.
         if let Some(servers) = servers
-            && !outcome.is_error()
-            && let Some(skill) = load_skill::target(provider, name, arguments)
-            && let Some(reports) = self.hold_reports(provider, &skill, servers, approval).await
+            && let Some(ToolEffect::LoadsSkill(loaded)) = &outcome.effect
+            && let Some(reports) = self.hold_reports(provider, loaded, servers, approval).await
         {
             if let Some(notices) = notices {
                 for report in &reports {
@@ -298,18 +297,19 @@ impl DoorPolicy {
         outcome
     }
 
-    /// Start the servers `skill` and the skills it requires declare, for a conversation
-    /// holding `servers` (asking `approval` once per server), and say what became of each;
-    /// `None` when they declare none. A door's `load_skill` calls do this through
-    /// [`DoorPolicy::call`]; an agent calls it for a skill it loads another way (a fork).
+    /// Start the servers the `loaded` skill and the skills it requires declare, for a
+    /// conversation holding `servers` (asking `approval` once per server), and say what became
+    /// of each; `None` when they declare none. A call whose effect loads a skill does this
+    /// through [`DoorPolicy::call`]; an agent calls it for a skill loaded another way (a fork,
+    /// a person's `/name`).
     pub async fn hold_servers(
         &self,
         provider: &SkillsProvider,
-        skill: &Arc<skillbox_core::Skill>,
+        loaded: &LoadedSkill,
         servers: &ServerHolds,
         approval: Option<&dyn Approval>,
     ) -> Option<String> {
-        self.hold_reports(provider, skill, servers, approval)
+        self.hold_reports(provider, loaded, servers, approval)
             .await
             .map(|reports| render_reports(&reports))
     }
@@ -318,20 +318,16 @@ impl DoorPolicy {
     async fn hold_reports(
         &self,
         provider: &SkillsProvider,
-        skill: &Arc<skillbox_core::Skill>,
+        loaded: &LoadedSkill,
         servers: &ServerHolds,
         approval: Option<&dyn Approval>,
     ) -> Option<Vec<ServerReport>> {
-        let skills = load_skill::with_requirements(provider, skill);
-        if skills
-            .iter()
-            .all(|skill| skill.properties.mcp_servers.is_empty())
-        {
+        if !loaded.declares_servers() {
             return None;
         }
         Some(
             self.servers
-                .hold(provider, &skills, servers, approval)
+                .hold(provider, &loaded.with_requirements, servers, approval)
                 .await,
         )
     }
@@ -352,6 +348,7 @@ impl DoorPolicy {
             runs_code,
             approval: subject,
             job,
+            effect,
         } = prepared;
         if let (Some(hook), Some(subject)) = (approval, subject) {
             // The summary says what would run; the arguments go with it whole, and each
@@ -379,7 +376,7 @@ impl DoorPolicy {
         } else {
             None
         };
-        match job {
+        let mut outcome = match job {
             Job::Answered(outcome) => outcome,
             Job::Blocking { what, work } => match self.blocking.run(work).await {
                 Ok(outcome) => outcome,
@@ -397,7 +394,12 @@ impl DoorPolicy {
                 ))),
             },
             Job::Async(work) => work(budget).await,
+        };
+        // What the call changed goes with a successful answer, for whoever keeps state.
+        if !outcome.is_error() {
+            outcome.effect = effect;
         }
+        outcome
     }
 
     /// Wait for a place in the run queue for work that runs code outside a tool call (MCP

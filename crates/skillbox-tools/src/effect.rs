@@ -79,6 +79,15 @@ impl PartialEq for LoadedSkill {
 }
 
 impl LoadedSkill {
+    /// `skill` as one load brings it in, with the skills it requires from `provider`.
+    #[must_use]
+    pub fn new(provider: &crate::SkillsProvider, skill: Arc<Skill>) -> Self {
+        LoadedSkill {
+            with_requirements: provider.with_requirements(&skill),
+            skill,
+        }
+    }
+
     /// Whether any of the skills loaded declares MCP servers (which then start).
     #[must_use]
     pub fn declares_servers(&self) -> bool {

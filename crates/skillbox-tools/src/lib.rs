@@ -8,6 +8,7 @@
 pub mod approval;
 pub mod builtin_skills;
 pub mod door;
+pub mod effect;
 pub mod live;
 pub mod outcome;
 pub mod preprocess;
@@ -22,6 +23,7 @@ pub mod tools;
 
 pub use approval::{Approval, ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest};
 pub use door::{CallContext, Door, DoorNotice, DoorNotices, DoorPolicy, call_once};
+pub use effect::{CallIntent, LoadedSkill, ToolEffect};
 pub use live::{CatalogChange, LiveProvider, ReloadCounts, RootWatcher, watch_roots};
 pub use outcome::{CallStatus, Content, Rendered, ToolOutcome};
 pub use prompt::{

@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use skillbox_exec::ErrorType;
 use skillbox_services::ServiceError;
 
+use crate::effect::ToolEffect;
+
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -165,6 +167,9 @@ pub struct ToolOutcome {
     pub content: Content,
     /// How the call ended.
     pub status: CallStatus,
+    /// What the call changed beyond its answer, when it succeeded (a skill loaded, the tools
+    /// changed): set by the door policy from the tool's [`crate::registry::Tool::intent`].
+    pub effect: Option<ToolEffect>,
 }
 
 impl ToolOutcome {
@@ -174,6 +179,7 @@ impl ToolOutcome {
         ToolOutcome {
             content: Content::Value(content),
             status: CallStatus::Ok,
+            effect: None,
         }
     }
 
@@ -183,6 +189,7 @@ impl ToolOutcome {
         ToolOutcome {
             content: Content::Rendered(answer),
             status: CallStatus::Ok,
+            effect: None,
         }
     }
 
@@ -192,6 +199,7 @@ impl ToolOutcome {
         ToolOutcome {
             content: Content::Value(json!({ "error": message.into() })),
             status,
+            effect: None,
         }
     }
 
@@ -207,6 +215,7 @@ impl ToolOutcome {
         ToolOutcome {
             content: Content::Value(content),
             status: CallStatus::Failed,
+            effect: None,
         }
     }
 

@@ -20,7 +20,10 @@ use crate::tools::define_tool::DefinedTools;
 
 mod instructions;
 mod options;
+mod requirements;
 mod snapshot_answers;
+
+pub use requirements::MAX_REQUIRED_SKILLS;
 
 pub use options::{FindSkillsOffer, ProviderOptions};
 pub use snapshot_answers::MAX_SNAPSHOT_ANSWER_BYTES;

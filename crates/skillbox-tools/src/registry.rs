@@ -17,6 +17,7 @@ use serde_json::Value;
 use skillbox_core::{Skill, ToolDefinition};
 use skillbox_services::ReadBudget;
 
+use crate::effect::{CallIntent, ToolEffect};
 use crate::outcome::{CallStatus, ToolOutcome};
 use crate::params::{self, Arguments};
 use crate::provider::SkillsProvider;
@@ -159,6 +160,10 @@ pub struct ToolFacts {
     pub reads_files: ReadsFiles,
     /// It changes what the runtime offers (`define_tool`): the approval hook is asked first.
     pub mutating: bool,
+    /// Its calls load a skill's instructions (their effect is [`ToolEffect::LoadsSkill`] when
+    /// they name one): never held back by the active skill's `allowed-tools`, so a model can
+    /// always switch skills.
+    pub loads_skills: bool,
     /// It needs the run and blob services (a data folder).
     pub needs_services: bool,
     /// How large its `/rpc` params may be.
@@ -231,6 +236,9 @@ pub struct Prepared<'a> {
     pub(crate) approval: Option<ApprovalSubject>,
     /// The work.
     pub(crate) job: Job<'a>,
+    /// What the call changes when it succeeds ([`Tool::intent`]): the door policy attaches it
+    /// to the outcome.
+    pub(crate) effect: Option<ToolEffect>,
 }
 
 impl<'a> Prepared<'a> {
@@ -241,6 +249,7 @@ impl<'a> Prepared<'a> {
             runs_code: false,
             approval: None,
             job: Job::Answered(outcome),
+            effect: None,
         }
     }
 
@@ -257,6 +266,7 @@ impl<'a> Prepared<'a> {
                 what,
                 work: Box::new(work),
             },
+            effect: None,
         }
     }
 
@@ -269,6 +279,7 @@ impl<'a> Prepared<'a> {
             runs_code: false,
             approval: None,
             job: Job::Async(Box::new(work)),
+            effect: None,
         }
     }
 
@@ -279,6 +290,7 @@ impl<'a> Prepared<'a> {
             runs_code: true,
             approval: Some(subject),
             job: Job::Async(Box::new(move |_| work)),
+            effect: None,
         }
     }
 
@@ -319,9 +331,22 @@ pub trait Tool: Send + Sync + 'static {
         self.enabled(provider)
     }
 
-    /// The schema as this provider offers it: the derived one, adjusted (`load_skill` lists
-    /// the skill names).
-    fn specialise(&self, _provider: &SkillsProvider, _schema: &mut Value) {}
+    /// The schema as this provider offers it to a caller who may see `skills` (a sub-agent's
+    /// share of the catalog; `None`: every skill a model may see): the derived one, adjusted
+    /// (`load_skill` lists the skill names).
+    fn specialise(
+        &self,
+        _provider: &SkillsProvider,
+        _skills: Option<&[&str]>,
+        _schema: &mut Value,
+    ) {
+    }
+
+    /// What a call with `params` concerns and would change, told without running it (no side
+    /// effects): the skill it names and its [`ToolEffect`]. Nothing, by default.
+    fn intent(&self, _provider: &SkillsProvider, _params: &Self::Params<'_>) -> CallIntent {
+        CallIntent::default()
+    }
 
     /// Check the call without side effects (find its skill, its blobs) and return its job.
     fn prepare<'a>(
@@ -340,7 +365,8 @@ pub(crate) trait BuiltinTool: Send + Sync {
     fn schema(&self) -> Value;
     fn enabled(&self, provider: &SkillsProvider) -> bool;
     fn listed(&self, provider: &SkillsProvider) -> bool;
-    fn specialise(&self, provider: &SkillsProvider, schema: &mut Value);
+    fn specialise(&self, provider: &SkillsProvider, skills: Option<&[&str]>, schema: &mut Value);
+    fn intent(&self, provider: &SkillsProvider, arguments: Arguments<'_>) -> CallIntent;
     fn prepare<'a>(
         &'a self,
         provider: &'a Arc<SkillsProvider>,
@@ -377,8 +403,14 @@ impl<T: Tool> BuiltinTool for T {
         Tool::listed(self, provider)
     }
 
-    fn specialise(&self, provider: &SkillsProvider, schema: &mut Value) {
-        Tool::specialise(self, provider, schema);
+    fn specialise(&self, provider: &SkillsProvider, skills: Option<&[&str]>, schema: &mut Value) {
+        Tool::specialise(self, provider, skills, schema);
+    }
+
+    fn intent(&self, provider: &SkillsProvider, arguments: Arguments<'_>) -> CallIntent {
+        params::decode::<T::Params<'_>>(T::NAME, arguments)
+            .map(|params| Tool::intent(self, provider, &params))
+            .unwrap_or_default()
     }
 
     fn prepare<'a>(
@@ -387,7 +419,16 @@ impl<T: Tool> BuiltinTool for T {
         arguments: Arguments<'a>,
     ) -> PrepareFuture<'a> {
         match params::decode::<T::Params<'a>>(T::NAME, arguments) {
-            Ok(params) => Tool::prepare(self, provider, params),
+            Ok(params) => {
+                // Decoded once: the effect is told from the same parameters the call runs with.
+                let effect = Tool::intent(self, provider, &params).effect;
+                let prepared = Tool::prepare(self, provider, params);
+                Box::pin(async move {
+                    let mut prepared = prepared.await?;
+                    prepared.effect = effect;
+                    Ok(prepared)
+                })
+            }
             Err(error) => Box::pin(std::future::ready(Err(ToolOutcome::invalid_params(
                 error.0,
             )))),
@@ -420,6 +461,29 @@ pub fn reserved_names() -> Vec<&'static str> {
     names.sort_unstable();
     names.dedup();
     names
+}
+
+/// Whether calls of the built-in tool `name` load skills ([`ToolFacts::loads_skills`]).
+#[must_use]
+pub fn loads_skills(name: &str) -> bool {
+    tools::ALL
+        .iter()
+        .any(|tool| tool.name() == name && tool.facts().loads_skills)
+}
+
+/// The name of the built-in tool whose calls load skills (`load_skill`).
+#[must_use]
+pub fn skill_loader() -> &'static str {
+    use crate::registry::Tool as _;
+    tools::load_skill::LoadSkill::NAME
+}
+
+/// The arguments of a call of [`skill_loader`] that loads `skill` with `arguments` (as a
+/// person types them after its name): what an agent runs for a model's call that names a skill
+/// instead of a tool.
+#[must_use]
+pub fn loading_arguments(skill: &str, arguments: Option<String>) -> Value {
+    tools::load_skill::arguments_loading(skill, arguments)
 }
 
 /// Whether `name` is a built-in tool's, in either profile.
@@ -490,6 +554,7 @@ const SKILL_TOOL_FACTS: ToolFacts = ToolFacts {
     runs_code: RunsCode::Always,
     reads_files: ReadsFiles::Never,
     mutating: false,
+    loads_skills: false,
     needs_services: false,
     params_size: ParamsSize::Run,
     annotations: Annotations::ACTS,
@@ -554,13 +619,21 @@ impl ToolRef {
         }
     }
 
-    /// Its definition as this provider offers it.
+    /// Its definition as this provider offers it to a caller who may see every skill a model
+    /// may see.
     #[must_use]
     pub fn spec(&self, provider: &SkillsProvider) -> ToolSpec {
+        self.spec_within(provider, None)
+    }
+
+    /// Its definition as this provider offers it to a caller who may see only `skills` (a
+    /// sub-agent's share of the catalog; `None`: every skill a model may see).
+    #[must_use]
+    pub fn spec_within(&self, provider: &SkillsProvider, skills: Option<&[&str]>) -> ToolSpec {
         match self {
             ToolRef::Builtin(builtin) => {
                 let mut parameters = builtin.schema.clone();
-                builtin.tool.specialise(provider, &mut parameters);
+                builtin.tool.specialise(provider, skills, &mut parameters);
                 ToolSpec {
                     name: builtin.tool.name().to_owned(),
                     description: builtin.tool.description().to_owned(),
@@ -739,6 +812,19 @@ pub fn specs(provider: &SkillsProvider, offer: Offer<'_>) -> Vec<ToolSpec> {
         .iter()
         .map(|tool| tool.spec(provider))
         .collect()
+}
+
+/// What a call of the built-in tool `name` with `arguments` concerns and would change, told
+/// without running it ([`Tool::intent`]): what an agent checks before a call (a sub-agent's
+/// scope, a `context: fork` skill) and an eval notes of a model's call. Nothing for a skill's
+/// or a server's tool, or arguments that do not decode.
+#[must_use]
+pub fn intent_of(provider: &SkillsProvider, name: &str, arguments: Arguments<'_>) -> CallIntent {
+    BUILTINS
+        .iter()
+        .find(|builtin| builtin.tool.name() == name)
+        .map(|builtin| builtin.tool.intent(provider, arguments))
+        .unwrap_or_default()
 }
 
 /// The answer to a call of a tool this caller is not offered: the same text at every door.

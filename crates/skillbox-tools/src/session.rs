@@ -2,17 +2,8 @@
 //! only when the operator opts in; `load_skill` is never blocked, so the model can always
 //! switch skills), and its `model` override, which an agent loop reads before each step.
 
-use serde_json::Value;
-
-use std::sync::Arc;
-
-use crate::door::{CallContext, Door, DoorPolicy};
 use crate::outcome::{CallStatus, ToolOutcome};
-use crate::provider::SkillsProvider;
-use crate::registry::{Offer, Tool, ToolProfile};
-use crate::tools::load_skill::{self, LoadSkill};
-use skillbox_services::Unbudgeted;
-use skillbox_services::params::Arguments;
+use crate::registry;
 
 /// Skill state of one agent conversation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,7 +46,7 @@ impl Session {
     /// Whether `tool` may be called now.
     #[must_use]
     pub fn permits(&self, tool: &str) -> bool {
-        if !self.enforce_allowed_tools || tool == LoadSkill::NAME {
+        if !self.enforce_allowed_tools || registry::loads_skills(tool) {
             return true;
         }
         match &self.allowed_tools {
@@ -79,39 +70,6 @@ impl Session {
                 "the tool `{tool}` is not in the allowed-tools of the active skill `{skill}` ({allowed}); load another skill with load_skill to switch"
             ),
         ))
-    }
-
-    /// Answer a tool call within this session: refuse tools outside the active skill's
-    /// `allowed-tools` (when enforced), and track the skill a successful `load_skill` loads.
-    pub async fn handle_tool_call(
-        &mut self,
-        policy: &DoorPolicy,
-        provider: &Arc<SkillsProvider>,
-        name: &str,
-        arguments: &Value,
-    ) -> ToolOutcome {
-        if let Some(refusal) = self.refusal(name) {
-            return refusal;
-        }
-        let mut budget = Unbudgeted;
-        let outcome = policy
-            .call(
-                provider,
-                name,
-                Arguments::from(arguments),
-                CallContext::new(
-                    Door::Agent,
-                    Offer::Profile(ToolProfile::Skills),
-                    &mut budget,
-                ),
-            )
-            .await;
-        if !outcome.is_error()
-            && let Some(skill) = load_skill::target(provider, name, Arguments::from(arguments))
-        {
-            self.activate(&skill);
-        }
-        outcome
     }
 
     /// Make `skill` the active skill (it was loaded): its `allowed-tools` and `model` override

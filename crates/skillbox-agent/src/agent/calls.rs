@@ -12,10 +12,10 @@ use std::time::Instant;
 use serde_json::Value;
 use skillbox_core::Skill;
 use skillbox_tools::door;
-use skillbox_tools::tools::{self, load_skill};
+use skillbox_tools::registry;
 use skillbox_tools::{
-    Approval, ApprovalDecision, ApprovalRequest, Arguments, CallContext, CallStatus, Offer,
-    SkillsProvider, ToolOutcome, Unbudgeted,
+    Approval, ApprovalDecision, ApprovalRequest, Arguments, CallContext, CallIntent, CallStatus,
+    Offer, SkillsProvider, ToolEffect, ToolOutcome, Unbudgeted,
 };
 
 use super::bound::ToolBound;
@@ -24,8 +24,6 @@ use super::turn::{Emit, Round};
 use super::{Agent, Conversation, MAX_CALLS_PER_ROUND, MAX_FORK_DEPTH, MAX_IDENTICAL_CALLS};
 use crate::conversation::{ToolCall, ToolResult};
 use crate::events::AgentEvent;
-use skillbox_tools::Tool;
-use skillbox_tools::tools::load_skill::LoadSkill;
 
 /// How a call of one round is answered.
 pub(super) enum Plan {
@@ -125,16 +123,18 @@ impl Agent {
                 )));
                 continue;
             }
-            let plan = self
-                .plan(provider, &bound, call, effective, offered, round)
-                .await;
-            if let Some(skill) = load_skill::target(
+            let intent = registry::intent_of(
                 provider,
                 &effective.name,
                 Arguments::Text(&effective.arguments),
-            ) && !(is_fork(&skill) && round.scope.depth < MAX_FORK_DEPTH)
+            );
+            let plan = self
+                .plan(provider, &bound, call, effective, &intent, offered, round)
+                .await;
+            if let Some(ToolEffect::LoadsSkill(loaded)) = &intent.effect
+                && !(is_fork(&loaded.skill) && round.scope.depth < MAX_FORK_DEPTH)
             {
-                bound.narrow(&skill);
+                bound.narrow(&loaded.skill);
             }
             plans.push(plan);
         }
@@ -200,24 +200,23 @@ impl Agent {
                         duration_ms: u64::try_from(started.elapsed().as_millis())
                             .unwrap_or(u64::MAX),
                     });
-                    result
+                    (result, outcome.effect)
                 });
-        let results = tokio::select! {
-            results = futures_util::future::join_all(runs) => results,
+        let answered = tokio::select! {
+            answered = futures_util::future::join_all(runs) => answered,
             () = cancel.cancelled() => return None,
         };
-        for (call, result) in effective.iter().zip(&results) {
-            if result.is_error {
-                continue;
+        let mut results = Vec::with_capacity(answered.len());
+        let mut loaded_skills = Vec::new();
+        for (result, effect) in answered {
+            // A sub-agent's answer carries no effect: a fork skill never becomes the parent's
+            // active skill.
+            if let Some(ToolEffect::LoadsSkill(loaded)) = effect {
+                loaded_skills.push(loaded.skill);
             }
-            let Some(skill) =
-                load_skill::target(provider, &call.name, Arguments::Text(&call.arguments))
-            else {
-                continue;
-            };
-            if is_fork(&skill) && scope.depth < MAX_FORK_DEPTH {
-                continue;
-            }
+            results.push(result);
+        }
+        for skill in loaded_skills {
             conversation.activate(&skill);
             if let Some(model) = &skill.properties.model
                 && *model != round.model
@@ -235,12 +234,14 @@ impl Agent {
     /// How to answer one call: what this turn refuses is answered here; the rest goes to the
     /// door policy (which answers unknown tools and bad arguments with the text every door
     /// gives), or to a sub-agent for a `context: fork` skill, once approved.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn plan(
         &self,
         provider: &SkillsProvider,
         bound: &ToolBound,
         call: &ToolCall,
         effective: &ToolCall,
+        intent: &CallIntent,
         offered: &BTreeSet<String>,
         round: &mut Round<'_>,
     ) -> Plan {
@@ -258,7 +259,6 @@ impl Agent {
             // Not a tool here: the door policy says so, listing the tools offered.
             return Plan::Run;
         }
-        let arguments = Arguments::Text(&effective.arguments);
         if let Ok(parsed) = serde_json::from_str::<Value>(&effective.arguments) {
             let seen = round.identical.count(name, &parsed);
             if seen >= MAX_IDENTICAL_CALLS {
@@ -271,8 +271,8 @@ impl Agent {
                 ));
             }
         }
-        if let Some(skill) = tools::skill_named_by(name, arguments)
-            && !round.scope.allows(&skill)
+        if let Some(skill) = &intent.skill
+            && !round.scope.allows(skill)
         {
             return Plan::Answer(ToolOutcome::invalid_params(format!(
                 "no skill named `{skill}` is available here"
@@ -290,9 +290,10 @@ impl Agent {
             return Plan::Answer(refusal);
         }
         if round.scope.depth < MAX_FORK_DEPTH
-            && let Some(skill) = load_skill::target(provider, name, arguments)
-            && is_fork(&skill)
+            && let Some(ToolEffect::LoadsSkill(loaded)) = &intent.effect
+            && is_fork(&loaded.skill)
         {
+            let skill = Arc::clone(&loaded.skill);
             // A sub-agent runs code on the model's behalf (and the skill's commands, when they
             // run): the person is asked first, as for any call that runs code.
             let approval = ReportingApproval {
@@ -340,10 +341,8 @@ fn skill_called_by_name(
     offered: &BTreeSet<String>,
     scope: &Scope,
 ) -> Option<ToolCall> {
-    if offered.contains(&call.name)
-        || !offered.contains(LoadSkill::NAME)
-        || !scope.allows(&call.name)
-    {
+    let loader = registry::skill_loader();
+    if offered.contains(&call.name) || !offered.contains(loader) || !scope.allows(&call.name) {
         return None;
     }
     let skill = provider.find_model_skill(&call.name, None).ok()?;
@@ -360,14 +359,10 @@ fn skill_called_by_name(
         Err(_) if call.arguments.trim().is_empty() => None,
         Err(_) => Some(call.arguments.clone()),
     };
-    let mut load = serde_json::json!({ "skill": skill.name() });
-    if let Some(arguments) = arguments {
-        load["arguments"] = Value::String(arguments);
-    }
     Some(ToolCall {
         id: call.id.clone(),
-        name: LoadSkill::NAME.to_owned(),
-        arguments: load.to_string(),
+        name: loader.to_owned(),
+        arguments: registry::loading_arguments(skill.name(), arguments).to_string(),
         item_id: None,
     })
 }

@@ -20,11 +20,11 @@ mod turn;
 
 use std::sync::{Arc, Mutex};
 
-use skillbox_tools::tools::load_skill::{self, LoadSkill};
 use skillbox_tools::{
     Approval, ApprovalPolicy, Arguments, Door, DoorPolicy, LiveProvider, PromptFormat,
-    SkillsProvider, Tool,
+    SkillsProvider,
 };
+use skillbox_tools::{LoadedSkill, ToolEffect, registry};
 
 use crate::client::ModelClient;
 use crate::conversation::{Conversation, Message, ToolCall};
@@ -202,21 +202,21 @@ impl Agent {
             match &message {
                 Message::Tool { results } => {
                     for call in pending.drain(..) {
-                        let loaded = call.name == LoadSkill::NAME
-                            && results
-                                .iter()
-                                .any(|result| result.call_id == call.id && !result.is_error);
+                        let answered = results
+                            .iter()
+                            .any(|result| result.call_id == call.id && !result.is_error);
                         // A fork skill ran in a sub-agent: it never became the parent's
                         // active skill, so resuming does not make it one either.
-                        if loaded
-                            && let Some(skill) = load_skill::target(
+                        if answered
+                            && let Some(ToolEffect::LoadsSkill(loaded)) = registry::intent_of(
                                 &provider,
                                 &call.name,
                                 Arguments::Text(&call.arguments),
                             )
-                            && !is_fork(&skill)
+                            .effect
+                            && !is_fork(&loaded.skill)
                         {
-                            conversation.activate(&skill);
+                            conversation.activate(&loaded.skill);
                         }
                     }
                 }
@@ -245,9 +245,7 @@ impl Agent {
             .iter()
             .filter(|name| {
                 provider.catalog().get(name).is_some_and(|skill| {
-                    load_skill::with_requirements(&provider, skill)
-                        .iter()
-                        .any(|skill| !skill.properties.mcp_servers.is_empty())
+                    LoadedSkill::new(&provider, Arc::clone(skill)).declares_servers()
                 })
             })
             .cloned()

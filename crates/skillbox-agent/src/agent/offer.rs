@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use skillbox_core::Skill;
 use skillbox_tools::registry::{self, Offer};
-use skillbox_tools::tools::load_skill::{self, LoadSkill};
-use skillbox_tools::{ServerHolds, SkillsProvider, Tool, ToolProfile, ToolSpec};
+use skillbox_tools::{ServerHolds, SkillsProvider, ToolProfile, ToolSpec};
 
 use super::fork::Scope;
 use super::{Agent, Conversation};
@@ -132,22 +131,15 @@ impl Agent {
         loaded: &BTreeSet<String>,
         visible_names: Option<&[String]>,
     ) -> Vec<ToolSpec> {
+        let visible: Option<Vec<&str>> =
+            visible_names.map(|names| names.iter().map(String::as_str).collect());
         registry::offered(provider, Offer::Profile(ToolProfile::Skills))
             .iter()
             .filter_map(|tool| match tool.owner() {
                 Some(owner) => (scope.allows(owner.name())
                     && (!self.options.tools_on_load || loaded.contains(owner.name())))
                 .then(|| tool.spec(provider)),
-                None => {
-                    let mut spec = tool.spec(provider);
-                    if spec.name == LoadSkill::NAME
-                        && let Some(names) = visible_names
-                    {
-                        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                        load_skill::name_skills(&mut spec.parameters, &names);
-                    }
-                    Some(spec)
-                }
+                None => Some(tool.spec_within(provider, visible.as_deref())),
             })
             .collect()
     }

@@ -178,8 +178,9 @@ impl Agent {
         skill: &Arc<Skill>,
         servers: &ServerHolds,
     ) -> Option<String> {
+        let loaded = skillbox_tools::LoadedSkill::new(provider, Arc::clone(skill));
         self.policy
-            .hold_servers(provider, skill, servers, Some(self.approval.as_ref()))
+            .hold_servers(provider, &loaded, servers, Some(self.approval.as_ref()))
             .await
     }
 

@@ -1603,7 +1603,7 @@ fn without_namespaces_a_grandchild_goes_when_the_runtime(killed: bool) {
 /// `requires` never reaches a skill the model may not load: a skill only a person may start
 /// (`disable-model-invocation: true`) is refused to `load_skill`, and a skill that requires it
 /// does not bring its instructions or start its servers
-/// (`skillbox_tools::tools::load_skill::with_requirements`).
+/// (`SkillsProvider::with_requirements`).
 #[test]
 fn a_skill_only_a_person_starts_is_not_brought_in_by_anothers_requires() {
     let marker = marker();

@@ -28,7 +28,7 @@ use skillbox_services::{ReadBudget, Unbudgeted};
 use skillbox_tools::registry::{self, Offer};
 use skillbox_tools::{
     Arguments, CallContext, CallStatus, CatalogChange, Door, DoorPolicy, LiveProvider,
-    PromptFormat, ServerHolds, SkillsProvider, ToolProfile,
+    PromptFormat, ServerHolds, SkillsProvider, ToolEffect, ToolProfile,
 };
 use tokio::sync::broadcast;
 
@@ -506,6 +506,12 @@ impl ServerHandler for SkillsMcpServer {
             .await;
         if outcome.status == CallStatus::UnknownTool {
             return Err(ErrorData::invalid_params(outcome.message(), None));
+        }
+        // The call changed the tools offered (a tool defined or removed): the client hears so,
+        // and lists them again.
+        if matches!(outcome.effect, Some(ToolEffect::ChangesTools)) {
+            let _ =
+                tokio::time::timeout(NOTIFY_TIMEOUT, context.peer.notify_tool_list_changed()).await;
         }
         let text = outcome.text();
         let mut result = if outcome.is_error() {

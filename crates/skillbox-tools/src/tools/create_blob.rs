@@ -26,13 +26,14 @@ impl Tool for CreateBlob {
         runs_code: RunsCode::Never,
         reads_files: ReadsFiles::Never,
         mutating: false,
+        loads_skills: false,
         needs_services: true,
         params_size: ParamsSize::Body,
         annotations: Annotations::ACTS,
     };
     type Params<'a> = CreateBlobParams<'a>;
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["content", "kind"]);
     }
 

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use skillbox_core::{Skill, ToolDefinition};
 
+use crate::effect::{CallIntent, ToolEffect};
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
 use crate::registry::{
@@ -38,6 +39,7 @@ const FACTS: ToolFacts = ToolFacts {
     runs_code: RunsCode::Never,
     reads_files: ReadsFiles::Always,
     mutating: true,
+    loads_skills: false,
     needs_services: false,
     params_size: ParamsSize::Run,
     annotations: Annotations::ACTS,
@@ -90,8 +92,15 @@ impl Tool for DefineTool {
         provider.options().define_tools
     }
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["name", "description", "code"]);
+    }
+
+    fn intent(&self, _provider: &SkillsProvider, _params: &Self::Params<'_>) -> CallIntent {
+        CallIntent {
+            skill: None,
+            effect: Some(ToolEffect::ChangesTools),
+        }
     }
 
     fn prepare<'a>(
@@ -382,8 +391,15 @@ impl Tool for RemoveTool {
         provider.options().define_tools
     }
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["name"]);
+    }
+
+    fn intent(&self, _provider: &SkillsProvider, _params: &Self::Params<'_>) -> CallIntent {
+        CallIntent {
+            skill: None,
+            effect: Some(ToolEffect::ChangesTools),
+        }
     }
 
     fn prepare<'a>(

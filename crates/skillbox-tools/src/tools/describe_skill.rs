@@ -59,13 +59,14 @@ impl Tool for DescribeSkill {
         runs_code: RunsCode::Never,
         reads_files: ReadsFiles::PerCall,
         mutating: false,
+        loads_skills: false,
         needs_services: false,
         params_size: ParamsSize::Small,
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = DescribeSkillParams;
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["name"]);
     }
 

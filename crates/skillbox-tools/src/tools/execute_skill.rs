@@ -27,13 +27,14 @@ impl Tool for ExecuteSkill {
         runs_code: RunsCode::Always,
         reads_files: ReadsFiles::Never,
         mutating: false,
+        loads_skills: false,
         needs_services: true,
         params_size: ParamsSize::Run,
         annotations: Annotations::ACTS,
     };
     type Params<'a> = ExecuteSkillParams;
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["name"]);
     }
 

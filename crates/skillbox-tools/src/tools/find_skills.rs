@@ -48,6 +48,7 @@ impl Tool for FindSkills {
         runs_code: RunsCode::Never,
         reads_files: ReadsFiles::PerCall,
         mutating: false,
+        loads_skills: false,
         needs_services: false,
         params_size: ParamsSize::Small,
         annotations: Annotations::READ_ONLY,
@@ -58,7 +59,7 @@ impl Tool for FindSkills {
         provider.offers_find_skills()
     }
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["query"]);
     }
 

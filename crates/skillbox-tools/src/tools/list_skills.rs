@@ -63,6 +63,7 @@ impl Tool for ListSkills {
         runs_code: RunsCode::Never,
         reads_files: ReadsFiles::Never,
         mutating: false,
+        loads_skills: false,
         needs_services: false,
         params_size: ParamsSize::Small,
         annotations: Annotations::READ_ONLY,

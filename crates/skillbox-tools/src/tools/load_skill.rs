@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use skillbox_core::Skill;
 
+use crate::effect::{CallIntent, LoadedSkill, ToolEffect};
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
 use crate::registry::{
@@ -99,17 +100,33 @@ impl Tool for LoadSkill {
         runs_code: RunsCode::WhenCommandsRun,
         reads_files: ReadsFiles::Always,
         mutating: false,
+        loads_skills: true,
         needs_services: false,
         params_size: ParamsSize::Small,
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = LoadSkillParams;
 
-    fn specialise(&self, provider: &SkillsProvider, schema: &mut Value) {
-        let skills = provider.model_skills();
-        let names: Vec<&str> = skills.iter().map(|skill| skill.name()).collect();
-        name_skills(schema, &names);
+    fn specialise(&self, provider: &SkillsProvider, skills: Option<&[&str]>, schema: &mut Value) {
+        match skills {
+            Some(names) => name_skills(schema, names),
+            None => {
+                let skills = provider.model_skills();
+                let names: Vec<&str> = skills.iter().map(|skill| skill.name()).collect();
+                name_skills(schema, &names);
+            }
+        }
         schema["required"] = json!([]);
+    }
+
+    fn intent(&self, provider: &SkillsProvider, params: &LoadSkillParams) -> CallIntent {
+        let skill = params.skill().map(str::to_owned);
+        let effect = (!params.lists_skills())
+            .then(|| params.skill())
+            .flatten()
+            .and_then(|name| provider.find_model_skill(name, None).ok())
+            .map(|skill| ToolEffect::LoadsSkill(LoadedSkill::new(provider, skill)));
+        CallIntent { skill, effect }
     }
 
     fn prepare<'a>(
@@ -148,6 +165,15 @@ impl Tool for LoadSkill {
     }
 }
 
+/// The arguments of a call loading `skill` with `arguments` ([`crate::registry::loading_arguments`]).
+pub(crate) fn arguments_loading(skill: &str, arguments: Option<String>) -> Value {
+    let mut load = json!({ "skill": skill });
+    if let Some(arguments) = arguments {
+        load["arguments"] = Value::String(arguments);
+    }
+    load
+}
+
 /// List `names` as the values `skill` may take, when there are a few (a sub-agent's share of
 /// the catalog, or the whole of a small one); otherwise the schema says only `string`.
 pub fn name_skills(schema: &mut Value, names: &[&str]) {
@@ -183,57 +209,6 @@ fn list(provider: &SkillsProvider) -> ToolOutcome {
     ToolOutcome::ok(json!({ "skills": skills }))
 }
 
-/// The skill a `load_skill` call would load (a model may see it, or a person unlocked it), or
-/// `None` for another tool, a listing, or a name nothing answers to: what an agent activates
-/// after the call, and checks for `context: fork` before it.
-#[must_use]
-pub fn target(
-    provider: &SkillsProvider,
-    tool: &str,
-    arguments: skillbox_services::params::Arguments<'_>,
-) -> Option<Arc<skillbox_core::Skill>> {
-    if tool != LoadSkill::NAME {
-        return None;
-    }
-    let params: LoadSkillParams = skillbox_services::params::decode(tool, arguments).ok()?;
-    if params.lists_skills() {
-        return None;
-    }
-    provider.find_model_skill(params.skill()?, None).ok()
-}
-
-/// Skills one load brings in at most (the loaded skill and those it requires, transitively).
-pub const MAX_REQUIRED_SKILLS: usize = 16;
-
-/// `skill` and the skills it requires (`requires`), transitively, each once, in the order
-/// they are first named; a name the catalog does not hold is skipped (`validate` reports it),
-/// and so is a skill models may not load (`disable-model-invocation`).
-#[must_use]
-pub fn with_requirements(provider: &SkillsProvider, skill: &Arc<Skill>) -> Vec<Arc<Skill>> {
-    let mut found = vec![Arc::clone(skill)];
-    let mut next = 0;
-    while next < found.len() && found.len() < MAX_REQUIRED_SKILLS {
-        let requires = found[next].properties.requires.clone();
-        next += 1;
-        for name in requires {
-            if found.len() >= MAX_REQUIRED_SKILLS {
-                break;
-            }
-            if found.iter().any(|known| known.name() == name) {
-                continue;
-            }
-            // A skill only a person may start is never brought in by another's `requires`:
-            // that would let a model load it, and start its servers, through a neighbour.
-            if let Some(required) = provider.catalog().get(&name)
-                && required.model_invocable()
-            {
-                found.push(Arc::clone(required));
-            }
-        }
-    }
-    found
-}
-
 /// The instructions of the skills `skill` requires, each under its own heading, after the
 /// skill's own `text`.
 fn with_required_instructions(
@@ -242,7 +217,7 @@ fn with_required_instructions(
     text: Result<String, String>,
 ) -> Result<String, String> {
     let mut text = text?;
-    for required in with_requirements(provider, skill).iter().skip(1) {
+    for required in provider.with_requirements(skill).iter().skip(1) {
         match provider.instructions_without_commands(required, None) {
             Ok(instructions) => text.push_str(&format!(
                 "\n\n---\n\n# Skill `{}` (required by `{}`)\n\n{instructions}",

@@ -26,13 +26,14 @@ impl Tool for ReadBlob {
         runs_code: RunsCode::Never,
         reads_files: ReadsFiles::Never,
         mutating: false,
+        loads_skills: false,
         needs_services: true,
         params_size: ParamsSize::Small,
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = ReadBlobParams;
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["blob_id"]);
     }
 

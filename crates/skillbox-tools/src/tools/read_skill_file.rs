@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::effect::CallIntent;
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
 use crate::registry::{
@@ -23,6 +24,7 @@ const FACTS: ToolFacts = ToolFacts {
     runs_code: RunsCode::Never,
     reads_files: ReadsFiles::Always,
     mutating: false,
+    loads_skills: false,
     needs_services: false,
     params_size: ParamsSize::Small,
     annotations: Annotations::READ_ONLY,
@@ -55,6 +57,18 @@ pub struct ReadSkillFileParams {
     name: Option<String>,
 }
 
+impl ReadSkillFileParams {
+    /// The skill named, by any of the names models use for it.
+    fn skill(&self) -> Option<&str> {
+        super::first_skill_name([
+            self.skill.as_deref(),
+            self.skill_name.as_deref(),
+            self.skill_name_camel.as_deref(),
+            self.name.as_deref(),
+        ])
+    }
+}
+
 impl Tool for ReadSkillFile {
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str =
@@ -62,8 +76,15 @@ impl Tool for ReadSkillFile {
     const FACTS: ToolFacts = FACTS;
     type Params<'a> = ReadSkillFileParams;
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["skill", "path"]);
+    }
+
+    fn intent(&self, _provider: &SkillsProvider, params: &ReadSkillFileParams) -> CallIntent {
+        CallIntent {
+            skill: params.skill().map(str::to_owned),
+            effect: None,
+        }
     }
 
     fn prepare<'a>(
@@ -71,13 +92,7 @@ impl Tool for ReadSkillFile {
         provider: &'a Arc<SkillsProvider>,
         params: ReadSkillFileParams,
     ) -> PrepareFuture<'a> {
-        let skill = super::first_skill_name([
-            params.skill.as_deref(),
-            params.skill_name.as_deref(),
-            params.skill_name_camel.as_deref(),
-            params.name.as_deref(),
-        ])
-        .map(str::to_owned);
+        let skill = params.skill().map(str::to_owned);
         Box::pin(std::future::ready(prepare(
             provider,
             Wording::Skills,
@@ -125,7 +140,7 @@ impl Tool for ProtocolReadSkillFile {
     };
     type Params<'a> = ProtocolReadSkillFileParams;
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = json!(["name", "path"]);
     }
 

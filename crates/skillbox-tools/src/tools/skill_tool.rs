@@ -46,6 +46,7 @@ pub(crate) fn prepare<'a>(
             ToolOutcome {
                 content: result.value.into(),
                 status,
+                effect: None,
             }
         }),
     ))))

@@ -11,6 +11,7 @@ use serde_json::Value;
 use skillbox_exec::{ErrorType, RunOptions};
 use skillbox_services::RunContext as _;
 
+use crate::effect::CallIntent;
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
 use crate::registry::{
@@ -110,6 +111,7 @@ impl Tool for UseSkill {
         runs_code: RunsCode::Always,
         reads_files: ReadsFiles::Never,
         mutating: false,
+        loads_skills: false,
         needs_services: false,
         params_size: ParamsSize::Run,
         annotations: Annotations::ACTS,
@@ -117,8 +119,15 @@ impl Tool for UseSkill {
     type Params<'a> = UseSkillParams;
     const TYPES_FAILURES: bool = true;
 
-    fn specialise(&self, _provider: &SkillsProvider, schema: &mut Value) {
+    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
         schema["required"] = serde_json::json!(["skill", "script"]);
+    }
+
+    fn intent(&self, _provider: &SkillsProvider, params: &UseSkillParams) -> CallIntent {
+        CallIntent {
+            skill: params.skill().map(str::to_owned),
+            effect: None,
+        }
     }
 
     fn prepare<'a>(

@@ -331,11 +331,19 @@ fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
         super::support::executor(),
         ProviderOptions::default(),
     ));
-    let policy = skillbox_tools::DoorPolicy::default();
-    let mut session = skillbox_tools::Session::new(true);
+    // A conversation's session refuses what the active skill does not allow, and a call whose
+    // effect loads a skill makes it the active one.
     let run = |session: &mut skillbox_tools::Session, tool: &str, arguments: Value| {
-        runtime().block_on(session.handle_tool_call(&policy, &provider, tool, &arguments))
+        if let Some(refusal) = session.refusal(tool) {
+            return refusal;
+        }
+        let outcome = runtime().block_on(skillbox_tools::call_once(&provider, tool, &arguments));
+        if let Some(skillbox_tools::ToolEffect::LoadsSkill(loaded)) = &outcome.effect {
+            session.activate(&loaded.skill);
+        }
+        outcome
     };
+    let mut session = skillbox_tools::Session::new(true);
     assert!(!run(&mut session, "load_skill", json!({"skill": "restricted"})).is_error());
     assert_eq!(session.active_skill(), Some("restricted"));
     assert_eq!(session.model_override(), Some("careful-model"));
