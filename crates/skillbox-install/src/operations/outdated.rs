@@ -1,0 +1,51 @@
+//! `skillbox outdated`: fetch each skill's source again and report those whose files would
+//! change; nothing is installed.
+
+use super::*;
+
+impl Installer {
+    /// `skillbox outdated`: fetch each skill's source again and report those whose files
+    /// would change; nothing is installed.
+    ///
+    /// # Errors
+    /// Any fetch error.
+    pub fn outdated(&self) -> Result<Report, InstallError> {
+        crate::guard::check_project(&self.scope)?;
+        let manifest = Manifest::load(&self.scope.manifest)?;
+        let lock = self.existing_lock()?;
+        let mut report = self.report();
+        for (name, locked) in &lock.skills {
+            let entry = manifest
+                .entries()
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| entry_from_lock(locked));
+            self.check_named_source(name, &locked.source, &self.scope.lock)?;
+            self.check_named_source(name, &entry.source, &self.scope.manifest)?;
+            let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
+                .with_reference(entry.reference.clone());
+            let prepared = self.fetch_one(&spec, &locked.path, name)?;
+            let inventory = folder_inventory_at(&prepared.found.folder)
+                .map_err(|error| InstallError::refused(spec.text.clone(), error.to_string()))?;
+            let action = if inventory.digest == locked.digest {
+                Action::Unchanged
+            } else {
+                Action::Outdated
+            };
+            let mut skill = outcome(
+                name,
+                action,
+                self.scope.install_folder.join(name),
+                locked,
+                None,
+            );
+            if action == Action::Outdated {
+                skill.previous_digest = Some(locked.digest.clone());
+                skill.digest = inventory.digest;
+                skill.revision = prepared.revision;
+            }
+            report.skills.push(skill);
+        }
+        Ok(report)
+    }
+}
