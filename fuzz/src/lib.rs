@@ -7,9 +7,9 @@
 use skillbox_core::diagnostic::Diagnostic;
 use skillbox_core::frontmatter::parse_head;
 use skillbox_core::limits::MAX_FRONTMATTER_BYTES;
-use skillbox_core::manifest::parse_skill_manifest;
+use skillbox_core::skill_toml::parse_skill_manifest;
 use skillbox_core::properties::{PropertiesContext, ValidationMode, interpret};
-use skillbox_core::tools_manifest::parse_tools_manifest;
+use skillbox_core::tools_json::parse_tools_manifest;
 use skillbox_core::yaml::{YamlNode, YamlValue};
 
 /// Lines a text has for positions: one more than its line breaks (`\n`, `\r\n`, and a lone

@@ -39,8 +39,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use skillbox_agent::{
     Agent, AgentEvent, AgentOptions, Message, ModelClient, ModelError, ModelEvent, ModelRequest,
-    ModelResponse, SkillSource, StopReason, ToolCall, TranscriptStore, TurnEnd, TurnInput, Usage,
-    WireFormat,
+    ModelResponse, ProviderSource, StopReason, ToolCall, TranscriptStore, TurnEnd, TurnInput,
+    Usage, WireFormat,
 };
 use skillbox_core::{CatalogOptions, Skill, SkillCatalog, SkillRoot};
 use skillbox_exec::{Executor, ExecutorConfig, SandboxMode, SandboxPolicy};
@@ -259,7 +259,7 @@ impl Case {
         let client: Arc<dyn ModelClient> = Arc::clone(&model) as Arc<dyn ModelClient>;
         Case {
             label: kind.label,
-            agent: Agent::new(SkillSource::Fixed(Arc::clone(provider)), client, options),
+            agent: Agent::new(ProviderSource::Fixed(Arc::clone(provider)), client, options),
             model,
             transcripts: kind.as_the_cli.then(|| TranscriptStore::new(transcripts)),
             samples: Vec::new(),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skillbox_core::Skill;
-use skillbox_tools::{ServerHolds, Session};
+use skillbox_tools::{ServerHolds, SkillSession};
 
 use crate::agent::bound::ToolBound;
 use crate::history;
@@ -149,7 +149,7 @@ pub struct Conversation {
     /// Each message's bytes as JSON, as the history bound counts them: kept, so that a push
     /// serializes only the new message.
     sizes: Vec<usize>,
-    pub(crate) session: Session,
+    pub(crate) session: SkillSession,
     /// The `allowed-tools` in force (see [`ToolBound`]).
     pub(crate) bound: ToolBound,
     /// Skills loaded so far (their tools are offered in tools-on-load mode).
@@ -178,7 +178,7 @@ impl Conversation {
             id,
             messages: Vec::new(),
             sizes: Vec::new(),
-            session: Session::new(enforce_allowed_tools),
+            session: SkillSession::new(enforce_allowed_tools),
             bound: ToolBound::new(enforce_allowed_tools),
             loaded: BTreeSet::new(),
             invoked: BTreeSet::new(),

@@ -1,4 +1,4 @@
-//! skillbox-agent: skills driving a real model. An [`Agent`] holds a [`SkillSource`], a
+//! skillbox-agent: skills driving a real model. An [`Agent`] holds a [`ProviderSource`], a
 //! [`ModelClient`] and its options; each turn streams [`AgentEvent`]s (text, tool calls with
 //! their results and durations, usage, the final answer) that the CLI, the server and the web
 //! page all read. Model clients speak three wire formats ([`WireFormat`]): the Responses API,
@@ -15,7 +15,7 @@ pub mod model;
 pub mod transcript;
 pub mod wire;
 
-pub use agent::{Agent, AgentOptions, DEFAULT_MAX_ROUNDS, SkillSource, Turn, TurnInput};
+pub use agent::{Agent, AgentOptions, DEFAULT_MAX_ROUNDS, ProviderSource, Turn, TurnInput};
 pub use client::ModelClient;
 pub use conversation::{Conversation, Message, Replay, ToolCall, ToolResult, Usage};
 pub use events::{AgentEvent, TurnEnd};

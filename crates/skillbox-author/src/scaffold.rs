@@ -11,10 +11,10 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use skillbox_core::manifest::is_valid_dotted_name;
 use skillbox_core::names::unsafe_name_reason;
 use skillbox_core::properties::name_problems;
-use skillbox_core::tools_manifest::{MAX_TOOL_NAME_CHARS, is_valid_tool_name};
+use skillbox_core::skill_toml::is_valid_dotted_name;
+use skillbox_core::tools_json::{MAX_TOOL_NAME_CHARS, is_valid_tool_name};
 
 use crate::error::AuthorError;
 use crate::placement::{StagingFolder, entry_kind};

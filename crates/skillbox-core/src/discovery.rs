@@ -24,9 +24,9 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::directory_listing::{EntryKind, list_directory};
 use crate::limits::CatalogLimits;
 use crate::loader::{FolderListing, LoadOutcome, SKILL_MD_NAMES};
-use crate::manifest::SKILL_MANIFEST_FILE;
 use crate::skill_servers::MCP_JSON_FILE;
-use crate::tools_manifest::TOOLS_MANIFEST_FILE;
+use crate::skill_toml::SKILL_MANIFEST_FILE;
+use crate::tools_json::TOOLS_MANIFEST_FILE;
 
 /// Folder names discovery never enters (besides hidden ones).
 pub const SKIPPED_FOLDERS: &[&str] = &["node_modules", "__pycache__", "target"];

@@ -21,7 +21,6 @@ pub mod frontmatter;
 mod json_locate;
 pub mod limits;
 pub mod loader;
-pub mod manifest;
 pub mod names;
 pub mod printable;
 pub mod properties;
@@ -31,10 +30,11 @@ pub mod shell_words;
 mod simple_yaml;
 pub mod skill;
 pub mod skill_servers;
+pub mod skill_toml;
 pub mod source;
 pub mod text;
 pub mod tool_names;
-pub mod tools_manifest;
+pub mod tools_json;
 pub mod yaml;
 
 pub use catalog::{
@@ -44,9 +44,9 @@ pub use catalog::{
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity, TextPosition};
 pub use error::CatalogError;
 pub use limits::CatalogLimits;
-pub use manifest::{SkillKind, SkillManifest};
 pub use properties::{SkillProperties, ValidationMode};
 pub use report::{SkillReport, ValidationReport};
 pub use skill::{Skill, SkillBody, SkillFormat, SkillId, SkillResource, SkillSummary};
 pub use skill_servers::{ServerDeclaration, ServerTransport};
-pub use tools_manifest::ToolDefinition;
+pub use skill_toml::{SkillKind, SkillManifest};
+pub use tools_json::ToolDefinition;

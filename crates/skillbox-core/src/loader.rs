@@ -10,14 +10,14 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::error::CatalogError;
 use crate::frontmatter;
 use crate::limits::CatalogLimits;
-use crate::manifest::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
 use crate::properties::{PropertiesContext, ValidationMode, interpret_parsed};
 use crate::skill::{Skill, SkillFormat, SkillId, SkillParts};
 use crate::skill_servers::{
     CODEX_SIDECAR_FILE, MCP_JSON_FILE, ServerDeclaration, parse_codex_sidecar, parse_mcp_json,
 };
+use crate::skill_toml::{SKILL_MANIFEST_FILE, SkillManifest, parse_skill_manifest};
 use crate::source::{SkillSource, contained_relative_path, read_head_of};
-use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_manifest};
+use crate::tools_json::{TOOLS_MANIFEST_FILE, ToolDefinition, parse_tools_manifest};
 
 /// Names accepted for the skill's instructions file, in order of preference.
 pub const SKILL_MD_NAMES: &[&str] = &["SKILL.md", "skill.md"];

@@ -10,10 +10,10 @@ use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
 use crate::error::CatalogError;
-use crate::manifest::{SkillKind, SkillManifest};
 use crate::properties::SkillProperties;
+use crate::skill_toml::{SkillKind, SkillManifest};
 use crate::source::SkillSource;
-use crate::tools_manifest::ToolDefinition;
+use crate::tools_json::ToolDefinition;
 
 // The name rule lives with the other name rules; other crates still reach it from here.
 pub use crate::names::is_safe_skill_name;

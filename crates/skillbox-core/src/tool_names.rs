@@ -22,7 +22,7 @@ use crate::catalog::SkillCatalog;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::report::ValidationReport;
 use crate::skill::Skill;
-use crate::tools_manifest::{TOOLS_MANIFEST_FILE, ToolDefinition};
+use crate::tools_json::{TOOLS_MANIFEST_FILE, ToolDefinition};
 
 /// Why a skill's tool is not offered under its name.
 #[derive(Debug, Clone)]

@@ -11,9 +11,9 @@ use proptest::test_runner::FileFailurePersistence;
 use skillbox_core::diagnostic::{Diagnostic, DiagnosticCode};
 use skillbox_core::frontmatter::{FrontmatterSplitError, ParsedFrontmatter, parse_head, split};
 use skillbox_core::limits::MAX_FRONTMATTER_BYTES;
-use skillbox_core::manifest::parse_skill_manifest;
 use skillbox_core::properties::{PropertiesContext, ValidationMode, interpret};
-use skillbox_core::tools_manifest::parse_tools_manifest;
+use skillbox_core::skill_toml::parse_skill_manifest;
+use skillbox_core::tools_json::parse_tools_manifest;
 use skillbox_core::yaml::{YamlNode, YamlValue};
 
 /// Generous bound for one small input; parsing one takes microseconds, so only a hang trips it.
@@ -800,7 +800,7 @@ proptest! {
             check_diagnostic_columns_from(diagnostic, lines, 1)?;
         }
         for tool in &tools {
-            prop_assert!(skillbox_core::tools_manifest::is_valid_tool_name(&tool.name));
+            prop_assert!(skillbox_core::tools_json::is_valid_tool_name(&tool.name));
         }
     }
 

@@ -20,7 +20,7 @@ pub mod trigger;
 
 pub use cache::{CacheUse, CachedModel, ResponseCache};
 pub use error::EvalError;
-pub use report::{EvalReport, SkillReport};
+pub use report::{EvalReport, SkillEvalReport};
 pub use runner::{
     EvalPlan, EvalRunner, EvalTarget, ImprovePlan, ModelSetup, Progress, ProviderFactory,
 };

@@ -398,7 +398,7 @@ pub struct DescriptionReport {
 
 /// Everything about one skill.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkillReport {
+pub struct SkillEvalReport {
     /// The skill's name.
     pub name: String,
     /// Its folder.
@@ -436,7 +436,7 @@ pub struct EvalReport {
     /// Repeats per query and task.
     pub repeat: u32,
     /// Each skill.
-    pub skills: Vec<SkillReport>,
+    pub skills: Vec<SkillEvalReport>,
     /// Wall time of the whole run.
     pub duration_ms: u64,
     /// What the response cache saved.
@@ -540,7 +540,11 @@ pub fn named_skills(runs: &[TriggerRun]) -> String {
 }
 
 /// skill-creator's `benchmark.json` for one skill.
-fn benchmark(report: &EvalReport, skill: &SkillReport, tasks: &TaskReport) -> serde_json::Value {
+fn benchmark(
+    report: &EvalReport,
+    skill: &SkillEvalReport,
+    tasks: &TaskReport,
+) -> serde_json::Value {
     use serde_json::json;
     let mut evals: Vec<serde_json::Value> = Vec::new();
     for run in &tasks.runs {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use skillbox_agent::{
-    Agent, AgentOptions, Conversation, ModelClient, SkillSource, TranscriptStore,
+    Agent, AgentOptions, Conversation, ModelClient, ProviderSource, TranscriptStore,
 };
 use skillbox_core::{CatalogOptions, SkillRoot, ValidationMode};
 use skillbox_tools::{Approval, ApprovalPolicy, SkillsProvider};
@@ -20,7 +20,7 @@ use crate::improve::{
     write_description,
 };
 use crate::report::{
-    CandidateDescription, DescriptionReport, EvalReport, ModelInfo, SkillReport, TaskReport,
+    CandidateDescription, DescriptionReport, EvalReport, ModelInfo, SkillEvalReport, TaskReport,
     TaskRunReport, TriggerReport, WITH_SKILL, WITHOUT_SKILL,
 };
 use crate::suite::{SkillEvals, TaskEval, TriggerQuery};
@@ -251,10 +251,10 @@ impl EvalRunner {
         let transcripts = TranscriptStore::new(plan.output.join("transcripts"));
         (self.progress)(Progress::Planned(planned_steps(plan, &splits)));
 
-        let mut skills: Vec<SkillReport> = plan
+        let mut skills: Vec<SkillEvalReport> = plan
             .targets
             .iter()
-            .map(|target| SkillReport {
+            .map(|target| SkillEvalReport {
                 name: target.name.clone(),
                 path: target.directory.clone(),
                 triggers: None,
@@ -397,7 +397,7 @@ impl EvalRunner {
             .map(|(index, sample, query)| {
                 let probe = Arc::new(TriggerProbe::new(self.client(sample), Arc::clone(provider)));
                 let agent = Agent::new(
-                    SkillSource::Fixed(Arc::clone(provider)),
+                    ProviderSource::Fixed(Arc::clone(provider)),
                     Arc::clone(&probe) as Arc<dyn ModelClient>,
                     options.clone(),
                 )
@@ -478,7 +478,7 @@ impl EvalRunner {
         let results: Vec<TaskRunReport> = futures_util::stream::iter(work)
             .map(|(eval, configuration, sample, outputs, provider, grader)| {
                 let agent = Agent::new(
-                    SkillSource::Fixed(Arc::clone(&provider)),
+                    ProviderSource::Fixed(Arc::clone(&provider)),
                     self.client(sample),
                     self.model.options.clone(),
                 )

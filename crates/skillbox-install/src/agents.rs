@@ -9,7 +9,7 @@ use crate::scope::{INSTALL_FOLDER, InstallScope};
 /// A known agent and its skills folder, relative to the project (and to the home folder for
 /// the user's scope).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Agent {
+pub struct KnownAgent {
     /// The name `--agent` takes.
     pub name: &'static str,
     /// Its skills folder in a project.
@@ -19,63 +19,63 @@ pub struct Agent {
 }
 
 /// The agents known. Those whose folder is `.agents/skills` already see every install.
-pub const AGENTS: &[Agent] = &[
-    Agent {
+pub const AGENTS: &[KnownAgent] = &[
+    KnownAgent {
         name: "claude",
         project_folder: ".claude/skills",
         user_folder: ".claude/skills",
     },
-    Agent {
+    KnownAgent {
         name: "codex",
         project_folder: INSTALL_FOLDER,
         user_folder: INSTALL_FOLDER,
     },
-    Agent {
+    KnownAgent {
         name: "cursor",
         project_folder: INSTALL_FOLDER,
         user_folder: INSTALL_FOLDER,
     },
-    Agent {
+    KnownAgent {
         name: "copilot",
         project_folder: INSTALL_FOLDER,
         user_folder: INSTALL_FOLDER,
     },
-    Agent {
+    KnownAgent {
         name: "gemini",
         project_folder: INSTALL_FOLDER,
         user_folder: INSTALL_FOLDER,
     },
-    Agent {
+    KnownAgent {
         name: "goose",
         project_folder: INSTALL_FOLDER,
         user_folder: INSTALL_FOLDER,
     },
-    Agent {
+    KnownAgent {
         name: "opencode",
         project_folder: INSTALL_FOLDER,
         user_folder: INSTALL_FOLDER,
     },
-    Agent {
+    KnownAgent {
         name: "amp",
         project_folder: INSTALL_FOLDER,
         user_folder: INSTALL_FOLDER,
     },
-    Agent {
+    KnownAgent {
         name: "windsurf",
         project_folder: ".windsurf/skills",
         user_folder: ".codeium/windsurf/skills",
     },
-    Agent {
+    KnownAgent {
         name: "roo",
         project_folder: ".roo/skills",
         user_folder: ".roo/skills",
     },
-    Agent {
+    KnownAgent {
         name: "kiro",
         project_folder: ".kiro/skills",
         user_folder: ".kiro/skills",
     },
-    Agent {
+    KnownAgent {
         name: "trae",
         project_folder: ".trae/skills",
         user_folder: ".trae/skills",
@@ -86,7 +86,7 @@ pub const AGENTS: &[Agent] = &[
 ///
 /// # Errors
 /// [`InstallError::Usage`] listing the known names.
-pub fn agent(name: &str) -> Result<&'static Agent, InstallError> {
+pub fn agent(name: &str) -> Result<&'static KnownAgent, InstallError> {
     AGENTS
         .iter()
         .find(|agent| agent.name == name)
@@ -103,7 +103,7 @@ pub fn agent(name: &str) -> Result<&'static Agent, InstallError> {
 
 /// The agent's skills folder in a scope, or `None` when it is the install folder itself.
 #[must_use]
-pub fn agent_folder(agent: &Agent, scope: &InstallScope) -> Option<PathBuf> {
+pub fn agent_folder(agent: &KnownAgent, scope: &InstallScope) -> Option<PathBuf> {
     let relative = if scope.global {
         agent.user_folder
     } else {

@@ -18,9 +18,9 @@ mod folder_handle;
 mod guard;
 pub mod limits;
 mod local_source;
-pub mod manifest;
 pub mod operations;
 pub mod progress;
+pub mod project_manifest;
 pub mod scope;
 pub mod source;
 

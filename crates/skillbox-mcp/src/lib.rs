@@ -54,7 +54,7 @@ pub enum McpError {
     Start(String),
     /// The session ended abnormally.
     #[error("the MCP session failed: {0}")]
-    Session(String),
+    ClientSession(String),
 }
 
 /// Serve MCP over this process's stdin and stdout until stdin closes. stdout carries protocol
@@ -71,7 +71,7 @@ pub async fn serve_stdio(live: Arc<LiveProvider>, options: McpOptions) -> Result
     running
         .waiting()
         .await
-        .map_err(|error| McpError::Session(error.to_string()))?;
+        .map_err(|error| McpError::ClientSession(error.to_string()))?;
     Ok(())
 }
 

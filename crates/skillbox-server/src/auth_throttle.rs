@@ -36,7 +36,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 
-use crate::metrics::Door;
+use crate::metrics::RequestDoor;
 
 /// Wrong tokens one client address may present in a row before it is held back.
 pub const FAILED_AUTH_BURST: u32 = 10;
@@ -203,7 +203,7 @@ impl<C: Clock> AuthThrottle<C> {
     pub(crate) fn check(
         &self,
         address: Option<IpAddr>,
-        door: Door,
+        door: RequestDoor,
         matches: impl FnOnce() -> bool,
     ) -> TokenVerdict {
         self.check_key(ClientKey::of(address), door, matches)
@@ -212,7 +212,7 @@ impl<C: Clock> AuthThrottle<C> {
     fn check_key(
         &self,
         key: ClientKey,
-        door: Door,
+        door: RequestDoor,
         matches: impl FnOnce() -> bool,
     ) -> TokenVerdict {
         let Ok(mut clients) = self.clients.lock() else {
@@ -262,7 +262,7 @@ impl<C: Clock> AuthThrottle<C> {
         TokenVerdict::Wrong
     }
 
-    fn count(&self, door: Door, outcome: &'static str) {
+    fn count(&self, door: RequestDoor, outcome: &'static str) {
         self.counter
             .get_or_create(&FailedAuthLabels {
                 door: door.label(),
@@ -295,7 +295,12 @@ impl<C: Clock> AuthThrottle<C> {
 }
 
 /// One warn line about `key` if none was written in the last [`FAILED_AUTH_LOG_INTERVAL`].
-fn log_if_due<I: Reference>(key: ClientKey, record: &mut ClientRecord<I>, door: Door, now: I) {
+fn log_if_due<I: Reference>(
+    key: ClientKey,
+    record: &mut ClientRecord<I>,
+    door: RequestDoor,
+    now: I,
+) {
     let due = record.logged_at.is_none_or(|logged| {
         Duration::from(now.duration_since(logged)) >= FAILED_AUTH_LOG_INTERVAL
     });
@@ -305,10 +310,10 @@ fn log_if_due<I: Reference>(key: ClientKey, record: &mut ClientRecord<I>, door: 
     }
 }
 
-fn log_counts<I>(key: ClientKey, record: &mut ClientRecord<I>, door: Option<Door>) {
+fn log_counts<I>(key: ClientKey, record: &mut ClientRecord<I>, door: Option<RequestDoor>) {
     tracing::warn!(
         client = %key,
-        door = %door.map_or("any", Door::label),
+        door = %door.map_or("any", RequestDoor::label),
         wrong = record.wrong_unlogged,
         held_back = record.throttled_unlogged,
         "wrong tokens presented (counts since the last line about this client; at most one line a minute); past {FAILED_AUTH_BURST} in a row, a client gets 429 until its next try is due"
@@ -334,13 +339,13 @@ mod tests {
     fn past_the_burst_an_address_gets_one_comparison_per_refill() {
         let (throttle, clock) = throttle();
         let address = ClientKey::V4([192, 0, 2, 7]);
-        let check = |matches: bool| throttle.check_key(address, Door::Rpc, || matches);
+        let check = |matches: bool| throttle.check_key(address, RequestDoor::Rpc, || matches);
         for _ in 0..FAILED_AUTH_BURST {
             assert_eq!(check(false), TokenVerdict::Wrong);
         }
         // Held back now, the right token too: it is not even compared.
         let compared = std::cell::Cell::new(false);
-        let verdict = throttle.check_key(address, Door::Mcp, || {
+        let verdict = throttle.check_key(address, RequestDoor::Mcp, || {
             compared.set(true);
             true
         });
@@ -362,7 +367,7 @@ mod tests {
         assert_eq!(check(true), TokenVerdict::Throttled(FAILED_AUTH_REFILL));
         // Another address is not held back by this one's guesses.
         assert_eq!(
-            throttle.check_key(ClientKey::V4([192, 0, 2, 8]), Door::Rpc, || true),
+            throttle.check_key(ClientKey::V4([192, 0, 2, 8]), RequestDoor::Rpc, || true),
             TokenVerdict::Right
         );
         let count = |door: &'static str, outcome: &'static str| {
@@ -399,7 +404,7 @@ mod tests {
             ClientKey::V4((0x0a00_0000 + index).to_be_bytes())
         });
         for address in addresses {
-            throttle.check_key(address, Door::Rpc, || false);
+            throttle.check_key(address, RequestDoor::Rpc, || false);
         }
         // The addresses it holds, and the one record the rest share: their twenty wrong tokens
         // (the first logged at once) emptied its bucket.
@@ -411,7 +416,7 @@ mod tests {
         drop(clients);
         // Once their buckets are full again, the old addresses make room.
         clock.advance(FAILED_AUTH_REFILL * (FAILED_AUTH_BURST + 1));
-        throttle.check_key(ClientKey::V4([192, 0, 2, 1]), Door::Rpc, || false);
+        throttle.check_key(ClientKey::V4([192, 0, 2, 1]), RequestDoor::Rpc, || false);
         let clients = throttle.clients.lock().unwrap();
         assert!(clients.contains_key(&ClientKey::V4([192, 0, 2, 1])));
         assert!(clients.len() < 10, "{}", clients.len());

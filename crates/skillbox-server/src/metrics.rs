@@ -72,7 +72,7 @@ const MCP_METHODS: &[&str] = &[
 
 /// Which front door a request came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Door {
+pub(crate) enum RequestDoor {
     Rpc,
     Mcp,
     Web,
@@ -80,26 +80,26 @@ pub(crate) enum Door {
     Health,
 }
 
-impl Door {
+impl RequestDoor {
     /// The door a request to `path` came through.
     pub(crate) fn of_path(path: &str) -> Self {
         match path {
-            "/rpc" => Door::Rpc,
-            "/mcp" => Door::Mcp,
-            "/metrics" => Door::Metrics,
-            "/healthz" => Door::Health,
-            _ => Door::Web,
+            "/rpc" => RequestDoor::Rpc,
+            "/mcp" => RequestDoor::Mcp,
+            "/metrics" => RequestDoor::Metrics,
+            "/healthz" => RequestDoor::Health,
+            _ => RequestDoor::Web,
         }
     }
 
     /// The door's name as a label value.
     pub(crate) fn label(self) -> &'static str {
         match self {
-            Door::Rpc => "rpc",
-            Door::Mcp => "mcp",
-            Door::Web => "web",
-            Door::Metrics => "metrics",
-            Door::Health => "healthz",
+            RequestDoor::Rpc => "rpc",
+            RequestDoor::Mcp => "mcp",
+            RequestDoor::Web => "web",
+            RequestDoor::Metrics => "metrics",
+            RequestDoor::Health => "healthz",
         }
     }
 }
@@ -196,7 +196,7 @@ impl Metrics {
         }
     }
 
-    fn record_http(&self, door: Door, status: StatusCode, took: Duration) {
+    fn record_http(&self, door: RequestDoor, status: StatusCode, took: Duration) {
         let door = door.label();
         self.http_requests
             .get_or_create(&HttpLabels {
@@ -211,7 +211,7 @@ impl Metrics {
 
     fn record_call(
         &self,
-        door: Door,
+        door: RequestDoor,
         method: Cow<'static, str>,
         outcome: &'static str,
         took: Duration,
@@ -246,7 +246,12 @@ impl Metrics {
             Some(method) => registry::known_name(method).unwrap_or("other"),
         };
         let outcome = error.map_or("ok", error_class);
-        self.record_call(Door::Rpc, Cow::Borrowed(method), outcome, started.elapsed());
+        self.record_call(
+            RequestDoor::Rpc,
+            Cow::Borrowed(method),
+            outcome,
+            started.elapsed(),
+        );
     }
 
     /// The registry in the OpenMetrics text format.
@@ -347,7 +352,7 @@ pub(crate) async fn count_requests(
     request: Request,
     next: Next,
 ) -> Response {
-    let door = Door::of_path(request.uri().path());
+    let door = RequestDoor::of_path(request.uri().path());
     let started = Instant::now();
     let response = next.run(request).await;
     metrics.record_http(door, response.status(), started.elapsed());
@@ -415,8 +420,12 @@ struct CallTimer {
 impl Drop for CallTimer {
     fn drop(&mut self) {
         if let Some(method) = self.method.take() {
-            self.metrics
-                .record_call(Door::Mcp, method, self.outcome, self.started.elapsed());
+            self.metrics.record_call(
+                RequestDoor::Mcp,
+                method,
+                self.outcome,
+                self.started.elapsed(),
+            );
         }
     }
 }

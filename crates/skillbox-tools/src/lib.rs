@@ -34,7 +34,7 @@ pub use provider::{
 };
 pub use registry::{Offer, Tool, ToolProfile, ToolRef};
 pub use servers::{ServerHolds, ServerPool, ServerPoolConfig};
-pub use session::Session;
+pub use session::SkillSession;
 pub use skillbox_services::params::{self, Arguments};
 pub use skillbox_services::tls::install_crypto_provider;
 pub use skillbox_services::{ReadBudget, Unbudgeted};

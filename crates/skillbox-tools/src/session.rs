@@ -7,21 +7,21 @@ use crate::registry;
 
 /// Skill state of one agent conversation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Session {
+pub struct SkillSession {
     enforce_allowed_tools: bool,
     active_skill: Option<String>,
     allowed_tools: Option<Vec<String>>,
     model_override: Option<String>,
 }
 
-impl Session {
+impl SkillSession {
     /// A new session; `enforce_allowed_tools` turns on refusal of tools outside the active
     /// skill's `allowed-tools`.
     #[must_use]
     pub fn new(enforce_allowed_tools: bool) -> Self {
-        Session {
+        SkillSession {
             enforce_allowed_tools,
-            ..Session::default()
+            ..SkillSession::default()
         }
     }
 
@@ -104,11 +104,11 @@ mod tests {
         assert!(tool_matches("use_skill", "use_skill"));
         assert!(tool_matches("Bash(git:*)", "Bash"));
         assert!(!tool_matches("Read", "use_skill"));
-        let mut session = Session::new(true);
+        let mut session = SkillSession::new(true);
         assert!(session.permits("use_skill"));
         session.allowed_tools = Some(vec!["read_skill_file".into()]);
         assert!(!session.permits("use_skill"));
         assert!(session.permits("load_skill"));
-        assert!(Session::new(false).permits("anything"));
+        assert!(SkillSession::new(false).permits("anything"));
     }
 }

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use skillbox_agent::{
     Agent, AgentOptions, Approval, ApprovalDecision, ApprovalMode, ApprovalRequest, Conversation,
-    Message, ModelClient, SkillSource, TranscriptStore, WireFormat,
+    Message, ModelClient, ProviderSource, TranscriptStore, WireFormat,
 };
 use skillbox_tools::{Door, DoorPolicy, LiveProvider};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
@@ -205,7 +205,7 @@ impl ChatHub {
         let mut options = self.setup.options.clone();
         options.model.clone_from(&model.model);
         Agent::new(
-            SkillSource::Live(Arc::clone(&self.live)),
+            ProviderSource::Live(Arc::clone(&self.live)),
             Arc::clone(&model.client),
             options,
         )

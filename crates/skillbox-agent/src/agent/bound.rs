@@ -7,7 +7,7 @@
 //! after it in the same response.
 
 use skillbox_core::Skill;
-use skillbox_tools::{CallStatus, Session, ToolOutcome};
+use skillbox_tools::{CallStatus, SkillSession, ToolOutcome};
 
 /// The restrictions in force: one per restricted skill loaded since the person last chose a
 /// skill. `load_skill` always passes (the model may still read another skill's instructions).
@@ -15,7 +15,7 @@ use skillbox_tools::{CallStatus, Session, ToolOutcome};
 pub(crate) struct ToolBound {
     enforced: bool,
     /// One session per restricted skill, made active in it: a call passes when each permits it.
-    limits: Vec<Session>,
+    limits: Vec<SkillSession>,
 }
 
 impl ToolBound {
@@ -37,7 +37,7 @@ impl ToolBound {
             limit.active_skill() == Some(skill.name()) && limit.allowed_tools() == Some(allowed)
         });
         if !known {
-            let mut limit = Session::new(true);
+            let mut limit = SkillSession::new(true);
             limit.activate(skill);
             self.limits.push(limit);
         }

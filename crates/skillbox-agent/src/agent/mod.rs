@@ -95,18 +95,18 @@ impl AgentOptions {
 /// Where the agent gets its skills: a fixed provider, or a live one a watcher reloads (each
 /// round then sees the newest catalog).
 #[derive(Debug, Clone)]
-pub enum SkillSource {
+pub enum ProviderSource {
     /// One provider for the agent's life.
     Fixed(Arc<SkillsProvider>),
     /// The provider a [`LiveProvider`] holds when each round begins.
     Live(Arc<LiveProvider>),
 }
 
-impl SkillSource {
+impl ProviderSource {
     fn current(&self) -> Arc<SkillsProvider> {
         match self {
-            SkillSource::Fixed(provider) => Arc::clone(provider),
-            SkillSource::Live(live) => live.current(),
+            ProviderSource::Fixed(provider) => Arc::clone(provider),
+            ProviderSource::Live(live) => live.current(),
         }
     }
 }
@@ -115,7 +115,7 @@ impl SkillSource {
 /// Clones share all four, and the last rendered [`RoundOffer`].
 #[derive(Clone)]
 pub struct Agent {
-    skills: SkillSource,
+    skills: ProviderSource,
     client: Arc<dyn ModelClient>,
     options: Arc<AgentOptions>,
     approval: Arc<dyn Approval>,
@@ -138,7 +138,11 @@ impl Agent {
     /// An agent over `skills`, asking `client`; every call that runs code is approved until
     /// [`Agent::with_approval`] says otherwise.
     #[must_use]
-    pub fn new(skills: SkillSource, client: Arc<dyn ModelClient>, options: AgentOptions) -> Self {
+    pub fn new(
+        skills: ProviderSource,
+        client: Arc<dyn ModelClient>,
+        options: AgentOptions,
+    ) -> Self {
         Agent {
             skills,
             client,

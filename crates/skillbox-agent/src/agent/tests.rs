@@ -125,7 +125,11 @@ fn provider_over(
 }
 
 /// Run one turn of `model` over `skills` and return what each request offered.
-async fn turn(skills: SkillSource, model: Arc<ScriptedModel>, options: AgentOptions) -> Vec<Seen> {
+async fn turn(
+    skills: ProviderSource,
+    model: Arc<ScriptedModel>,
+    options: AgentOptions,
+) -> Vec<Seen> {
     let client: Arc<dyn ModelClient> = Arc::clone(&model) as Arc<dyn ModelClient>;
     let agent = Agent::new(skills, client, options);
     let mut conversation = agent.conversation(None);
@@ -170,7 +174,7 @@ async fn a_reload_between_rounds_shows_in_the_next_round_prompt_and_tools() {
         }),
     });
     let seen = turn(
-        SkillSource::Live(live),
+        ProviderSource::Live(live),
         model,
         AgentOptions::new("scripted"),
     )
@@ -203,7 +207,7 @@ async fn a_tool_defined_in_one_round_is_offered_in_the_next() {
         before_answer: Box::new(|_| {}),
     });
     let seen = turn(
-        SkillSource::Fixed(Arc::new(provider)),
+        ProviderSource::Fixed(Arc::new(provider)),
         model,
         AgentOptions::new("scripted"),
     )
@@ -259,7 +263,7 @@ async fn in_tools_on_load_mode_a_skill_s_tools_are_offered_from_the_round_after_
     });
     let mut options = AgentOptions::new("scripted");
     options.tools_on_load = true;
-    let seen = turn(SkillSource::Fixed(Arc::new(provider)), model, options).await;
+    let seen = turn(ProviderSource::Fixed(Arc::new(provider)), model, options).await;
     assert_eq!(seen.len(), 4);
     let sky = |index: usize| seen[index].tools.iter().any(|name| name == "sky");
     assert!(!sky(0) && !sky(1), "{seen:?}");
@@ -480,7 +484,7 @@ fn http_agent(
             ..RetryPolicy::default()
         });
     Agent::new(
-        SkillSource::Fixed(Arc::new(provider_over(root, scratch, false))),
+        ProviderSource::Fixed(Arc::new(provider_over(root, scratch, false))),
         Arc::new(client),
         options,
     )
@@ -891,7 +895,7 @@ async fn a_resumed_conversation_keeps_its_bound_until_the_person_invoked_a_skill
     let scratch = tempfile::tempdir().expect("scratch");
     bound_catalog(root.path());
     let agent = Agent::new(
-        SkillSource::Fixed(Arc::new(provider_over(root.path(), scratch.path(), false))),
+        ProviderSource::Fixed(Arc::new(provider_over(root.path(), scratch.path(), false))),
         Arc::new(ScriptedModel {
             calls: Vec::new(),
             seen: Mutex::new(Vec::new()),
@@ -919,7 +923,7 @@ async fn a_resumed_conversation_is_kept_within_the_history_bound() {
     let scratch = tempfile::tempdir().expect("scratch");
     bound_catalog(root.path());
     let agent = Agent::new(
-        SkillSource::Fixed(Arc::new(provider_over(root.path(), scratch.path(), false))),
+        ProviderSource::Fixed(Arc::new(provider_over(root.path(), scratch.path(), false))),
         Arc::new(ScriptedModel {
             calls: Vec::new(),
             seen: Mutex::new(Vec::new()),

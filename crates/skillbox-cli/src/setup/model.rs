@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 use skillbox_agent::{
-    Agent, AgentOptions, ApiKey, ApprovalMode, Conversation, HttpModelClient, SkillSource,
+    Agent, AgentOptions, ApiKey, ApprovalMode, Conversation, HttpModelClient, ProviderSource,
     TranscriptStore, WireFormat,
 };
 
@@ -361,7 +361,7 @@ pub(crate) fn set_up(setup: &Setup<'_>, arguments: &AgentArguments) -> anyhow::R
     let policy = skillbox_tools::DoorPolicy::default()
         .with_server_pool(super::executor::server_pool(&setup.global.execution));
     let agent = Agent::new(
-        SkillSource::Fixed(Arc::new(provider)),
+        ProviderSource::Fixed(Arc::new(provider)),
         Arc::new(client),
         options,
     )

@@ -13,7 +13,7 @@ use serde_json::json;
 use skillbox_agent::{Message, ToolCall, ToolResult, TranscriptStore, TurnEnd, Usage, WireFormat};
 use skillbox_eval::grade::GradedExpectation;
 use skillbox_eval::report::{
-    CandidateDescription, DescriptionReport, EvalReport, ModelInfo, RunResult, SkillReport,
+    CandidateDescription, DescriptionReport, EvalReport, ModelInfo, RunResult, SkillEvalReport,
     TaskReport, TaskRunReport, TriggerReport, WITH_SKILL, WITHOUT_SKILL,
 };
 use skillbox_eval::task::TaskRun;
@@ -389,7 +389,7 @@ fn pdf_report(id: &str, model: &str, transcript: &str) -> EvalReport {
             judge: "judge-model".to_owned(),
         },
         repeat: 3,
-        skills: vec![SkillReport {
+        skills: vec![SkillEvalReport {
             name: "pdf".to_owned(),
             path: PathBuf::from("/home/author/skills/pdf"),
             triggers: Some(triggers),

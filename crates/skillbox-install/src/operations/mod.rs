@@ -48,8 +48,8 @@ use crate::fetch::unpack::{ArchiveFormat, unpack};
 use crate::fetch::well_known::{fetch_index, fetch_skill};
 use crate::folder_handle::{FolderHandle, copy_folder};
 use crate::limits::InstallLimits;
-use crate::manifest::{Manifest, ManifestEntry, write_atomically};
 use crate::progress::Progress;
+use crate::project_manifest::{Manifest, ManifestEntry, write_atomically};
 use crate::scope::InstallScope;
 use crate::source::{Location, SourceSpec, WELL_KNOWN_PATH};
 

@@ -41,7 +41,7 @@ pub(super) fn with_logging(
     capabilities
 }
 
-impl Session {
+impl ClientSession {
     /// Send `data` at `level` to this session's client when it asked for messages of that
     /// level, in the background (a client that reads nothing holds up no call).
     pub(super) fn log(&self, level: LoggingLevel, data: Value) {
@@ -120,7 +120,7 @@ fn reload_message(change: &CatalogChange, skills: usize) -> String {
     message
 }
 
-impl DoorNotices for Session {
+impl DoorNotices for ClientSession {
     fn notice(&self, notice: DoorNotice) {
         let data = match notice {
             DoorNotice::ServerUnavailable {

@@ -109,7 +109,7 @@ impl Default for McpOptions {
 struct Shared {
     live: Arc<LiveProvider>,
     options: McpOptions,
-    sessions: Mutex<Vec<Weak<Session>>>,
+    sessions: Mutex<Vec<Weak<ClientSession>>>,
     /// Sessions `initialize`d and not yet ended.
     open_sessions: Arc<AtomicUsize>,
     /// `subscriptions/listen` streams open.
@@ -123,7 +123,7 @@ struct Shared {
 
 /// One connected client (stdio has one; streamable HTTP one per MCP session, or per request
 /// when stateless).
-struct Session {
+struct ClientSession {
     peer: OnceLock<Peer<RoleServer>>,
     subscribed: Mutex<BTreeSet<String>>,
     /// The count this session holds a place in once `initialize`d.
@@ -135,9 +135,9 @@ struct Session {
     log_level: logging::ClientLogLevel,
 }
 
-impl Session {
+impl ClientSession {
     fn new() -> Self {
-        Session {
+        ClientSession {
             peer: OnceLock::new(),
             subscribed: Mutex::default(),
             counted_in: OnceLock::new(),
@@ -147,7 +147,7 @@ impl Session {
     }
 }
 
-impl Drop for Session {
+impl Drop for ClientSession {
     fn drop(&mut self) {
         if let Some(open) = self.counted_in.get() {
             open.fetch_sub(1, Ordering::SeqCst);
@@ -176,7 +176,7 @@ fn take_place(open: &AtomicUsize, limit: usize) -> Result<(), usize> {
 #[derive(Clone)]
 pub struct SkillsMcpServer {
     shared: Arc<Shared>,
-    session: Arc<Session>,
+    session: Arc<ClientSession>,
 }
 
 impl std::fmt::Debug for SkillsMcpServer {
@@ -209,7 +209,7 @@ impl SkillsMcpServer {
         ));
         SkillsMcpServer {
             shared,
-            session: Arc::new(Session::new()),
+            session: Arc::new(ClientSession::new()),
         }
     }
 
@@ -220,7 +220,7 @@ impl SkillsMcpServer {
     pub fn session(&self) -> Self {
         SkillsMcpServer {
             shared: Arc::clone(&self.shared),
-            session: Arc::new(Session::new()),
+            session: Arc::new(ClientSession::new()),
         }
     }
 

@@ -17,7 +17,7 @@ pub(super) async fn announce_reloads(
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        let sessions: Vec<Arc<Session>> = match shared.sessions.lock() {
+        let sessions: Vec<Arc<ClientSession>> = match shared.sessions.lock() {
             Ok(mut sessions) => {
                 sessions.retain(|session| session.strong_count() > 0);
                 sessions.iter().filter_map(Weak::upgrade).collect()

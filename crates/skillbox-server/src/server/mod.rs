@@ -509,7 +509,7 @@ async fn require_token(
         None => TokenVerdict::Wrong,
         Some(presented) => door.throttle.check(
             client_address(request.extensions()),
-            crate::metrics::Door::of_path(request.uri().path()),
+            crate::metrics::RequestDoor::of_path(request.uri().path()),
             || token_matches(presented, &door.token),
         ),
     };
@@ -550,7 +550,7 @@ impl skillbox_web::auth::TokenGuard for WebTokenGuard {
         use skillbox_web::auth::TokenCheck;
         match self.0.check(
             client_address(extensions),
-            crate::metrics::Door::Web,
+            crate::metrics::RequestDoor::Web,
             matches,
         ) {
             TokenVerdict::Right => TokenCheck::Right,

@@ -140,7 +140,7 @@ fn check_definition(
             "`define_tool` needs the parameter `name` (lowercase letters, digits, underscores)",
         ));
     };
-    if !skillbox_core::tools_manifest::is_valid_tool_name(name) {
+    if !skillbox_core::tools_json::is_valid_tool_name(name) {
         return Err(ToolOutcome::invalid_params(format!(
             "parameter `name`: `{name}` must match ^[a-z][a-z0-9_]*$"
         )));

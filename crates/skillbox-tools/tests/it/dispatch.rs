@@ -333,7 +333,7 @@ fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
     ));
     // A conversation's session refuses what the active skill does not allow, and a call whose
     // effect loads a skill makes it the active one.
-    let run = |session: &mut skillbox_tools::Session, tool: &str, arguments: Value| {
+    let run = |session: &mut skillbox_tools::SkillSession, tool: &str, arguments: Value| {
         if let Some(refusal) = session.refusal(tool) {
             return refusal;
         }
@@ -343,7 +343,7 @@ fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
         }
         outcome
     };
-    let mut session = skillbox_tools::Session::new(true);
+    let mut session = skillbox_tools::SkillSession::new(true);
     assert!(!run(&mut session, "load_skill", json!({"skill": "restricted"})).is_error());
     assert_eq!(session.active_skill(), Some("restricted"));
     assert_eq!(session.model_override(), Some("careful-model"));
@@ -371,7 +371,7 @@ fn session_enforces_allowed_tools_only_when_asked_and_tracks_the_model() {
         (session.allowed_tools(), session.model_override()),
         (None, None)
     );
-    let mut lenient = skillbox_tools::Session::new(false);
+    let mut lenient = skillbox_tools::SkillSession::new(false);
     run(&mut lenient, "load_skill", json!({"skill": "restricted"}));
     let outcome = run(
         &mut lenient,

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use skillbox_eval::EvalReport;
-use skillbox_eval::report::{SkillReport, WITH_SKILL, WITHOUT_SKILL};
+use skillbox_eval::report::{SkillEvalReport, WITH_SKILL, WITHOUT_SKILL};
 
 use crate::auth::Visitor;
 use crate::eval_files::{EvalFileError, EvalsFolder, MAX_REPORT_BYTES};
@@ -29,7 +29,7 @@ pub(super) struct SkillHeadline {
 }
 
 impl SkillHeadline {
-    fn of(skill: &SkillReport) -> Self {
+    fn of(skill: &SkillEvalReport) -> Self {
         let triggers = skill.triggers.as_ref();
         let pass_rate = |configuration: &str| {
             skill

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use skillbox_agent::{Message, TurnEnd};
 use skillbox_eval::EvalReport;
-use skillbox_eval::report::{DescriptionReport, SkillReport, WITH_SKILL, WITHOUT_SKILL};
+use skillbox_eval::report::{DescriptionReport, SkillEvalReport, WITH_SKILL, WITHOUT_SKILL};
 
 use super::format::*;
 use super::list_page::*;
@@ -220,7 +220,7 @@ fn report(id: &str, started: &str, transcript: &str) -> EvalReport {
             judge: "judge-model".to_owned(),
         },
         repeat: 2,
-        skills: vec![SkillReport {
+        skills: vec![SkillEvalReport {
             name: "pdf".to_owned(),
             path: PathBuf::from("/skills/pdf"),
             triggers: Some(triggers),

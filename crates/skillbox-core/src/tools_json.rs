@@ -138,7 +138,7 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
     if entries.len() > MAX_TOOLS_PER_MANIFEST {
         let position = element_offsets
             .get(MAX_TOOLS_PER_MANIFEST)
-            .map(|offset| crate::manifest::position_of(text, *offset));
+            .map(|offset| crate::skill_toml::position_of(text, *offset));
         diagnostics.push(
             Diagnostic::error(
                 DiagnosticCode::ToolsManifestInvalid,
@@ -165,7 +165,7 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
         };
         let mut outcome = parse_tool(&place, entry, &mut diagnostics);
         if let Some(offset) = element_offsets.get(index) {
-            let position = crate::manifest::position_of(text, *offset);
+            let position = crate::skill_toml::position_of(text, *offset);
             if let Some(tool) = &mut outcome {
                 tool.position = Some(position);
             }
@@ -180,7 +180,7 @@ pub fn parse_tools_manifest(text: &str) -> (Vec<ToolDefinition>, Vec<Diagnostic>
             Some(tool) if tools.iter().any(|existing| existing.name == tool.name) => {
                 let position = element_offsets
                     .get(index)
-                    .map(|offset| crate::manifest::position_of(text, *offset));
+                    .map(|offset| crate::skill_toml::position_of(text, *offset));
                 diagnostics.push(
                     Diagnostic::error(
                         DiagnosticCode::ToolNameDuplicate,
@@ -246,7 +246,7 @@ impl ToolPlace<'_> {
             .offset
             .filter(|_| left > 0)
             .and_then(|offset| locate(self.text, offset, path))
-            .map(|offset| crate::manifest::position_of(self.text, offset));
+            .map(|offset| crate::skill_toml::position_of(self.text, offset));
         Diagnostic::new(severity, DiagnosticCode::ToolInvalid, message)
             .for_field(field)
             .at(position)
