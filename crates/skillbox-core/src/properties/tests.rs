@@ -1,3 +1,6 @@
+//! The frontmatter interpreted: the name rules, lengths, known and unknown fields, kinds and
+//! wrong types, and the verbatim fields built either way.
+
 use std::sync::Arc;
 
 use super::*;

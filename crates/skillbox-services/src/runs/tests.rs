@@ -1,3 +1,5 @@
+//! The run queue's counts, the logs preview, bounded timeouts and output kinds.
+
 use std::sync::Arc;
 use std::time::Duration;
 

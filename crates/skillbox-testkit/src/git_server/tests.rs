@@ -1,3 +1,6 @@
+//! The git servers driven by a real `git` client: clones over HTTP and the git protocol,
+//! tokens, refused pushes, and the git processes ended with their server.
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
