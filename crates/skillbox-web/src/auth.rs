@@ -385,7 +385,7 @@ pub(crate) async fn require_session(
                 .uri()
                 .path_and_query()
                 .map_or("/", |wanted| wanted.as_str());
-            let target = format!("/login?next={}", crate::catalog_pages::encode_path(wanted));
+            let target = format!("/login?next={}", crate::pages::encode_path(wanted));
             return Redirect::to(&target).into_response();
         }
         return (

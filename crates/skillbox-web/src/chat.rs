@@ -25,7 +25,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Visitor;
-use crate::catalog_pages::async_stream_of;
+use crate::event_stream::async_stream_of;
 use crate::pages::{Layout, render};
 use crate::request_body::{JsonBody, LimitedBody, MAX_SMALL_BODY_BYTES};
 use crate::{ApiError, WebError, WebState, on_blocking_thread};

@@ -14,6 +14,7 @@ mod catalog_pages;
 pub mod chat;
 mod eval_files;
 mod evals;
+mod event_stream;
 mod pages;
 mod playground;
 pub mod render;

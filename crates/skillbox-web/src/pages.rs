@@ -1,5 +1,6 @@
-//! What every page shares: the layout's values, rendering a template into a response, and the
-//! error, login and not-found pages.
+//! What every page shares: the layout's values, rendering a template into a response, the
+//! error, login and not-found pages, sizes written for people, and links with their parts
+//! percent-encoded.
 
 use askama::Template;
 
@@ -115,4 +116,35 @@ pub(crate) fn login_page(next: &str, message: Option<&str>, status: StatusCode) 
         },
         status,
     )
+}
+
+/// A size for people: bytes, KiB or MiB.
+pub(crate) fn human_size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    match bytes {
+        bytes if bytes < KIB => format!("{bytes} B"),
+        bytes if bytes < KIB * KIB => format!("{:.1} KiB", bytes as f64 / KIB as f64),
+        bytes => format!("{:.1} MiB", bytes as f64 / (KIB * KIB) as f64),
+    }
+}
+
+/// What stays literal in a path segment or query value: letters, digits and `-_.~`
+/// (RFC 3986's unreserved characters).
+const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// `text` percent-encoded for one path segment or query value.
+pub(crate) fn encode_component(text: &str) -> String {
+    percent_encoding::utf8_percent_encode(text, COMPONENT).to_string()
+}
+
+/// A relative path percent-encoded segment by segment (the slashes kept).
+pub(crate) fn encode_path(path: &str) -> String {
+    path.split('/')
+        .map(encode_component)
+        .collect::<Vec<_>>()
+        .join("/")
 }

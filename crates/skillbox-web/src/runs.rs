@@ -14,8 +14,8 @@ use serde_json::Value;
 use skillbox_services::BlobError;
 
 use crate::auth::Visitor;
-use crate::catalog_pages::{encode_component, human_size};
 use crate::pages::{Layout, render};
+use crate::pages::{encode_component, human_size};
 use crate::{WebError, WebState, audit_log_path, on_blocking_thread};
 
 /// Bytes read from the end of the audit log (its newest lines).

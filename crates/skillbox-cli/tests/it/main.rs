@@ -23,6 +23,7 @@ mod install_project;
 mod list_and_show;
 mod local_model;
 mod mcp;
+mod mcp_inspector;
 mod metrics;
 mod one_way_in;
 mod replicas;

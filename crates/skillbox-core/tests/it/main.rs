@@ -10,6 +10,7 @@
 
 mod archives;
 mod folder_swaps;
+mod frontmatter_properties;
 mod hostile_catalogs;
 mod reload;
 mod search;

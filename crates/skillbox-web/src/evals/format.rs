@@ -2,8 +2,8 @@
 
 use skillbox_eval::report::{Stat, WITH_SKILL, WITHOUT_SKILL};
 
-use crate::catalog_pages::encode_component;
 use crate::eval_files::is_transcript_id;
+use crate::pages::encode_component;
 
 use super::{MAX_SHOWN_TEXT_CHARS, NO_FIGURE};
 

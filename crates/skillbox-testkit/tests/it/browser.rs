@@ -1,7 +1,6 @@
 //! The headless-Chromium harness against pages served on 127.0.0.1 (port 0) by a small HTTP
 //! server here: what its console reports, clicking and typing, screenshots, paint timing, its
 //! failure messages, that its processes end, and how it skips.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -369,10 +368,19 @@ fn helper_forgets_a_running_browser() {
     std::mem::forget(browser);
 }
 
-/// This test binary, running the test `name` alone with `environment`.
+/// This test binary, running the test `name` of this module alone with `environment`.
 fn run_this_binary(name: &str, environment: &[(&str, &str)]) -> std::process::Output {
+    // The test binary names a test by its module path without the crate: `browser::name`.
+    let module = module_path!()
+        .split_once("::")
+        .map_or(module_path!(), |(_, module)| module);
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            &format!("{module}::{name}"),
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env_remove("SKILLBOX_REQUIRE_BROWSER")
         .env_remove("SKILLBOX_SKIP_BROWSER")
         .envs(environment.iter().copied())

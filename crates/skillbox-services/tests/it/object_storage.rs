@@ -1,7 +1,6 @@
 //! The blob store on a real S3-compatible server (moto on 127.0.0.1, see
 //! `skillbox_testkit::s3_server`): the same guarantees as the local store, with two stores over
 //! one bucket standing for two replicas.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;

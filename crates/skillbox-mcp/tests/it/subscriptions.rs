@@ -1,6 +1,5 @@
 //! What a 2026-07-28 `subscriptions/listen` filter may hold: only files of skills served here,
 //! and a bounded total of URI bytes (a listen stream keeps its filter while it stays open).
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::sync::Arc;
 

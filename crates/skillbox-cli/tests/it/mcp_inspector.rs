@@ -2,7 +2,6 @@
 //! (pinned in scripts/test-node, installed into target/test-node by scripts/setup-test-node.sh on
 //! first use): it spawns `skillbox mcp examples/skills` over stdio, initializes, and lists the
 //! tools, prompts and resources, which must hold the example skills.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::process::Command;
 
