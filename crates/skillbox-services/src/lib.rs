@@ -189,15 +189,14 @@ impl Services {
     /// `create_blob {content, kind, encoding?}` from its decoded parameters.
     ///
     /// # Errors
-    /// As [`Services::create_blob`], and missing parameters.
+    /// As [`Services::create_blob`].
     pub async fn create_blob_with(
         &self,
         params: CreateBlobParams<'_>,
     ) -> Result<BlobMeta, ServiceError> {
-        let content = params.content.ok_or_else(|| missing("content"))?.0;
-        let kind = params.kind.ok_or_else(|| missing("kind"))?.0;
         let encoding = params.encoding.map(|encoding| encoding.0);
-        self.create_blob(content, &kind, encoding.as_deref()).await
+        self.create_blob(params.content.0, &params.kind.0, encoding.as_deref())
+            .await
     }
 
     /// `read_blob {blob_id, mode?, max_bytes?}`: the blob's metadata first, then the bytes
@@ -210,10 +209,9 @@ impl Services {
         params: ReadBlobParams,
         budget: &mut dyn ReadBudget,
     ) -> Result<BlobSample, ServiceError> {
-        let blob_id = params.blob_id.ok_or_else(|| missing("blob_id"))?;
         let mode = ReadMode::parse(params.mode.as_deref()).map_err(blob_error)?;
         let max_bytes = params.max_bytes.map(|bytes| bytes.0);
-        let meta = self.blobs.meta(&blob_id).await.map_err(blob_error)?;
+        let meta = self.blobs.meta(&params.blob_id).await.map_err(blob_error)?;
         let range = mode.range(meta.size_bytes, max_bytes);
         budget.take(range.end - range.start)?;
         self.blobs
@@ -221,10 +219,6 @@ impl Services {
             .await
             .map_err(blob_error)
     }
-}
-
-fn missing(name: &str) -> ServiceError {
-    ServiceError::invalid_params(format!("missing required parameter `{name}`"))
 }
 
 /// A blob store failure as the caller sees it: its own mistakes named, storage details logged.

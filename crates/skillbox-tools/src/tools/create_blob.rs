@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Value, json};
 use skillbox_services::CreateBlobParams;
 
 use crate::outcome::ToolOutcome;
@@ -43,10 +42,7 @@ impl Tool for CreateBlob {
         annotations: Annotations::ACTS,
     };
     type Params<'a> = CreateBlobParams<'a>;
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["content", "kind"]);
-    }
+    type Result = CreateBlobResult;
 
     fn prepare<'a>(
         &'a self,

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Value, json};
 use skillbox_services::{BlobSample, ReadBlobParams};
 
 use crate::outcome::ToolOutcome;
@@ -88,10 +87,7 @@ impl Tool for ReadBlob {
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = ReadBlobParams;
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["blob_id"]);
-    }
+    type Result = ReadBlobResult;
 
     fn prepare<'a>(
         &'a self,
