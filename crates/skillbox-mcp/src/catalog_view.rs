@@ -40,7 +40,9 @@ pub fn tools(provider: &SkillsProvider, profile: ToolProfile) -> Vec<Tool> {
         .collect()
 }
 
-/// One tool in MCP's shape, with its annotations.
+/// One tool in MCP's shape, with its annotations, and its output schema when its answers are
+/// objects of a fixed shape (a built-in's typed result): the door then sends every successful
+/// answer as structured content matching it.
 pub fn mcp_tool(provider: &SkillsProvider, tool: &registry::ToolRef) -> Tool {
     let spec = tool.spec(provider);
     let schema: JsonObject = match spec.parameters {
@@ -52,7 +54,11 @@ pub fn mcp_tool(provider: &SkillsProvider, tool: &registry::ToolRef) -> Tool {
         .read_only(facts.read_only)
         .destructive(facts.destructive)
         .open_world(facts.open_world);
-    Tool::new(spec.name, spec.description, Arc::new(schema)).annotate(annotations)
+    let mcp_tool = Tool::new(spec.name, spec.description, Arc::new(schema)).annotate(annotations);
+    match tool.output_schema() {
+        Some(Value::Object(output)) => mcp_tool.with_raw_output_schema(Arc::new(output.clone())),
+        _ => mcp_tool,
+    }
 }
 
 /// Skills a person may invoke as prompts: `user-invocable` (the default) and with a name that

@@ -4,8 +4,9 @@
 //! dispatcher and `skillbox call` answer these tools with the same code.
 //!
 //! The services know no wire: parameters come as typed structs ([`protocol`]) the door policy
-//! decoded, answers go back as JSON values, and failures as a [`ServiceError`] each door maps
-//! to its own terms. Which skills a
+//! decoded, answers go back as typed values (a blob's metadata, a [`BlobSample`]) or, for runs,
+//! as the Run object's JSON, and failures as a [`ServiceError`] each door maps to its own
+//! terms. Which skills a
 //! run may use is the caller's to say ([`RunContext`]): the services never decide visibility.
 
 pub mod blob_location;
@@ -30,7 +31,7 @@ use skillbox_core::Skill;
 use skillbox_exec::{Executor, SkillCopy};
 
 pub use blob_location::BlobLocation;
-pub use blobs::{BlobError, BlobMeta, BlobStore, ReadMode};
+pub use blobs::{BlobError, BlobMeta, BlobSample, BlobStore, ReadMode};
 pub use blocking::BlockingPool;
 pub use budget::BudgetShare;
 pub use data_dir::DataDir;
@@ -168,7 +169,7 @@ impl Services {
     }
 
     /// `create_blob`: store `content` (text, or base64 when `encoding` says so) and answer
-    /// `{blob_id, size_bytes}`. The content is taken as a string, not as a JSON object, so a
+    /// the new blob's metadata. The content is taken as a string, not as a JSON object, so a
     /// door may read tens of MiB of it straight from a request body.
     ///
     /// # Errors
@@ -178,27 +179,24 @@ impl Services {
         content: Cow<'_, str>,
         kind: &str,
         encoding: Option<&str>,
-    ) -> Result<Value, ServiceError> {
-        let meta = self
-            .blobs
+    ) -> Result<BlobMeta, ServiceError> {
+        self.blobs
             .create(content, kind, encoding)
             .await
-            .map_err(blob_error)?;
-        Ok(json!({ "blob_id": meta.blob_id, "size_bytes": meta.size_bytes }))
+            .map_err(blob_error)
     }
 
     /// `create_blob {content, kind, encoding?}` from its decoded parameters.
     ///
     /// # Errors
-    /// As [`Services::create_blob`], and missing parameters.
+    /// As [`Services::create_blob`].
     pub async fn create_blob_with(
         &self,
         params: CreateBlobParams<'_>,
-    ) -> Result<Value, ServiceError> {
-        let content = params.content.ok_or_else(|| missing("content"))?.0;
-        let kind = params.kind.ok_or_else(|| missing("kind"))?.0;
+    ) -> Result<BlobMeta, ServiceError> {
         let encoding = params.encoding.map(|encoding| encoding.0);
-        self.create_blob(content, &kind, encoding.as_deref()).await
+        self.create_blob(params.content.0, &params.kind.0, encoding.as_deref())
+            .await
     }
 
     /// `read_blob {blob_id, mode?, max_bytes?}`: the blob's metadata first, then the bytes
@@ -210,11 +208,10 @@ impl Services {
         &self,
         params: ReadBlobParams,
         budget: &mut dyn ReadBudget,
-    ) -> Result<Value, ServiceError> {
-        let blob_id = params.blob_id.ok_or_else(|| missing("blob_id"))?;
+    ) -> Result<BlobSample, ServiceError> {
         let mode = ReadMode::parse(params.mode.as_deref()).map_err(blob_error)?;
         let max_bytes = params.max_bytes.map(|bytes| bytes.0);
-        let meta = self.blobs.meta(&blob_id).await.map_err(blob_error)?;
+        let meta = self.blobs.meta(&params.blob_id).await.map_err(blob_error)?;
         let range = mode.range(meta.size_bytes, max_bytes);
         budget.take(range.end - range.start)?;
         self.blobs
@@ -222,10 +219,6 @@ impl Services {
             .await
             .map_err(blob_error)
     }
-}
-
-fn missing(name: &str) -> ServiceError {
-    ServiceError::invalid_params(format!("missing required parameter `{name}`"))
 }
 
 /// A blob store failure as the caller sees it: its own mistakes named, storage details logged.

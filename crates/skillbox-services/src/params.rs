@@ -322,7 +322,9 @@ pub fn schema_of<P: JsonSchema>() -> Value {
     value
 }
 
-const KEYWORD_ORDER: [&str; 9] = [
+/// The order the keywords of a schema are written in, as the seeds write them; the rest
+/// follow. Results' output schemas are written in it too.
+pub const KEYWORD_ORDER: [&str; 9] = [
     "type",
     "enum",
     "default",

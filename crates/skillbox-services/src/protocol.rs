@@ -56,10 +56,14 @@ impl JsonSchema for TimeoutMs {
 }
 
 /// `execute_skill {name, version?, args?, input_blobs?, timeout_ms?}`.
+///
+/// `name` is required (the schema says so), but its type is still an `Option` the run
+/// planner checks ([`crate::Services::plan_execute_skill`], in `runs.rs`), with the
+/// decoder's words for a missing parameter.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExecuteSkillParams {
     /// Skill name
-    #[serde(default)]
+    #[schemars(required)]
     pub name: Option<NonBlank>,
     /// Skill version (omit for latest)
     #[serde(default)]
@@ -127,14 +131,17 @@ fn python_only(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 /// `run_code {language, code, entrypoint?, args?, mount_skills?, input_blobs?, limits?}`.
+///
+/// `language` and `code` are required (the schema says so), but their types are still
+/// `Option`s the run planner checks ([`crate::Services::plan_run_code`], in `runs.rs`), with
+/// the decoder's words for a missing parameter.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RunCodeParams {
     /// Programming language (MVP: python only)
-    #[serde(default)]
-    #[schemars(schema_with = "python_only")]
+    #[schemars(schema_with = "python_only", required)]
     pub language: Option<NonBlank>,
     /// Source code to execute
-    #[serde(default)]
+    #[schemars(required)]
     pub code: Option<NonBlank>,
     /// Function name to call
     #[serde(default)]
@@ -159,11 +166,11 @@ pub struct RunCodeParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CreateBlobParams<'a> {
     /// Content to store
-    #[serde(default, borrow)]
-    pub content: Option<Text<'a>>,
+    #[serde(borrow)]
+    pub content: Text<'a>,
     /// MIME type (e.g., 'text/plain', 'application/json')
-    #[serde(default, borrow)]
-    pub kind: Option<Text<'a>>,
+    #[serde(borrow)]
+    pub kind: Text<'a>,
     /// `base64` for binary content.
     #[serde(default, borrow)]
     #[schemars(skip)]
@@ -205,8 +212,7 @@ fn read_modes(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadBlobParams {
     /// Blob identifier
-    #[serde(default)]
-    pub blob_id: Option<String>,
+    pub blob_id: String,
     /// How to sample the blob
     #[serde(default)]
     #[schemars(schema_with = "read_modes", extend("default" = "sample_head"))]
@@ -228,13 +234,13 @@ mod tests {
     fn create_blob_params_borrow_plain_content_and_name_bad_members() {
         let text = r#"{"content": "plain", "kind": "text/plain", "ignored": [[[]]]}"#;
         let params: CreateBlobParams<'_> = decode("create_blob", Arguments::Text(text)).unwrap();
-        assert!(matches!(params.content, Some(Text(Cow::Borrowed("plain")))));
+        assert!(matches!(params.content, Text(Cow::Borrowed("plain"))));
         let escaped: CreateBlobParams<'_> = decode(
             "create_blob",
             Arguments::Text(r#"{"content": "a\nb", "kind": "t"}"#),
         )
         .unwrap();
-        assert_eq!(escaped.content, Some(Text(Cow::Owned("a\nb".to_owned()))));
+        assert_eq!(escaped.content, Text(Cow::Owned("a\nb".to_owned())));
         for (text, expected) in [
             (
                 r#"{"content": 5, "kind": "t"}"#,

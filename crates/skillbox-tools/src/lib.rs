@@ -15,6 +15,7 @@ pub mod preprocess;
 pub mod prompt;
 pub mod provider;
 pub mod registry;
+pub mod result_schema;
 pub mod servers;
 pub mod session;
 pub mod substitution;

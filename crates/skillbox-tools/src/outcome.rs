@@ -183,6 +183,27 @@ impl ToolOutcome {
         }
     }
 
+    /// A successful answer: a tool's typed result ([`crate::registry::Tool::Result`]), as the
+    /// JSON its type serializes to.
+    #[must_use]
+    pub fn answer<R: Serialize>(result: &R) -> Self {
+        Self::answer_value(result).map_or_else(|failure| failure, ToolOutcome::ok)
+    }
+
+    /// A tool's typed result as JSON, or the failure saying it could not be written (a type
+    /// whose `Serialize` fails, such as a map with keys that are not text).
+    ///
+    /// # Errors
+    /// The internal failure to answer instead.
+    pub fn answer_value<R: Serialize>(result: &R) -> Result<Value, Self> {
+        serde_json::to_value(result).map_err(|error| {
+            Self::with_status(
+                CallStatus::Internal,
+                format!("the tool's answer could not be written as JSON: {error}"),
+            )
+        })
+    }
+
     /// A successful answer rendered once for the snapshot.
     #[must_use]
     pub fn rendered(answer: Arc<Rendered>) -> Self {

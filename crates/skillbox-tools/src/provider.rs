@@ -423,12 +423,14 @@ impl SkillsProvider {
 
     /// The answer of this snapshot kept under `key`, or the one `render` makes (see
     /// `snapshot_answers.rs`): for catalog answers that depend on nothing else.
-    pub(crate) fn snapshot_answer(
+    pub(crate) fn snapshot_answer<R: serde::Serialize>(
         &self,
         key: String,
-        render: impl FnOnce() -> Result<Value, crate::outcome::ToolOutcome>,
+        render: impl FnOnce() -> Result<R, crate::outcome::ToolOutcome>,
     ) -> crate::outcome::ToolOutcome {
-        self.answers.get_or_render(key, render)
+        self.answers.get_or_render(key, || {
+            render().and_then(|result| crate::outcome::ToolOutcome::answer_value(&result))
+        })
     }
 }
 

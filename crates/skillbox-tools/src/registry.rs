@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skillbox_core::{Skill, ToolDefinition};
 use skillbox_services::ReadBudget;
@@ -314,8 +314,13 @@ pub trait Tool: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// Its facts.
     const FACTS: ToolFacts;
-    /// Its parameters: decoded once by the door policy; the schema is derived from them.
+    /// Its parameters: decoded once by the door policy; the schema is derived from them, its
+    /// `required` from the fields that are not `Option`.
     type Params<'a>: Deserialize<'a> + JsonSchema + Send;
+    /// What a successful call answers, as the JSON this type serializes to. When it is always
+    /// an object, its schema is the tool's output schema (MCP's `outputSchema`,
+    /// [`crate::result_schema`]); text, or JSON the tool does not shape itself, has none.
+    type Result: Serialize + JsonSchema;
     /// Every failure it answers says its kind (`errorType`, seed 002's kinds such as
     /// `SkillNotFound`): the tool types its own, and the door policy those it answers itself
     /// (arguments it cannot decode, a denial, a full run queue).
@@ -363,6 +368,7 @@ pub(crate) trait BuiltinTool: Send + Sync {
     fn description(&self) -> &'static str;
     fn facts(&self) -> &'static ToolFacts;
     fn schema(&self) -> Value;
+    fn output_schema(&self) -> Option<Value>;
     fn enabled(&self, provider: &SkillsProvider) -> bool;
     fn listed(&self, provider: &SkillsProvider) -> bool;
     fn specialise(&self, provider: &SkillsProvider, skills: Option<&[&str]>, schema: &mut Value);
@@ -393,6 +399,10 @@ impl<T: Tool> BuiltinTool for T {
 
     fn schema(&self) -> Value {
         params::schema_of::<T::Params<'static>>()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        crate::result_schema::output_schema_of::<T::Result>()
     }
 
     fn enabled(&self, provider: &SkillsProvider) -> bool {
@@ -436,10 +446,11 @@ impl<T: Tool> BuiltinTool for T {
     }
 }
 
-/// A built-in tool with its derived schema, computed once per process.
+/// A built-in tool with its derived schemas, computed once per process.
 pub struct Builtin {
     pub(crate) tool: &'static dyn BuiltinTool,
     pub(crate) schema: Value,
+    pub(crate) output_schema: Option<Value>,
 }
 
 /// Every built-in tool, the skills profile's first, in the order models are offered them.
@@ -449,6 +460,7 @@ pub(crate) static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
         .map(|tool| Builtin {
             tool: *tool,
             schema: tool.schema(),
+            output_schema: tool.output_schema(),
         })
         .collect()
 });
@@ -646,6 +658,17 @@ impl ToolRef {
                 parameters: tool.input_schema.clone(),
             },
             ToolRef::Server { tool, .. } => tool.spec(),
+        }
+    }
+
+    /// The JSON Schema every successful answer of it matches, when its answers are objects of
+    /// a fixed shape (a built-in's typed result): MCP's `outputSchema`. A skill's or a
+    /// server's tool answers whatever its code returns: none.
+    #[must_use]
+    pub fn output_schema(&self) -> Option<&Value> {
+        match self {
+            ToolRef::Builtin(builtin) => builtin.output_schema.as_ref(),
+            ToolRef::Skill { .. } | ToolRef::Server { .. } => None,
         }
     }
 

@@ -92,6 +92,35 @@ fn the_python_sdk_uses_every_feature_over_stdio() {
     ]);
 }
 
+/// The tools whose answers are objects of a fixed shape list an output schema, and the official
+/// SDK, which validates every successful call's structured content against it, accepts what
+/// they answer (`tests/peers/mcp_output_schemas.py`); failures match it too.
+#[test]
+fn the_python_sdk_validates_structured_content_against_the_output_schemas() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("skills");
+    write_mcp_root(&root);
+    let examples = repo_root().join("examples/skills");
+    let output = Command::new(peer_python())
+        .arg(repo_root().join("tests/peers/mcp_output_schemas.py"))
+        .args([
+            env!("CARGO_BIN_EXE_skillbox"),
+            examples.to_str().unwrap(),
+            root.to_str().unwrap(),
+            temp.path().join("data").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the client failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["failures"], json!([]), "{report:#}");
+    assert!(report["checks"].as_array().unwrap().len() >= 25, "{report}");
+}
+
 /// Send raw lines to `skillbox mcp` and read its answers: stdout carries protocol messages only.
 fn exchange(lines: &[&str]) -> Vec<Value> {
     exchange_with(&[], lines)

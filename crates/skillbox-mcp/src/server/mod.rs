@@ -519,6 +519,8 @@ impl ServerHandler for SkillsMcpServer {
         } else {
             CallToolResult::success(vec![ContentBlock::text(text)])
         };
+        // A tool that lists an output schema answers a success with its typed result, always
+        // an object: every such answer goes out as structured content matching the schema.
         if outcome.content.is_object() {
             result.structured_content = Some(outcome.content.into_value());
         }

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
 use skillbox_services::CreateBlobParams;
 
 use crate::outcome::ToolOutcome;
@@ -17,6 +18,15 @@ use crate::registry::{
 /// `create_blob`.
 #[derive(Debug, Clone, Copy)]
 pub struct CreateBlob;
+
+/// The blob stored.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CreateBlobResult {
+    /// Its id (`blob:` and 32 hex digits), for `read_blob`, `input_blobs` and `blob:` references.
+    blob_id: String,
+    /// Its size in bytes.
+    size_bytes: u64,
+}
 
 impl Tool for CreateBlob {
     const NAME: &'static str = skillbox_services::protocol::CREATE_BLOB;
@@ -32,10 +42,7 @@ impl Tool for CreateBlob {
         annotations: Annotations::ACTS,
     };
     type Params<'a> = CreateBlobParams<'a>;
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["content", "kind"]);
-    }
+    type Result = CreateBlobResult;
 
     fn prepare<'a>(
         &'a self,
@@ -46,7 +53,13 @@ impl Tool for CreateBlob {
             let services = Arc::clone(super::services(provider, Self::NAME)?);
             Ok(Prepared::asynchronous(move |_budget| {
                 Box::pin(async move {
-                    ToolOutcome::from_service(services.create_blob_with(params).await)
+                    match services.create_blob_with(params).await {
+                        Ok(meta) => ToolOutcome::answer(&CreateBlobResult {
+                            blob_id: meta.blob_id,
+                            size_bytes: meta.size_bytes,
+                        }),
+                        Err(error) => ToolOutcome::from_service(Err(error)),
+                    }
                 })
             }))
         })

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use skillbox_core::{Skill, ToolDefinition};
+use skillbox_services::params::NonBlank;
 
 use crate::effect::{CallIntent, ToolEffect};
 use crate::outcome::ToolOutcome;
@@ -53,18 +54,15 @@ pub struct DefineTool;
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DefineToolParams {
     /// Tool name (lowercase letters, digits and underscores)
-    #[serde(default)]
-    name: Option<String>,
+    name: NonBlank,
     /// What the tool does
-    #[serde(default)]
-    description: Option<String>,
+    description: NonBlank,
     /// JSON string of parameter definitions, e.g. {"text": {"type": "string", "description": "…"}}
     #[serde(default)]
     #[schemars(with = "String")]
     parameters: Option<Value>,
     /// Body of `async function handler(args)` in JavaScript; return a JSON-serializable value
-    #[serde(default)]
-    code: Option<String>,
+    code: NonBlank,
     /// "true" to save the tool as a skill on disk
     #[serde(default)]
     #[schemars(schema_with = "persistent_schema")]
@@ -75,11 +73,25 @@ fn persistent_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({ "type": "string", "enum": ["true", "false"] })
 }
 
-/// Trimmed, non-blank text.
-fn text(value: Option<&String>) -> Option<&str> {
-    value
-        .map(|text| text.trim())
-        .filter(|text| !text.is_empty())
+/// The tool defined: callable at once.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DefineToolResult {
+    /// Its name.
+    defined: String,
+    /// Whether it was saved as a skill on disk.
+    persistent: bool,
+    /// The folder it was saved in, when persistent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+}
+
+/// The tool removed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RemoveToolResult {
+    /// Its name.
+    removed: String,
+    /// Whether it had been saved on disk (its folder is removed too).
+    persistent: bool,
 }
 
 impl Tool for DefineTool {
@@ -87,13 +99,10 @@ impl Tool for DefineTool {
     const DESCRIPTION: &'static str = "Create a new tool at runtime from a JavaScript handler body. It is callable at once; with persistent \"true\" it is saved as a Skill Tools skill.";
     const FACTS: ToolFacts = FACTS;
     type Params<'a> = DefineToolParams;
+    type Result = DefineToolResult;
 
     fn enabled(&self, provider: &SkillsProvider) -> bool {
         provider.options().define_tools
-    }
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["name", "description", "code"]);
     }
 
     fn intent(&self, _provider: &SkillsProvider, _params: &Self::Params<'_>) -> CallIntent {
@@ -135,11 +144,7 @@ fn check_definition(
     provider: &SkillsProvider,
     params: &DefineToolParams,
 ) -> Result<Definition, ToolOutcome> {
-    let Some(name) = text(params.name.as_ref()) else {
-        return Err(ToolOutcome::invalid_params(
-            "`define_tool` needs the parameter `name` (lowercase letters, digits, underscores)",
-        ));
-    };
+    let name = params.name.0.trim();
     if !skillbox_core::tools_json::is_valid_tool_name(name) {
         return Err(ToolOutcome::invalid_params(format!(
             "parameter `name`: `{name}` must match ^[a-z][a-z0-9_]*$"
@@ -156,20 +161,8 @@ fn check_definition(
             "`{name}` already exists in the skill catalog (as a skill or a skill's tool), and a defined tool never replaces one; choose another name"
         )));
     }
-    let Some(description) = text(params.description.as_ref()) else {
-        return Err(ToolOutcome::invalid_params(
-            "`define_tool` needs the parameter `description`",
-        ));
-    };
-    let Some(code) = params
-        .code
-        .as_deref()
-        .filter(|code| !code.trim().is_empty())
-    else {
-        return Err(ToolOutcome::invalid_params(
-            "`define_tool` needs the parameter `code` (the body of `async function handler(args)`)",
-        ));
-    };
+    let description = params.description.0.trim();
+    let code = &params.code.0;
     let parameters = match &params.parameters {
         None | Some(Value::Null) => json!({}),
         Some(Value::String(text)) if text.trim().is_empty() => json!({}),
@@ -278,11 +271,11 @@ fn define(provider: &SkillsProvider, definition: Definition) -> ToolOutcome {
         // A redefinition replaces the earlier tool and its folder.
         let _ = fs_err::remove_dir_all(&previous.folder);
     }
-    let mut result = json!({ "defined": name, "persistent": persistent });
-    if persistent {
-        result["path"] = json!(folder);
-    }
-    ToolOutcome::ok(result)
+    ToolOutcome::answer(&DefineToolResult {
+        defined: name,
+        persistent,
+        path: persistent.then(|| folder.to_string_lossy().into_owned()),
+    })
 }
 
 fn next_definition_number() -> u64 {
@@ -376,8 +369,7 @@ pub struct RemoveTool;
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RemoveToolParams {
     /// Tool name to remove
-    #[serde(default)]
-    name: Option<String>,
+    name: String,
 }
 
 impl Tool for RemoveTool {
@@ -386,13 +378,10 @@ impl Tool for RemoveTool {
         "Remove a tool created with define_tool. Built-in tools cannot be removed.";
     const FACTS: ToolFacts = FACTS;
     type Params<'a> = RemoveToolParams;
+    type Result = RemoveToolResult;
 
     fn enabled(&self, provider: &SkillsProvider) -> bool {
         provider.options().define_tools
-    }
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["name"]);
     }
 
     fn intent(&self, _provider: &SkillsProvider, _params: &Self::Params<'_>) -> CallIntent {
@@ -407,11 +396,7 @@ impl Tool for RemoveTool {
         provider: &'a Arc<SkillsProvider>,
         params: RemoveToolParams,
     ) -> PrepareFuture<'a> {
-        let Some(name) = params.name else {
-            return Box::pin(std::future::ready(Err(ToolOutcome::invalid_params(
-                "`remove_tool` needs the parameter `name`",
-            ))));
-        };
+        let name = params.name;
         if registry::is_reserved(&name) {
             return Box::pin(std::future::ready(Err(ToolOutcome::invalid_params(
                 format!("`{name}` is a built-in tool and cannot be removed"),
@@ -435,7 +420,10 @@ fn remove(provider: &SkillsProvider, name: &str) -> ToolOutcome {
     match (removed, provider.owned_skill_tool(name)) {
         (Some(removed), _) => {
             let _ = fs_err::remove_dir_all(&removed.folder);
-            ToolOutcome::ok(json!({ "removed": name, "persistent": removed.persistent }))
+            ToolOutcome::answer(&RemoveToolResult {
+                removed: name.to_owned(),
+                persistent: removed.persistent,
+            })
         }
         (None, Some((skill, _))) => ToolOutcome::invalid_params(format!(
             "tool `{name}` comes from skill `{}`; only tools created with define_tool can be removed",

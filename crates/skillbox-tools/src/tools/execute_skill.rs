@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use skillbox_services::ExecuteSkillParams;
 
 use crate::outcome::ToolOutcome;
@@ -33,10 +33,9 @@ impl Tool for ExecuteSkill {
         annotations: Annotations::ACTS,
     };
     type Params<'a> = ExecuteSkillParams;
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["name"]);
-    }
+    /// The Run object the run services build as JSON (`runs.rs`): not typed yet, so it
+    /// offers no output schema.
+    type Result = Value;
 
     fn prepare<'a>(
         &'a self,

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use skillbox_core::search::{DEFAULT_SEARCH_LIMIT, MAX_QUERY_TERMS, MAX_SEARCH_LIMIT};
 
 use crate::outcome::ToolOutcome;
@@ -28,12 +27,38 @@ const MAX_LIMIT: u64 = MAX_SEARCH_LIMIT as u64;
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct FindSkillsParams {
     /// A few words that describe the task, e.g. "convert a PDF to text" or "post a message to Slack"
-    #[serde(default)]
-    #[schemars(with = "String")]
-    query: Option<Value>,
+    query: String,
     /// Most skills to return (default 5)
     #[serde(default)]
     limit: Option<Bounded<1, MAX_LIMIT, true>>,
+}
+
+/// The skills that best match the query, best first, and what to do next.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindSkillsResult {
+    /// The best matches, best first.
+    skills: Vec<FoundSkill>,
+    /// How many skills matched at least one word.
+    matched: usize,
+    /// What to do next.
+    hint: &'static str,
+    /// Distinct words of the query past the most searched, when there were any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ignored_words: Option<usize>,
+    /// Says that only the first words were searched, when some were not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+/// A skill that matches the query.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FoundSkill {
+    /// Its name, for `load_skill`.
+    name: String,
+    /// What it does and when to use it.
+    description: String,
+    /// How well it matches, rounded (higher is better).
+    score: f64,
 }
 
 impl Tool for FindSkills {
@@ -54,13 +79,10 @@ impl Tool for FindSkills {
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = FindSkillsParams;
+    type Result = FindSkillsResult;
 
     fn listed(&self, provider: &SkillsProvider) -> bool {
         provider.offers_find_skills()
-    }
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["query"]);
     }
 
     fn prepare<'a>(
@@ -76,19 +98,7 @@ fn prepare<'a>(
     provider: &Arc<SkillsProvider>,
     params: FindSkillsParams,
 ) -> Result<Prepared<'a>, ToolOutcome> {
-    let query = match params.query {
-        Some(Value::String(query)) => query,
-        None | Some(Value::Null) => {
-            return Err(ToolOutcome::invalid_params(
-                "missing required parameter `query`: a few words that describe the task",
-            ));
-        }
-        Some(_) => {
-            return Err(ToolOutcome::invalid_params(
-                "parameter `query` must be a string",
-            ));
-        }
-    };
+    let query = params.query;
     let limit = params.limit.map_or(DEFAULT_SEARCH_LIMIT, Bounded::count);
     if provider.catalog().has_search_index() {
         return Ok(Prepared::answered(search(provider, &query, limit)));
@@ -110,15 +120,13 @@ fn search(provider: &SkillsProvider, query: &str, limit: usize) -> ToolOutcome {
         Ok(results) => results,
         Err(error) => return ToolOutcome::invalid_params(format!("parameter `query`: {error}")),
     };
-    let skills: Vec<Value> = results
+    let skills: Vec<FoundSkill> = results
         .hits
         .iter()
-        .map(|hit| {
-            json!({
-                "name": hit.skill.name(),
-                "description": hit.skill.description,
-                "score": hit.shown_score(),
-            })
+        .map(|hit| FoundSkill {
+            name: hit.skill.name().to_owned(),
+            description: hit.skill.description.clone(),
+            score: hit.shown_score(),
         })
         .collect();
     let hint = if skills.is_empty() {
@@ -126,16 +134,14 @@ fn search(provider: &SkillsProvider, query: &str, limit: usize) -> ToolOutcome {
     } else {
         "Call load_skill with the name of the skill that fits the task to read its instructions before using it."
     };
-    let mut answer = json!({
-        "skills": skills,
-        "matched": results.matched,
-        "hint": hint,
-    });
-    if results.ignored_terms > 0 {
-        answer["ignored_words"] = json!(results.ignored_terms);
-        answer["note"] = json!(format!(
-            "only the first {MAX_QUERY_TERMS} distinct words of the query were searched"
-        ));
-    }
-    ToolOutcome::ok(answer)
+    let ignored = results.ignored_terms > 0;
+    ToolOutcome::answer(&FindSkillsResult {
+        skills,
+        matched: results.matched,
+        hint,
+        ignored_words: ignored.then_some(results.ignored_terms),
+        note: ignored.then(|| {
+            format!("only the first {MAX_QUERY_TERMS} distinct words of the query were searched")
+        }),
+    })
 }

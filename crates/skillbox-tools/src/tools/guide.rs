@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::outcome::ToolOutcome;
 use crate::provider::{PROTOCOL_GUIDE, SkillsProvider};
@@ -22,6 +21,13 @@ pub struct ProtocolGuide;
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NoParams {}
 
+/// The guide.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProtocolGuideResult {
+    /// The guide, in Markdown.
+    content: &'static str,
+}
+
 impl Tool for ProtocolGuide {
     const NAME: &'static str = "load_skills_protocol_guide";
     const DESCRIPTION: &'static str = "Load the Skills Protocol Guide to learn how to use these tools. Call this first if you haven't read the guide yet.";
@@ -36,14 +42,17 @@ impl Tool for ProtocolGuide {
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = NoParams;
+    type Result = ProtocolGuideResult;
 
     fn prepare<'a>(
         &'a self,
         _provider: &'a Arc<SkillsProvider>,
         _params: NoParams,
     ) -> PrepareFuture<'a> {
-        Box::pin(std::future::ready(Ok(Prepared::answered(ToolOutcome::ok(
-            json!({ "content": PROTOCOL_GUIDE }),
-        )))))
+        Box::pin(std::future::ready(Ok(Prepared::answered(
+            ToolOutcome::answer(&ProtocolGuideResult {
+                content: PROTOCOL_GUIDE,
+            }),
+        ))))
     }
 }

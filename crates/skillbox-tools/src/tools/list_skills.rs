@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use skillbox_core::SkillKind;
 
 use crate::outcome::ToolOutcome;
 use crate::params::Bounded;
@@ -55,6 +55,34 @@ pub struct ListSkillsParams {
     cursor: Option<String>,
 }
 
+/// A page of skills, sorted by name.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListSkillsResult {
+    /// The skills of this page.
+    skills: Vec<ListedSkill>,
+    /// The cursor of the next page, or `null` on the last.
+    next_cursor: Option<String>,
+}
+
+/// A skill of the page.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListedSkill {
+    /// Its name.
+    name: String,
+    /// Its version, when it has one.
+    version: Option<String>,
+    /// What it does and when to use it (`detail: "summary"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    /// Its namespace (`detail: "summary"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<String>,
+    /// `action` (it runs) or `instruction` (it informs) (`detail: "summary"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::describe_skill::skill_kinds")]
+    kind: Option<SkillKind>,
+}
+
 impl Tool for ListSkills {
     const NAME: &'static str = "list_skills";
     const DESCRIPTION: &'static str = "Enumerate available skills, optionally filtering by namespace. Results are deterministically sorted.";
@@ -69,6 +97,7 @@ impl Tool for ListSkills {
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = ListSkillsParams;
+    type Result = ListSkillsResult;
 
     fn prepare<'a>(
         &'a self,
@@ -91,7 +120,10 @@ impl Tool for ListSkills {
     }
 }
 
-fn page(provider: &SkillsProvider, params: &ListSkillsParams) -> Result<Value, ToolOutcome> {
+fn page(
+    provider: &SkillsProvider,
+    params: &ListSkillsParams,
+) -> Result<ListSkillsResult, ToolOutcome> {
     let summary = params.detail == Some(ListDetail::Summary);
     let limit = params.limit.map_or(DEFAULT_PAGE_SIZE, Bounded::count);
     let after = match params.cursor.as_deref() {
@@ -103,8 +135,8 @@ fn page(provider: &SkillsProvider, params: &ListSkillsParams) -> Result<Value, T
         })?),
     };
     let namespace = params.namespace.as_deref();
-    let mut page = Vec::new();
-    let mut next_cursor = Value::Null;
+    let mut page: Vec<ListedSkill> = Vec::new();
+    let mut next_cursor = None;
     for skill in provider.catalog().latest_visible_to_model() {
         let skill_namespace = skill.namespace();
         if namespace.is_some_and(|wanted| wanted != skill_namespace) {
@@ -114,22 +146,21 @@ fn page(provider: &SkillsProvider, params: &ListSkillsParams) -> Result<Value, T
             continue;
         }
         if page.len() == limit {
-            if let Some(Value::Object(last)) = page.last()
-                && let Some(name) = last.get("name").and_then(Value::as_str)
-            {
-                next_cursor = Value::String(encode_cursor(name));
-            }
+            next_cursor = page.last().map(|last| encode_cursor(&last.name));
             break;
         }
-        let mut entry = json!({ "name": skill.name(), "version": skill.version_label() });
-        if summary {
-            entry["description"] = json!(skill.description);
-            entry["namespace"] = json!(skill_namespace);
-            entry["kind"] = json!(skill.kind());
-        }
-        page.push(entry);
+        page.push(ListedSkill {
+            name: skill.name().to_owned(),
+            version: skill.version_label(),
+            description: summary.then(|| skill.description.clone()),
+            namespace: summary.then(|| skill_namespace.to_owned()),
+            kind: summary.then(|| skill.kind()),
+        });
     }
-    Ok(json!({ "skills": page, "next_cursor": next_cursor }))
+    Ok(ListSkillsResult {
+        skills: page,
+        next_cursor,
+    })
 }
 
 fn encode_cursor(name: &str) -> String {

@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use skillbox_core::Skill;
 
+use super::skill_name::{OptionalSkillName, SkillParameter};
 use crate::effect::{CallIntent, LoadedSkill, ToolEffect};
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
@@ -25,12 +26,14 @@ pub const MAX_ENUM_SKILL_NAMES: usize = 200;
 #[derive(Debug, Clone, Copy)]
 pub struct LoadSkill;
 
-/// Its parameters.
+/// Its parameters. None is required (`list_skills` needs no skill), and the schema says so
+/// with an empty `required`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("required" = []))]
 pub struct LoadSkillParams {
-    /// Name of the skill to load
-    #[serde(default)]
-    skill: Option<String>,
+    /// The skill, by any name models give it.
+    #[serde(flatten)]
+    skill: OptionalSkillName<LoadSkillName>,
     /// Arguments for the skill, as a person would type them after its name
     #[serde(default)]
     #[schemars(with = "String")]
@@ -39,27 +42,52 @@ pub struct LoadSkillParams {
     #[serde(default)]
     #[schemars(with = "bool")]
     list_skills: Option<Value>,
-    #[serde(default)]
-    #[schemars(skip)]
-    skill_name: Option<String>,
-    #[serde(default, rename = "skillName")]
-    #[schemars(skip)]
-    skill_name_camel: Option<String>,
-    #[serde(default)]
-    #[schemars(skip)]
-    name: Option<String>,
+}
+
+/// `load_skill`'s `skill`.
+#[derive(Debug)]
+pub struct LoadSkillName;
+
+impl SkillParameter for LoadSkillName {
+    const PROPERTY: &'static str = "skill";
+    const DESCRIPTION: &'static str = "Name of the skill to load";
+}
+
+/// What `load_skill` answers: a skill's instructions as text, or the list of skills. Either,
+/// so it offers no output schema.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LoadSkillResult {
+    /// The skill's instructions, then those of the skills it requires.
+    Instructions(String),
+    /// Every skill a model may see (`list_skills: true`).
+    Skills(SkillListResult),
+}
+
+/// `{skills: [...]}`: every skill a model may see.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SkillListResult {
+    /// The skills, by name.
+    skills: Vec<ListedSkill>,
+}
+
+/// A skill a model may load.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListedSkill {
+    /// Its name.
+    name: String,
+    /// What it does and when to use it.
+    description: String,
+    /// What to pass it as `arguments`, when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    argument_hint: Option<String>,
 }
 
 impl LoadSkillParams {
     /// The skill named, by any of the names models use for it.
     #[must_use]
     pub fn skill(&self) -> Option<&str> {
-        super::first_skill_name([
-            self.skill.as_deref(),
-            self.skill_name.as_deref(),
-            self.skill_name_camel.as_deref(),
-            self.name.as_deref(),
-        ])
+        self.skill.as_deref()
     }
 
     /// Whether the call asks for the list of skills instead.
@@ -106,6 +134,7 @@ impl Tool for LoadSkill {
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = LoadSkillParams;
+    type Result = LoadSkillResult;
 
     fn specialise(&self, provider: &SkillsProvider, skills: Option<&[&str]>, schema: &mut Value) {
         match skills {
@@ -116,7 +145,6 @@ impl Tool for LoadSkill {
                 name_skills(schema, &names);
             }
         }
-        schema["required"] = json!([]);
     }
 
     fn intent(&self, provider: &SkillsProvider, params: &LoadSkillParams) -> CallIntent {
@@ -138,7 +166,12 @@ impl Tool for LoadSkill {
             if params.lists_skills() {
                 return Ok(Prepared::answered(list(provider)));
             }
-            let skill = super::named_skill(provider, Self::NAME, params.skill(), None)?;
+            let Some(name) = params.skill() else {
+                return Err(ToolOutcome::invalid_params(
+                    "`load_skill` needs the parameter `skill` (the skill's name)",
+                ));
+            };
+            let skill = super::model_skill(provider, name, None)?;
             let arguments = params.arguments_text();
             if provider.runs_commands_on_load() {
                 let provider = Arc::clone(provider);
@@ -188,25 +221,23 @@ pub fn name_skills(schema: &mut Value, names: &[&str]) {
 
 fn answer(instructions: Result<String, String>) -> ToolOutcome {
     match instructions {
-        Ok(text) => ToolOutcome::ok(Value::String(text)),
+        Ok(text) => ToolOutcome::answer(&LoadSkillResult::Instructions(text)),
         Err(message) => ToolOutcome::failed(message),
     }
 }
 
-/// `{skills: [{name, description, argument_hint?}]}` of every skill a model may see.
+/// Every skill a model may see.
 fn list(provider: &SkillsProvider) -> ToolOutcome {
-    let skills: Vec<Value> = provider
+    let skills = provider
         .model_skills()
         .iter()
-        .map(|skill| {
-            let mut entry = json!({ "name": skill.name(), "description": skill.description });
-            if let Some(hint) = &skill.properties.argument_hint {
-                entry["argument_hint"] = json!(hint);
-            }
-            entry
+        .map(|skill| ListedSkill {
+            name: skill.name().to_owned(),
+            description: skill.description.clone(),
+            argument_hint: skill.properties.argument_hint.clone(),
         })
         .collect();
-    ToolOutcome::ok(json!({ "skills": skills }))
+    ToolOutcome::answer(&LoadSkillResult::Skills(SkillListResult { skills }))
 }
 
 /// The instructions of the skills `skill` requires, each under its own heading, after the

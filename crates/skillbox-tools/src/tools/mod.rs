@@ -21,6 +21,7 @@ pub mod load_skill;
 pub mod read_blob;
 pub mod read_skill_file;
 pub mod run_code;
+pub mod skill_name;
 pub mod skill_tool;
 pub mod use_skill;
 
@@ -42,16 +43,6 @@ pub(crate) static ALL: [&(dyn BuiltinTool + 'static); 14] = [
     &guide::ProtocolGuide,
 ];
 
-/// The first of the names a model may give a skill by (`skill`, `skill_name`, `skillName`,
-/// `name`) that is not blank, trimmed.
-pub(crate) fn first_skill_name(candidates: [Option<&str>; 4]) -> Option<&str> {
-    candidates
-        .into_iter()
-        .flatten()
-        .map(str::trim)
-        .find(|name| !name.is_empty())
-}
-
 /// The skill a model may see under `name` (and version), or the answer for a miss worded for
 /// a model: a close name when there is one, else how to list the skills.
 pub(crate) fn model_skill(
@@ -67,21 +58,6 @@ pub(crate) fn model_skill(
             ),
         })
     })
-}
-
-/// The skill a call names, or the answer saying it must name one.
-pub(crate) fn named_skill(
-    provider: &SkillsProvider,
-    tool: &str,
-    name: Option<&str>,
-    version: Option<&str>,
-) -> Result<Arc<Skill>, ToolOutcome> {
-    let name = name.ok_or_else(|| {
-        ToolOutcome::invalid_params(format!(
-            "`{tool}` needs the parameter `skill` (the skill's name)"
-        ))
-    })?;
-    model_skill(provider, name, version)
 }
 
 /// The run and blob services, or the answer saying this provider has none.

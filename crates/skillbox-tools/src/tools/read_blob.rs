@@ -1,10 +1,14 @@
 //! `read_blob` (Skills Protocol): a preview (or all) of a blob. The bytes a read returns are
-//! taken from the caller's answer budget before they are fetched.
+//! taken from the caller's answer budget before they are fetched. The store reads a sample of
+//! bytes ([`BlobSample`]); this tool shapes it for the wire: text as it is, other bytes as
+//! base64.
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use skillbox_services::ReadBlobParams;
+use base64::Engine;
+use schemars::JsonSchema;
+use serde::Serialize;
+use skillbox_services::{BlobSample, ReadBlobParams};
 
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
@@ -16,6 +20,57 @@ use crate::registry::{
 /// `read_blob`.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadBlob;
+
+/// A preview (or all) of a blob.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReadBlobResult {
+    /// The blob's id.
+    blob_id: String,
+    /// Its MIME type, as given when it was created.
+    kind: String,
+    /// Its whole size in bytes.
+    size_bytes: u64,
+    /// Where the preview starts in the blob, in bytes.
+    offset: u64,
+    /// Whether the preview is less than the whole blob.
+    truncated: bool,
+    /// How `preview` holds the bytes: `utf-8` text, or `base64` for bytes that are not text.
+    #[schemars(schema_with = "preview_encodings")]
+    encoding: &'static str,
+    /// The bytes read.
+    preview: String,
+}
+
+fn preview_encodings(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "enum": ["utf-8", "base64"] })
+}
+
+impl From<BlobSample> for ReadBlobResult {
+    fn from(sample: BlobSample) -> Self {
+        let (encoding, preview) = match sample.text() {
+            Some(text) => ("utf-8", text.into_owned()),
+            None => (
+                "base64",
+                base64::engine::general_purpose::STANDARD.encode(&sample.bytes),
+            ),
+        };
+        let BlobSample {
+            meta,
+            offset,
+            truncated,
+            ..
+        } = sample;
+        ReadBlobResult {
+            blob_id: meta.blob_id,
+            kind: meta.kind,
+            size_bytes: meta.size_bytes,
+            offset,
+            truncated,
+            encoding,
+            preview,
+        }
+    }
+}
 
 impl Tool for ReadBlob {
     const NAME: &'static str = skillbox_services::protocol::READ_BLOB;
@@ -32,10 +87,7 @@ impl Tool for ReadBlob {
         annotations: Annotations::READ_ONLY,
     };
     type Params<'a> = ReadBlobParams;
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["blob_id"]);
-    }
+    type Result = ReadBlobResult;
 
     fn prepare<'a>(
         &'a self,
@@ -46,7 +98,10 @@ impl Tool for ReadBlob {
             let services = Arc::clone(super::services(provider, Self::NAME)?);
             Ok(Prepared::asynchronous(move |budget| {
                 Box::pin(async move {
-                    ToolOutcome::from_service(services.read_blob(params, budget).await)
+                    match services.read_blob(params, budget).await {
+                        Ok(sample) => ToolOutcome::answer(&ReadBlobResult::from(sample)),
+                        Err(error) => ToolOutcome::from_service(Err(error)),
+                    }
                 })
             }))
         })

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
+use super::skill_name::{SkillName, SkillParameter};
 use crate::effect::CallIntent;
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
@@ -37,36 +37,58 @@ pub struct ReadSkillFile;
 /// Its parameters in the skills profile.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadSkillFileParams {
-    /// Name of the skill
-    #[serde(default)]
-    skill: Option<String>,
+    /// The skill, by any name models give it.
+    #[serde(flatten)]
+    skill: SkillName<SkillsProfileName>,
     /// Path of the file inside the skill folder (e.g. "references/guide.md")
-    #[serde(default)]
-    path: Option<String>,
+    path: String,
     #[serde(default)]
     #[schemars(skip)]
     version: Option<String>,
-    #[serde(default)]
-    #[schemars(skip)]
-    skill_name: Option<String>,
-    #[serde(default, rename = "skillName")]
-    #[schemars(skip)]
-    skill_name_camel: Option<String>,
-    #[serde(default)]
-    #[schemars(skip)]
-    name: Option<String>,
 }
 
-impl ReadSkillFileParams {
-    /// The skill named, by any of the names models use for it.
-    fn skill(&self) -> Option<&str> {
-        super::first_skill_name([
-            self.skill.as_deref(),
-            self.skill_name.as_deref(),
-            self.skill_name_camel.as_deref(),
-            self.name.as_deref(),
-        ])
-    }
+/// The skills profile's `skill`.
+#[derive(Debug)]
+pub struct SkillsProfileName;
+
+impl SkillParameter for SkillsProfileName {
+    const PROPERTY: &'static str = "skill";
+    const DESCRIPTION: &'static str = "Name of the skill";
+}
+
+/// A file of a skill: its text, or for a binary file what it is.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReadSkillFileResult {
+    /// The skill's name.
+    name: String,
+    /// The file's path inside the skill folder, as asked.
+    path: String,
+    /// The text, or what the file is when it is not text.
+    #[serde(flatten)]
+    file: SkillFileContent,
+}
+
+/// What a read of a skill's file returns.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SkillFileContent {
+    /// A text file.
+    Text {
+        /// Its text; a file over the size limit is cut, with a note at the end saying where.
+        content: String,
+    },
+    /// A binary file: its bytes are not shown.
+    Binary {
+        /// Always `true`.
+        binary: bool,
+        /// Its size in bytes, when the skill's listing has it.
+        size_bytes: Option<u64>,
+        /// Its media type, by its name.
+        #[serde(rename = "type")]
+        media_type: &'static str,
+        /// Says that its bytes are not shown.
+        note: &'static str,
+    },
 }
 
 impl Tool for ReadSkillFile {
@@ -75,14 +97,11 @@ impl Tool for ReadSkillFile {
         "Read a file from a skill's folder (a reference, template or example the skill lists).";
     const FACTS: ToolFacts = FACTS;
     type Params<'a> = ReadSkillFileParams;
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["skill", "path"]);
-    }
+    type Result = ReadSkillFileResult;
 
     fn intent(&self, _provider: &SkillsProvider, params: &ReadSkillFileParams) -> CallIntent {
         CallIntent {
-            skill: params.skill().map(str::to_owned),
+            skill: Some(params.skill.as_str().to_owned()),
             effect: None,
         }
     }
@@ -92,12 +111,10 @@ impl Tool for ReadSkillFile {
         provider: &'a Arc<SkillsProvider>,
         params: ReadSkillFileParams,
     ) -> PrepareFuture<'a> {
-        let skill = params.skill().map(str::to_owned);
         Box::pin(std::future::ready(prepare(
             provider,
-            Wording::Skills,
-            skill,
-            params.version,
+            params.skill.as_str(),
+            params.version.as_deref(),
             params.path,
         )))
     }
@@ -110,24 +127,23 @@ pub struct ProtocolReadSkillFile;
 /// Its parameters in the Skills Protocol.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ProtocolReadSkillFileParams {
-    /// Skill name
-    #[serde(default)]
-    name: Option<String>,
+    /// The skill, by any name models give it.
+    #[serde(flatten)]
+    name: SkillName<ProtocolName>,
     /// Skill version (omit for latest)
     #[serde(default)]
     version: Option<String>,
     /// Path to file within skill directory (e.g., 'SKILL.md')
-    #[serde(default)]
-    path: Option<String>,
-    #[serde(default)]
-    #[schemars(skip)]
-    skill: Option<String>,
-    #[serde(default)]
-    #[schemars(skip)]
-    skill_name: Option<String>,
-    #[serde(default, rename = "skillName")]
-    #[schemars(skip)]
-    skill_name_camel: Option<String>,
+    path: String,
+}
+
+/// The Skills Protocol's `name`.
+#[derive(Debug)]
+pub struct ProtocolName;
+
+impl SkillParameter for ProtocolName {
+    const PROPERTY: &'static str = "name";
+    const DESCRIPTION: &'static str = "Skill name";
 }
 
 impl Tool for ProtocolReadSkillFile {
@@ -139,64 +155,29 @@ impl Tool for ProtocolReadSkillFile {
         ..FACTS
     };
     type Params<'a> = ProtocolReadSkillFileParams;
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = json!(["name", "path"]);
-    }
+    type Result = ReadSkillFileResult;
 
     fn prepare<'a>(
         &'a self,
         provider: &'a Arc<SkillsProvider>,
         params: ProtocolReadSkillFileParams,
     ) -> PrepareFuture<'a> {
-        let skill = super::first_skill_name([
-            params.skill.as_deref(),
-            params.skill_name.as_deref(),
-            params.skill_name_camel.as_deref(),
-            params.name.as_deref(),
-        ])
-        .map(str::to_owned);
         Box::pin(std::future::ready(prepare(
             provider,
-            Wording::Protocol,
-            skill,
-            params.version,
+            params.name.as_str(),
+            params.version.as_deref(),
             params.path,
         )))
     }
 }
 
-/// Whose names a missing parameter is told in: the skills profile's (`skill`) or the
-/// protocol's (`name`).
-#[derive(Debug, Clone, Copy)]
-enum Wording {
-    Skills,
-    Protocol,
-}
-
 fn prepare<'a>(
     provider: &Arc<SkillsProvider>,
-    wording: Wording,
-    skill: Option<String>,
-    version: Option<String>,
-    path: Option<String>,
+    skill: &str,
+    version: Option<&str>,
+    path: String,
 ) -> Result<Prepared<'a>, ToolOutcome> {
-    let skill = match (wording, skill) {
-        (Wording::Protocol, None) => {
-            return Err(ToolOutcome::invalid_params(
-                "missing required parameter `name`",
-            ));
-        }
-        (_, skill) => super::named_skill(provider, NAME, skill.as_deref(), version.as_deref())?,
-    };
-    let Some(path) = path else {
-        return Err(ToolOutcome::invalid_params(match wording {
-            Wording::Skills => {
-                "`read_skill_file` needs the parameter `path` (a file inside the skill folder)"
-            }
-            Wording::Protocol => "missing required parameter `path`",
-        }));
-    };
+    let skill = super::model_skill(provider, skill, version)?;
     let max = provider.options().max_file_bytes;
     Ok(Prepared::reads_files(
         "reading the file",
@@ -205,23 +186,30 @@ fn prepare<'a>(
                 if truncated {
                     text.push_str(&format!("\n\n[file cut at {max} bytes]"));
                 }
-                ToolOutcome::ok(json!({ "name": skill.name(), "path": path, "content": text }))
+                ToolOutcome::answer(&ReadSkillFileResult {
+                    name: skill.name().to_owned(),
+                    path,
+                    file: SkillFileContent::Text { content: text },
+                })
             }
             Err(skillbox_core::CatalogError::NotText { .. }) => {
-                let size = skill
+                let size_bytes = skill
                     .resources()
                     .0
                     .iter()
                     .find(|resource| resource.path == path)
                     .map(|resource| resource.size_bytes);
-                ToolOutcome::ok(json!({
-                    "name": skill.name(),
-                    "path": path,
-                    "binary": true,
-                    "size_bytes": size,
-                    "type": crate::provider::media_type(&path),
-                    "note": "binary file: its bytes are not shown",
-                }))
+                let media_type = crate::provider::media_type(&path);
+                ToolOutcome::answer(&ReadSkillFileResult {
+                    name: skill.name().to_owned(),
+                    path,
+                    file: SkillFileContent::Binary {
+                        binary: true,
+                        size_bytes,
+                        media_type,
+                        note: "binary file: its bytes are not shown",
+                    },
+                })
             }
             Err(error) => ToolOutcome::invalid_params(format!(
                 "cannot read `{path}` in skill `{}`: {error}",

@@ -1,16 +1,19 @@
 //! `use_skill` (seed 002): run a script from a skill's folder in the sandbox. Every failure
 //! says its kind (`errorType`: `SkillNotFound`, `ScriptNotFound`, `ScriptNotAllowed`,
 //! `InvalidArgs`, `ExecutionTimeout`, `ExecutionFailed`, and skillbox's own), so a caller can
-//! tell a missing skill from a script that failed.
+//! tell a missing skill from a script that failed: parameters that do not decode are
+//! `InvalidArgs`, typed by the door policy ([`Tool::TYPES_FAILURES`]). The result, success or
+//! failure, is seed 002's `SkillExecutionResult` ([`UseSkillResult`]).
 
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use skillbox_exec::{ErrorType, RunOptions};
+use skillbox_exec::{ErrorType, RunOptions, SandboxLevel, ScriptResult};
 use skillbox_services::RunContext as _;
 
+use super::skill_name::{SkillName, SkillParameter};
 use crate::effect::CallIntent;
 use crate::outcome::ToolOutcome;
 use crate::provider::SkillsProvider;
@@ -26,24 +29,80 @@ pub struct UseSkill;
 /// Its parameters.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct UseSkillParams {
-    /// Name of the skill
-    #[serde(default)]
-    skill: Option<String>,
+    /// The skill, by any name models give it.
+    #[serde(flatten)]
+    skill: SkillName<UseSkillName>,
     /// Script to run: a path inside the skill (e.g. "scripts/report.py") or a file name in its root or scripts/ folder
-    #[serde(default)]
-    script: Option<String>,
+    script: String,
     /// Arguments passed to the script as separate items (e.g. ["channels", "list"])
     #[serde(default)]
     args: ScriptArguments,
-    #[serde(default)]
-    #[schemars(skip)]
-    skill_name: Option<String>,
-    #[serde(default, rename = "skillName")]
-    #[schemars(skip)]
-    skill_name_camel: Option<String>,
-    #[serde(default)]
-    #[schemars(skip)]
-    name: Option<String>,
+}
+
+/// `use_skill`'s `skill`.
+#[derive(Debug)]
+pub struct UseSkillName;
+
+impl SkillParameter for UseSkillName {
+    const PROPERTY: &'static str = "skill";
+    const DESCRIPTION: &'static str = "Name of the skill";
+}
+
+/// What a run of a script answers (seed 002's `SkillExecutionResult`), whether it succeeded
+/// or not: a failure says what went wrong and its kind.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UseSkillResult {
+    /// Whether the script exited with code 0.
+    success: bool,
+    /// What it printed to stdout (capped; "[output truncated]" ends a cut output).
+    stdout: String,
+    /// What it printed to stderr (capped likewise).
+    stderr: String,
+    /// Its exit code, when it ran to an exit.
+    exit_code: Option<i32>,
+    /// What went wrong, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    /// The kind of failure (`SkillNotFound`, `ScriptNotFound`, `ScriptNotAllowed`,
+    /// `InvalidArgs`, `ExecutionTimeout`, `ExecutionFailed`, …), when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    error_type: Option<ErrorType>,
+    /// How long it ran, in milliseconds.
+    duration_ms: u64,
+    /// The sandbox level it ran at.
+    #[schemars(schema_with = "sandbox_levels")]
+    sandbox: SandboxLevel,
+}
+
+fn sandbox_levels(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "enum": ["none", "partial", "full"] })
+}
+
+impl From<ScriptResult> for UseSkillResult {
+    fn from(result: ScriptResult) -> Self {
+        let ScriptResult {
+            success,
+            stdout,
+            stderr,
+            exit_code,
+            error,
+            error_type,
+            duration_ms,
+            sandbox,
+        } = result;
+        UseSkillResult {
+            success,
+            stdout,
+            stderr,
+            exit_code,
+            error,
+            error_type,
+            duration_ms,
+            sandbox,
+        }
+    }
 }
 
 /// A script's arguments: strings, numbers and booleans as their text; a single string is one
@@ -92,17 +151,6 @@ impl JsonSchema for ScriptArguments {
     }
 }
 
-impl UseSkillParams {
-    fn skill(&self) -> Option<&str> {
-        super::first_skill_name([
-            self.skill.as_deref(),
-            self.skill_name.as_deref(),
-            self.skill_name_camel.as_deref(),
-            self.name.as_deref(),
-        ])
-    }
-}
-
 impl Tool for UseSkill {
     const NAME: &'static str = "use_skill";
     const DESCRIPTION: &'static str = "Run a script from a skill folder. The skill's instructions say which scripts to call and with what arguments.";
@@ -117,15 +165,12 @@ impl Tool for UseSkill {
         annotations: Annotations::ACTS,
     };
     type Params<'a> = UseSkillParams;
+    type Result = UseSkillResult;
     const TYPES_FAILURES: bool = true;
-
-    fn specialise(&self, _provider: &SkillsProvider, _skills: Option<&[&str]>, schema: &mut Value) {
-        schema["required"] = serde_json::json!(["skill", "script"]);
-    }
 
     fn intent(&self, _provider: &SkillsProvider, params: &UseSkillParams) -> CallIntent {
         CallIntent {
-            skill: params.skill().map(str::to_owned),
+            skill: Some(params.skill.as_str().to_owned()),
             effect: None,
         }
     }
@@ -136,21 +181,13 @@ impl Tool for UseSkill {
         params: UseSkillParams,
     ) -> PrepareFuture<'a> {
         Box::pin(async move {
-            let Some(skill_name) = params.skill() else {
-                return Err(ToolOutcome::invalid_params(
-                    "`use_skill` needs the parameter `skill` (the skill's name)",
-                )
-                .with_error_type(ErrorType::InvalidArgs));
-            };
-            let Some(script) = params.script.clone() else {
-                return Err(ToolOutcome::invalid_params(
-                    "`use_skill` needs the parameter `script` (e.g. \"scripts/run.py\")",
-                )
-                .with_error_type(ErrorType::InvalidArgs));
-            };
-            let skill = super::model_skill(provider, skill_name, None)
+            let UseSkillParams {
+                skill,
+                script,
+                args: ScriptArguments(arguments),
+            } = params;
+            let skill = super::model_skill(provider, skill.as_str(), None)
                 .map_err(|miss| miss.with_error_type(ErrorType::SkillNotFound))?;
-            let ScriptArguments(arguments) = params.args;
             let subject = ApprovalSubject {
                 skill: Some(skill.name().to_owned()),
                 summary: Some(format!("run `{script}` of skill `{}`", skill.name())),
@@ -164,11 +201,11 @@ impl Tool for UseSkill {
                         .executor()
                         .run_script_as(&skill, copy, &script, &arguments, RunOptions::default())
                         .await;
-                    let content = serde_json::to_value(&result).unwrap_or(Value::Null);
-                    if result.success {
-                        ToolOutcome::ok(content)
-                    } else {
-                        ToolOutcome::failed_with(content)
+                    let success = result.success;
+                    match ToolOutcome::answer_value(&UseSkillResult::from(result)) {
+                        Ok(content) if success => ToolOutcome::ok(content),
+                        Ok(content) => ToolOutcome::failed_with(content),
+                        Err(failure) => failure,
                     }
                 }),
             ))

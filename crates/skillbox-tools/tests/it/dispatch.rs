@@ -207,12 +207,12 @@ fn errors_a_model_can_act_on() {
         (
             "use_skill",
             json!({"skill": "csv-insights"}),
-            "needs the parameter `script`",
+            "missing required parameter `script`",
         ),
         (
             "use_skill",
             json!({"script": "x.py"}),
-            "needs the parameter `skill`",
+            "missing required parameter `skill`",
         ),
         (
             "use_skill",
@@ -222,7 +222,7 @@ fn errors_a_model_can_act_on() {
         (
             "read_skill_file",
             json!({"skill": "csv-insights"}),
-            "needs the parameter `path`",
+            "missing required parameter `path`",
         ),
         (
             "list_skills",

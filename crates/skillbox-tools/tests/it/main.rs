@@ -7,6 +7,7 @@ mod find_skills;
 mod formats;
 mod hostile;
 mod live;
+mod results;
 mod services;
 mod skills_ref_prompt;
 mod support;

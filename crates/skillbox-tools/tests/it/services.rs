@@ -183,8 +183,17 @@ fn without_services_the_run_and_blob_tools_say_how_to_get_them() {
         executor(),
         ProviderOptions::default(),
     );
-    for tool in ["execute_skill", "run_code", "create_blob", "read_blob"] {
-        let outcome = call(&provider, tool, json!({}));
+    // Each with the parameters it requires: arguments are decoded before anything else.
+    for (tool, arguments) in [
+        ("execute_skill", json!({"name": "acme.math.add"})),
+        ("run_code", json!({"language": "python", "code": "x = 1"})),
+        ("create_blob", json!({"content": "x", "kind": "text/plain"})),
+        (
+            "read_blob",
+            json!({"blob_id": "blob:0123456789abcdef0123456789abcdef"}),
+        ),
+    ] {
+        let outcome = call(&provider, tool, arguments);
         assert!(outcome.is_error());
         assert!(
             outcome.text().contains("SkillsProvider::with_services")
