@@ -311,10 +311,12 @@ async fn run_command_check(
         );
     }
     let line: Vec<String> = argv.iter().map(|argument| shell_word(argument)).collect();
+    let copy = skillbox_exec::SkillCopy::in_catalog(provider.catalog(), &skill);
     let result = provider
         .executor()
-        .run_command(
+        .run_command_as(
             &skill,
+            copy,
             &line.join(" "),
             skillbox_exec::RunOptions {
                 timeout: Some(COMMAND_TIMEOUT),

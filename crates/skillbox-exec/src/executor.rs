@@ -164,41 +164,57 @@ impl Secret {
 
     /// Whether `copy` of `skill` may receive it: a secret granted to skills by name reaches
     /// only the copy of that name in effect, never another version asked for explicitly (a
-    /// copy in an earlier, less trusted root, say); one granted to every declaring skill
-    /// reaches every copy.
+    /// copy in an earlier, less trusted root, say), nor a copy in effect whose name another
+    /// root holds too ([`SkillCopy::Contested`]); one granted to every declaring skill reaches
+    /// every copy.
     #[must_use]
     pub fn granted_to_copy(&self, skill: &str, copy: SkillCopy) -> bool {
         match &self.skills {
             None => true,
-            Some(skills) => copy == SkillCopy::InEffect && skills.contains(skill),
+            Some(skills) => copy.takes_grants_by_name() && skills.contains(skill),
         }
     }
 }
 
-/// Which copy of its name a skill is, as secrets granted by name see it. The operator grants a
-/// secret to a name (`--secret NAME:skill`) meaning the skill that name gives; the catalog may
-/// hold other copies of it (other versions, in earlier roots or the same one), reachable only
-/// by asking for their version, and those never get it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+/// Which copy of its name a skill is, as grants given to a name see it. The operator grants a
+/// secret (`--secret NAME:skill`) or the network (`--allow-network-for skill`) to a name,
+/// meaning the skill that name gives; the catalog may hold other copies of it (other versions,
+/// in earlier roots or the same one), reachable only by asking for their version, and those
+/// never get it. Nor does the copy in effect when its name is contested: another root holds it
+/// and one of the two is a default root (a skill an install or a cloned project put beside the
+/// user's own), so which copy is in effect was not the person's choice and the grant may have
+/// meant the other; it reaches neither, and the command line says so.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SkillCopy {
     /// The copy the catalog gives for the name without a version: the latest root's, its
-    /// highest version. What every lookup by name runs.
+    /// highest version, and no other root holds the name. What every lookup by name runs.
     #[default]
     InEffect,
+    /// The copy in effect, while a copy in another root contests the name
+    /// ([`SkillCatalog::contesting_copies`]).
+    Contested,
     /// Another copy of the name, asked for by its version.
     Other,
 }
 
 impl SkillCopy {
     /// Which copy of its name `skill` (from `catalog`) is: the catalog decides
-    /// ([`SkillCatalog::is_latest`]).
+    /// ([`SkillCatalog::is_latest`], [`SkillCatalog::contesting_copies`]).
     #[must_use]
     pub fn in_catalog(catalog: &SkillCatalog, skill: &Skill) -> Self {
-        if catalog.is_latest(skill) {
-            SkillCopy::InEffect
-        } else {
+        if !catalog.is_latest(skill) {
             SkillCopy::Other
+        } else if catalog.contesting_copies(skill).next().is_some() {
+            SkillCopy::Contested
+        } else {
+            SkillCopy::InEffect
         }
+    }
+
+    /// Whether a grant given to the skill's name reaches this copy.
+    #[must_use]
+    pub fn takes_grants_by_name(self) -> bool {
+        self == SkillCopy::InEffect
     }
 }
 
@@ -485,7 +501,7 @@ impl Executor {
             workspace: layout.workspace.clone(),
             working_directory: None,
             readable: layout.readable.clone(),
-            network: self.config.policy.allows_network(skill.name()),
+            network: self.config.policy.allows_network(skill.name(), copy),
             stdin: io.stdin,
             timeout: io.timeout,
             max_output_bytes: io.max_output_bytes,
@@ -650,4 +666,76 @@ fn executor_futures_are_send(
         Value::Null,
         RunOptions::default(),
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skillbox_core::{CatalogOptions, RootOrigin, SkillRoot};
+
+    fn write_skill(root: &Path, name: &str) {
+        let folder = root.join(name);
+        fs_err::create_dir_all(&folder).unwrap();
+        fs_err::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} skill.\n---\nBody.\n"),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_name_a_default_root_contests_takes_no_grant_by_name() {
+        let user = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        write_skill(user.path(), "private");
+        write_skill(project.path(), "private");
+        write_skill(project.path(), "alone");
+        let catalog_over = |origins: [RootOrigin; 2]| {
+            SkillCatalog::load(&CatalogOptions {
+                roots: vec![
+                    SkillRoot {
+                        path: user.path().to_path_buf(),
+                        origin: origins[0],
+                    },
+                    SkillRoot {
+                        path: project.path().to_path_buf(),
+                        origin: origins[1],
+                    },
+                ],
+                ..CatalogOptions::default()
+            })
+            .unwrap()
+        };
+        // Roots the person named in order: the later copy is the one they mean.
+        let chosen = catalog_over([RootOrigin::Explicit, RootOrigin::Explicit]);
+        assert_eq!(
+            SkillCopy::in_catalog(&chosen, chosen.get("private").unwrap()),
+            SkillCopy::InEffect
+        );
+        // A project's copy over the user's own: which wins is not the person's choice.
+        let catalog = catalog_over([RootOrigin::User, RootOrigin::Project]);
+        let contested = catalog.get("private").unwrap();
+        let alone = catalog.get("alone").unwrap();
+        assert_eq!(
+            SkillCopy::in_catalog(&catalog, contested),
+            SkillCopy::Contested
+        );
+        assert_eq!(SkillCopy::in_catalog(&catalog, alone), SkillCopy::InEffect);
+        let by_name = Secret {
+            value: "v".to_owned(),
+            skills: Some(BTreeSet::from(["private".to_owned(), "alone".to_owned()])),
+        };
+        assert!(!by_name.granted_to_copy("private", SkillCopy::Contested));
+        assert!(by_name.granted_to_copy("alone", SkillCopy::InEffect));
+        assert!(
+            Secret::for_any_declaring_skill("v").granted_to_copy("private", SkillCopy::Contested)
+        );
+        let policy = crate::sandbox::SandboxPolicy {
+            network_skills: vec!["private".to_owned(), "alone".to_owned()],
+            ..crate::sandbox::SandboxPolicy::default()
+        };
+        assert!(!policy.allows_network("private", SkillCopy::Contested));
+        assert!(!policy.allows_network("alone", SkillCopy::Other));
+        assert!(policy.allows_network("alone", SkillCopy::InEffect));
+    }
 }

@@ -63,8 +63,7 @@ impl JsonSchema for TimeoutMs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExecuteSkillParams {
     /// Skill name
-    #[schemars(required)]
-    pub name: Option<NonBlank>,
+    pub name: NonBlank,
     /// Skill version (omit for latest)
     #[serde(default)]
     pub version: Option<NonBlank>,
@@ -138,11 +137,10 @@ fn python_only(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RunCodeParams {
     /// Programming language (MVP: python only)
-    #[schemars(schema_with = "python_only", required)]
-    pub language: Option<NonBlank>,
+    #[schemars(schema_with = "python_only")]
+    pub language: NonBlank,
     /// Source code to execute
-    #[schemars(required)]
-    pub code: Option<NonBlank>,
+    pub code: NonBlank,
     /// Function name to call
     #[serde(default)]
     #[schemars(extend("default" = "main"))]

@@ -459,11 +459,7 @@ impl RunContext for SkillsProvider {
     /// The catalog's answer ([`SkillCatalog::is_latest`]): the copy in effect, or another (an
     /// older version, a copy reached by its path).
     fn copy_of(&self, skill: &Arc<Skill>) -> SkillCopy {
-        if self.catalog.is_latest(skill) {
-            SkillCopy::InEffect
-        } else {
-            SkillCopy::Other
-        }
+        SkillCopy::in_catalog(&self.catalog, skill)
     }
 
     fn executor(&self) -> &Arc<Executor> {

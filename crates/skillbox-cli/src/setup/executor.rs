@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Context;
-use skillbox_core::SkillRoot;
+use skillbox_core::{SkillCatalog, SkillRoot};
 use skillbox_exec::executor::Secret;
 use skillbox_exec::{
     Executor, ExecutorConfig, HelperCommand, SandboxMode, SandboxPolicy, WorkerPoolConfig,
@@ -64,6 +64,48 @@ pub fn executor_config(options: &ExecutionOptions) -> anyhow::Result<ExecutorCon
         },
         ..ExecutorConfig::default()
     })
+}
+
+/// What to tell the person about grants given to a name two roots hold (`--secret NAME:skill`,
+/// `--allow-network-for skill`): the grant reaches neither copy (see
+/// [`skillbox_exec::SkillCopy::Contested`]), and this says which copies and what to do.
+pub fn contested_grants(options: &ExecutionOptions, catalog: &SkillCatalog) -> Vec<String> {
+    let mut named: Vec<(String, String)> = Vec::new();
+    for given in &options.secrets {
+        if let Ok((_, Some(skills))) = parse_secret_grant(given) {
+            named.extend(
+                skills
+                    .into_iter()
+                    .map(|skill| (skill, format!("--secret {given}"))),
+            );
+        }
+    }
+    named.extend(
+        options
+            .allow_network_for
+            .iter()
+            .map(|skill| (skill.clone(), format!("--allow-network-for {skill}"))),
+    );
+    let mut warnings = Vec::new();
+    for (name, flag) in named {
+        let Some(skill) = catalog.get(&name) else {
+            continue;
+        };
+        let mut folders: Vec<String> = std::iter::once(skill)
+            .chain(catalog.contesting_copies(skill))
+            .map(|copy| format!("`{}`", copy.directory.display()))
+            .collect();
+        if folders.len() < 2 {
+            continue;
+        }
+        folders.dedup();
+        warnings.push(format!(
+            "`{flag}` reaches no copy of `{name}`: {} roots hold a skill of that name ({}), and a grant by name must not follow whichever copy is in effect; remove or rename all but the copy you mean (`skillbox remove {name}` for one an install put there)",
+            folders.len(),
+            folders.join(", ")
+        ));
+    }
+    warnings
 }
 
 /// `NAME` or `NAME:skill,skill` from `--secret`.

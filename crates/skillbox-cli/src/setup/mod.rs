@@ -78,6 +78,9 @@ impl<'a> Setup<'a> {
             roots = options.roots.len(),
             "catalog loaded"
         );
+        for warning in executor::contested_grants(&self.global.execution, &catalog) {
+            tracing::warn!("{warning}");
+        }
         Ok(catalog)
     }
 

@@ -65,6 +65,9 @@ pub fn served_provider(
     for skipped in catalog.skipped() {
         crate::output::eprint_diagnostics(&skipped.diagnostics);
     }
+    for warning in super::executor::contested_grants(&global.execution, &catalog) {
+        tracing::warn!("{warning}");
+    }
     provider_over(global, catalog, data, None)
 }
 

@@ -328,6 +328,29 @@ fn a_required_skill_never_takes_over_the_users_own_skill_or_its_grants() {
     // Named, it is the person's choice.
     project.ok(&["add", source_text, "--skill", "fancy", "--skill", "private"]);
     assert!(project.installed("private/scripts/show.py").is_file());
+    // Two roots now hold `private`: the grant given to the name follows neither copy (the
+    // installed one is in effect, and the grant was given for the user's own), and the person
+    // is told which copies and what to do.
+    let output = project
+        .skillbox()
+        .env("API_KEY", "granted-value")
+        .args(["--secret", "API_KEY:private", "call", "use_skill", "--args"])
+        .arg(json!({"skill": "private", "script": "scripts/show.py"}).to_string())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(
+        stdout.contains("key=none copy=publisher"),
+        "{stdout}{stderr}"
+    );
+    assert!(
+        stderr.contains("`--secret API_KEY:private` reaches no copy of `private`")
+            && stderr.contains(&mine.display().to_string()),
+        "{stderr}"
+    );
 }
 
 /// Item 8: `.agents/skills` swapped for a link while an install is under way (after the

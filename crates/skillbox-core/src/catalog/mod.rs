@@ -471,6 +471,38 @@ impl SkillCatalog {
             .is_some_and(|latest| std::ptr::eq(latest.as_ref(), skill))
     }
 
+    /// The copies of `skill`'s name that another root holds (any version, in effect or
+    /// shadowed). One folder reached from two roots is one copy.
+    pub fn copies_in_other_roots<'a>(
+        &'a self,
+        skill: &'a Skill,
+    ) -> impl Iterator<Item = &'a Arc<Skill>> + 'a {
+        self.skills
+            .iter()
+            .chain(&self.shadowed)
+            .filter(move |other| other.name() == skill.name() && other.root != skill.root)
+    }
+
+    /// The copies that contest `skill`'s name: those in other roots when one of the two roots
+    /// is a default one ([`RootOrigin::Project`], [`RootOrigin::User`]). Which of such copies is
+    /// in effect depends on where the command runs and what a clone or an install put there,
+    /// not on an order the person chose, so a grant given to the name (a secret, the network)
+    /// may have meant either. Between roots the person named (`--root`, `SKILLBOX_ROOTS`) the
+    /// later one wins by their own choice, and the copy in effect is the one they mean.
+    pub fn contesting_copies<'a>(
+        &'a self,
+        skill: &'a Skill,
+    ) -> impl Iterator<Item = &'a Arc<Skill>> + 'a {
+        let by_default = |root: &Path| {
+            self.roots.iter().any(|known| {
+                known.path == root && matches!(known.origin, RootOrigin::Project | RootOrigin::User)
+            })
+        };
+        let skill_by_default = by_default(&skill.root);
+        self.copies_in_other_roots(skill)
+            .filter(move |other| skill_by_default || by_default(&other.root))
+    }
+
     /// The skill name closest to `wanted` by edit distance, when close enough to be a typo
     /// (for "did you mean …?" hints).
     #[must_use]

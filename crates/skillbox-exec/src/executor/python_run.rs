@@ -318,7 +318,9 @@ impl Executor {
             "runtime_path": runtime_path.join("python-lib"),
         });
         let network = match &run.target {
-            PythonTarget::Export(skill) => self.config.policy.allows_network(skill.name()),
+            PythonTarget::Export(skill) => {
+                self.config.policy.allows_network(skill.name(), run.copy)
+            }
             PythonTarget::Code { .. } => self.config.policy.network,
         };
         let secrets_of = match &run.target {

@@ -421,9 +421,14 @@ impl Executor {
     ///
     /// # Errors
     /// The trust gate's refusal, or the network not allowed, saying how to allow it.
-    pub fn check_server_reach(&self, skill: &Skill, server: &str) -> Result<(), ExecError> {
+    pub fn check_server_reach(
+        &self,
+        skill: &Skill,
+        copy: SkillCopy,
+        server: &str,
+    ) -> Result<(), ExecError> {
         self.skill_directory(skill)?;
-        if self.config.policy.allows_network(skill.name()) {
+        if self.config.policy.allows_network(skill.name(), copy) {
             return Ok(());
         }
         Err(ExecError::new(

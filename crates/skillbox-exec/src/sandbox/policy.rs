@@ -103,9 +103,12 @@ impl Default for SandboxPolicy {
 }
 
 impl SandboxPolicy {
-    /// Whether a skill may use the network.
+    /// Whether `copy` of the skill `skill` may use the network: every skill with
+    /// `--allow-network`; with `--allow-network-for NAME`, only the copy of that name a grant by
+    /// name reaches ([`crate::SkillCopy::takes_grants_by_name`]).
     #[must_use]
-    pub fn allows_network(&self, skill: &str) -> bool {
-        self.network || self.network_skills.iter().any(|name| name == skill)
+    pub fn allows_network(&self, skill: &str, copy: crate::SkillCopy) -> bool {
+        self.network
+            || (copy.takes_grants_by_name() && self.network_skills.iter().any(|name| name == skill))
     }
 }

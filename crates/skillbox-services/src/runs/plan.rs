@@ -12,7 +12,6 @@ use super::input_blobs::check_input_blobs;
 use super::limits::{MAX_CODE_BYTES, MAX_RUN_TIMEOUT};
 use super::planned_run::{PlannedRun, RunWork};
 use crate::error::ServiceError;
-use crate::params::NonBlank;
 use crate::protocol::{ExecuteSkillParams, RunCodeParams};
 use crate::{RunContext, Services};
 
@@ -30,7 +29,7 @@ impl Services {
         context: &dyn RunContext,
         params: ExecuteSkillParams,
     ) -> Result<PlannedRun, ServiceError> {
-        let name = required(params.name, "name")?;
+        let name = params.name.0;
         let version = params.version.map(|version| version.0);
         let args = Value::Object(params.args.unwrap_or_default().0);
         let blob_ids = params.input_blobs.unwrap_or_default().0;
@@ -100,13 +99,13 @@ impl Services {
         context: &dyn RunContext,
         params: RunCodeParams,
     ) -> Result<PlannedRun, ServiceError> {
-        let language = required(params.language, "language")?;
+        let language = params.language.0;
         if !language.eq_ignore_ascii_case("python") {
             return Err(ServiceError::invalid_params(format!(
                 "parameter `language` must be \"python\" (the only language run_code supports), not \"{language}\""
             )));
         }
-        let code = required(params.code, "code")?;
+        let code = params.code.0;
         if code.len() > MAX_CODE_BYTES {
             return Err(ServiceError::invalid_params(format!(
                 "parameter `code` is {} bytes; at most {MAX_CODE_BYTES} are accepted (put data in a blob)",
@@ -155,13 +154,6 @@ impl Services {
 /// owner set another, as `skillbox call --timeout-ms` does), at most [`MAX_RUN_TIMEOUT`].
 fn default_timeout(context: &dyn RunContext) -> Duration {
     context.executor().config().timeout.min(MAX_RUN_TIMEOUT)
-}
-
-/// A required text parameter.
-fn required(value: Option<NonBlank>, name: &str) -> Result<String, ServiceError> {
-    value
-        .map(|value| value.0)
-        .ok_or_else(|| ServiceError::invalid_params(format!("missing required parameter `{name}`")))
 }
 
 /// `execute_skill` on a `tools.json` skill: `args` is `{"tool": NAME, "arguments": {...}}`.

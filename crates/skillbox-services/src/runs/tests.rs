@@ -54,7 +54,7 @@ fn timeouts_are_bounded() {
     use crate::protocol::ExecuteSkillParams;
     let decoded: ExecuteSkillParams = decode(
         "execute_skill",
-        Arguments::Value(&json!({"timeout_ms": 1500})),
+        Arguments::Value(&json!({"name": "report", "timeout_ms": 1500})),
     )
     .unwrap();
     assert_eq!(
@@ -70,7 +70,7 @@ fn timeouts_are_bounded() {
     ] {
         let error = decode::<ExecuteSkillParams>(
             "execute_skill",
-            Arguments::Value(&json!({ "timeout_ms": bad })),
+            Arguments::Value(&json!({ "name": "report", "timeout_ms": bad })),
         )
         .unwrap_err();
         assert_eq!(

@@ -15,7 +15,7 @@ use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use skillbox_core::ServerTransport;
 use skillbox_core::Skill;
 use skillbox_exec::executor::{ServerLaunch, ServerProcess};
-use skillbox_exec::{ExecError, Executor, SkillCopy};
+use skillbox_exec::{ExecError, Executor};
 use tokio::io::{AsyncRead, ReadBuf};
 
 use super::pool::SkillServer;
@@ -100,10 +100,11 @@ impl Connection {
             ServerTransport::Stdio { command, args, env } => {
                 let launch_name = server.declaration.name.clone();
                 let (command, args, env) = (command.clone(), args.clone(), env.clone());
+                let copy = server.copy;
                 let mut process = off_the_async_threads(server, move |executor, skill| {
                     executor.start_server(
                         skill,
-                        SkillCopy::InEffect,
+                        copy,
                         ServerLaunch {
                             name: &launch_name,
                             command: &command,
@@ -137,8 +138,9 @@ impl Connection {
             }
             ServerTransport::StreamableHttp { url } => {
                 let name = server.declaration.name.clone();
+                let copy = server.copy;
                 off_the_async_threads(server, move |executor, skill| {
-                    executor.check_server_reach(skill, &name)
+                    executor.check_server_reach(skill, copy, &name)
                 })
                 .await?;
                 // `skillbox mcp` builds no other HTTPS client: without a provider installed

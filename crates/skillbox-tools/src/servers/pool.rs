@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use skillbox_core::{ServerDeclaration, ServerTransport, Skill};
-use skillbox_exec::Executor;
+use skillbox_exec::{Executor, SkillCopy};
 
 use super::connection::Connection;
 use super::connection::RunningPlace;
@@ -56,15 +56,18 @@ impl Default for ServerPoolConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct ServerKey {
     skill: String,
+    /// Which copy of its name the skill is: what grants by name it gets depends on it.
+    copy: SkillCopy,
     folder: PathBuf,
     name: String,
     transport: String,
 }
 
 impl ServerKey {
-    fn of(skill: &Skill, declaration: &ServerDeclaration) -> Self {
+    fn of(skill: &Skill, copy: SkillCopy, declaration: &ServerDeclaration) -> Self {
         ServerKey {
             skill: skill.name().to_owned(),
+            copy,
             folder: skill
                 .resolved_skill_md_path()
                 .parent()
@@ -82,6 +85,9 @@ pub struct SkillServer {
     pub(super) declaration: ServerDeclaration,
     /// The skill that declared it (its folder, its trust, its secrets and network policy).
     pub(super) skill: Arc<Skill>,
+    /// Which copy of its name the skill is ([`SkillCopy`]): grants by name reach only the
+    /// copy in effect that no other root contests.
+    pub(super) copy: SkillCopy,
     pub(super) executor: Arc<Executor>,
     config: ServerPoolConfig,
     /// How many servers of its pool run as processes now (shared by the pool's servers).
@@ -457,7 +463,11 @@ impl ServerPool {
         skill: &Arc<Skill>,
         declaration: &ServerDeclaration,
     ) -> Arc<SkillServer> {
-        let key = ServerKey::of(skill, declaration);
+        let key = ServerKey::of(
+            skill,
+            SkillCopy::in_catalog(provider.catalog(), skill),
+            declaration,
+        );
         let Ok(mut running) = self.running.lock() else {
             return self.new_server(provider, skill, declaration, key);
         };
@@ -478,6 +488,7 @@ impl ServerPool {
         key: ServerKey,
     ) -> Arc<SkillServer> {
         Arc::new(SkillServer {
+            copy: key.copy,
             key,
             declaration: declaration.clone(),
             skill: Arc::clone(skill),
@@ -518,7 +529,11 @@ impl ServerPool {
                     server: declaration.name.clone(),
                     status,
                 };
-                let key = ServerKey::of(skill, declaration);
+                let key = ServerKey::of(
+                    skill,
+                    SkillCopy::in_catalog(provider.catalog(), skill),
+                    declaration,
+                );
                 if let Some(server) = holds.held(&key) {
                     starting.push((reports.len(), server));
                     reports.push(None);

@@ -44,7 +44,7 @@ impl Tool for ExecuteSkill {
     ) -> PrepareFuture<'a> {
         Box::pin(async move {
             let services = super::services(provider, Self::NAME)?;
-            let skill = params.name.as_ref().map(|name| name.0.clone());
+            let skill = Some(params.name.0.clone());
             let planned = services
                 .plan_execute_skill(provider.as_ref(), params)
                 .await

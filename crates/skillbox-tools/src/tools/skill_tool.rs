@@ -34,9 +34,10 @@ pub(crate) fn prepare<'a>(
     Box::pin(std::future::ready(Ok(Prepared::runs_code(
         ApprovalSubject::skill(&skill),
         Box::pin(async move {
+            let copy = skillbox_exec::SkillCopy::in_catalog(provider.catalog(), &skill);
             let result = provider
                 .executor()
-                .call_tool(&skill, &tool, arguments, RunOptions::default())
+                .call_tool_as(&skill, copy, &tool, arguments, RunOptions::default())
                 .await;
             let status = match result.error_type {
                 None => CallStatus::Ok,
