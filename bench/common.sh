@@ -23,14 +23,16 @@ test_venv_python() {
 }
 
 # Print the skillbox binary to time: the path given (a script's *_BIN variable) when not empty,
-# else a fresh release build of this tree. Dies when the binary is not executable.
+# else a fresh release build of this tree, with the cargo features named after the path (a
+# comma-separated list, such as object-storage). Dies when the binary is not executable.
 skillbox_binary() {
-    local bin="${1:-}"
+    local bin="${1:-}" features="${2:-}"
     if [[ -n "$bin" ]]; then
         log "using $bin (no build)"
     else
-        log "building: cargo build --release -p skillbox-cli"
-        cargo build --release -p skillbox-cli >&2 || die "cargo build failed"
+        log "building: cargo build --release -p skillbox-cli${features:+ --features $features}"
+        cargo build --release -p skillbox-cli ${features:+--features "$features"} >&2 ||
+            die "cargo build failed"
         bin="$repo/target/release/skillbox"
     fi
     [[ -x "$bin" ]] || die "skillbox binary not found or not executable: $bin"

@@ -6,7 +6,8 @@
 #   bench/replicas.sh
 #
 # Environment (all optional):
-#   SKILLBOX_BIN                 use this skillbox binary instead of building it (release)
+#   SKILLBOX_BIN                 use this skillbox binary instead of building it (release, with
+#                                the object-storage feature)
 #   LOADGEN_BIN                  use this skillbox-loadgen binary instead of building bench/loadgen
 #   REPLICAS_BENCH_DURATION      seconds of measured load per row (default 10, max 300)
 #   REPLICAS_BENCH_CONNECTIONS   keep-alive connections in all (default 64)
@@ -28,7 +29,7 @@ rm -rf "$out/replicas-work"
 duration=$(number REPLICAS_BENCH_DURATION "${REPLICAS_BENCH_DURATION:-10}" 1 300)
 connections=$(number REPLICAS_BENCH_CONNECTIONS "${REPLICAS_BENCH_CONNECTIONS:-64}" 2 1024)
 
-bin="$(skillbox_binary "${SKILLBOX_BIN:-}")"
+bin="$(skillbox_binary "${SKILLBOX_BIN:-}" object-storage)"
 loadgen="$(loadgen_binary "${LOADGEN_BIN:-}")"
 python="$(test_venv_python)"
 moto_server="$(dirname "$python")/moto_server"
