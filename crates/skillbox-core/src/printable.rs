@@ -9,20 +9,33 @@ use std::fmt::Write;
 
 /// Whether a character must not reach a terminal as it is: control characters (C0, DEL, C1,
 /// newlines and tabs included, since a field is one line), the line and paragraph separators,
-/// bidi marks (the Arabic letter mark too), embeddings, overrides and isolates, zero-width
-/// characters, the byte-order mark and the invisible tag characters.
+/// the interlinear annotation marks, and every character Unicode lets a display draw as
+/// nothing (`Default_Ignorable_Code_Point`): bidi marks, embeddings, overrides and isolates,
+/// zero-width characters, the soft hyphen, the Hangul fillers, the byte-order mark, the tag
+/// characters and the variation selectors, in which text can be smuggled past a reader one
+/// byte per invisible character.
 #[must_use]
 pub fn needs_escaping(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{061C}'
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{061C}'
+                | '\u{115F}'..='\u{1160}'
+                | '\u{17B4}'..='\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
                 | '\u{200B}'..='\u{200F}'
                 | '\u{2028}'..='\u{202E}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{2069}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
                 | '\u{FEFF}'
-                | '\u{E0000}'..='\u{E007F}'
+                | '\u{FFA0}'
+                | '\u{FFF0}'..='\u{FFFB}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E0FFF}'
         )
 }
 
@@ -103,6 +116,10 @@ mod tests {
         assert_eq!(printable("alm\u{61c}"), "alm\\u{61c}");
         assert_eq!(printable("a\u{2028}b"), "a\\u{2028}b");
         assert_eq!(printable("tag\u{e0041}"), "tag\\u{e0041}");
+        assert_eq!(
+            printable("Paris\u{e0131}\u{fe0f}soft\u{ad}\u{3164}"),
+            "Paris\\u{e0131}\\u{fe0f}soft\\u{ad}\\u{3164}"
+        );
         assert_eq!(printable("c1\u{9b}31m"), "c1\\u{9b}31m");
         assert_eq!(
             printable_line("Folded\n  description\u{1b}[2J"),

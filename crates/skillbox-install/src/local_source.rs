@@ -41,12 +41,7 @@ impl LocalPlace {
                     .get(..5)
                     .is_some_and(|s| s.eq_ignore_ascii_case("file:")) =>
             {
-                Some(
-                    url::Url::parse(url)
-                        .ok()
-                        .and_then(|parsed| parsed.to_file_path().ok())
-                        .map_or(LocalPlace::Unknown, LocalPlace::Repository),
-                )
+                Some(repository_git_reads(url).map_or(LocalPlace::Unknown, LocalPlace::Repository))
             }
             _ => None,
         }
@@ -59,6 +54,23 @@ impl LocalPlace {
             LocalPlace::Unknown => None,
         }
     }
+}
+
+/// The folder git reads for the `file:` URL `url`, parsed as git parses it: the path taken
+/// byte for byte (no percent-decoding, no `..` taken away by spelling, so that a `..` after a
+/// link leads where the file system takes it); `None` for a URL git would not read as a
+/// folder of this machine (one naming a host, say).
+fn repository_git_reads(url: &str) -> Option<PathBuf> {
+    let parsed = gix::url::parse(url.as_bytes()).ok()?;
+    if parsed.scheme != gix::url::Scheme::File
+        || parsed.host.is_some()
+        || parsed.user.is_some()
+        || parsed.port.is_some()
+    {
+        return None;
+    }
+    let path = gix::path::from_bstr(&parsed.path).ok()?;
+    path.is_absolute().then(|| path.into_owned())
 }
 
 /// `path` with its links resolved; when it cannot be (it does not exist), absolute with `.`
@@ -221,5 +233,22 @@ mod tests {
             Some(LocalPlace::Unknown)
         );
         assert_eq!(LocalPlace::of(&spec("https://example.com/o/r.git")), None);
+        // As git reads them: no `..` taken away by spelling, no percent-decoding.
+        assert_eq!(
+            LocalPlace::of(&spec("file:///srv/link/../skills.git")),
+            Some(LocalPlace::Repository(PathBuf::from(
+                "/srv/link/../skills.git"
+            )))
+        );
+        assert_eq!(
+            LocalPlace::of(&spec("file:///srv/%2e%2e/skills.git")),
+            Some(LocalPlace::Repository(PathBuf::from(
+                "/srv/%2e%2e/skills.git"
+            )))
+        );
+        assert_eq!(
+            LocalPlace::of(&spec("file://localhost/srv/skills.git")),
+            Some(LocalPlace::Unknown)
+        );
     }
 }

@@ -33,6 +33,20 @@ function pretty(value) {
   try { return JSON.stringify(value, null, 2); } catch (_) { return String(value); }
 }
 
+/**
+ * Characters a page draws as nothing or out of order (controls but the newline and tab, bidi
+ * marks and overrides, zero-width characters, the soft hyphen, Hangul fillers, variation
+ * selectors and tag characters, Unicode's default-ignorable ones): text can hide in them, one
+ * byte per character, from a person approving a call. The same set the terminal escapes.
+ */
+const INVISIBLE_CHARACTERS =
+  /[\u{0}-\u{8}\u{b}-\u{1f}\u{7f}-\u{9f}\u{ad}\u{34f}\u{61c}\u{115f}\u{1160}\u{17b4}\u{17b5}\u{180b}-\u{180f}\u{200b}-\u{200f}\u{2028}-\u{202e}\u{2060}-\u{206f}\u{3164}\u{fe00}-\u{fe0f}\u{feff}\u{ffa0}\u{fff0}-\u{fffb}\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e0fff}]/gu;
+
+/** `text` with each invisible character written as an escape such as `\u{e0131}`. */
+function visible(text) {
+  return String(text).replace(INVISIBLE_CHARACTERS, (character) => `\\u{${character.codePointAt(0).toString(16)}}`);
+}
+
 function debounce(action, delayMs) {
   let timer = null;
   return (...values) => {
@@ -420,8 +434,8 @@ function chatPage() {
         // Every argument, whole: the card scrolls rather than cut what it asks about.
         card.append(
           element("strong", "", "Approve running code?"),
-          element("div", "", event.summary),
-          element("pre", "approval-arguments", pretty(event.arguments)),
+          element("div", "approval-summary", visible(event.summary)),
+          element("pre", "approval-arguments", visible(pretty(event.arguments))),
         );
         const actions = element("div", "actions");
         const approve = element("button", "", "Approve");

@@ -64,12 +64,12 @@ print(json.dumps({"screens": screens, "status": status}))
 "#;
 
 /// What a command run on a pty showed.
-struct Terminal {
-    screens: Vec<String>,
+pub(super) struct Terminal {
+    pub(super) screens: Vec<String>,
 }
 
 /// Run `skillbox ARGS` over `root` on a pty, answering its questions with `answers`.
-fn on_a_terminal(root: &Path, arguments: &[&str], answers: &[&str]) -> Terminal {
+pub(super) fn on_a_terminal(root: &Path, arguments: &[&str], answers: &[&str]) -> Terminal {
     let mut argv = vec![
         assert_cmd::cargo::cargo_bin("skillbox")
             .to_string_lossy()

@@ -8,6 +8,7 @@ mod attacks_round3;
 mod attacks_round4_eval_outputs;
 mod attacks_round4_install;
 mod attacks_round4_network;
+mod attacks_round4_review;
 mod attacks_round4_tools;
 mod author;
 mod authoring_attacks;
