@@ -18,20 +18,46 @@ const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(600);
 /// Most redirects one download follows.
 const MAX_REDIRECTS: usize = 10;
 
-/// The environment variable holding a token for `url`'s origin: `SKILLBOX_TOKEN_` and the host
-/// with every character that is not a letter or digit as `_`, upper-cased, and `_PORT` when the
-/// URL's port is not its scheme's default (`SKILLBOX_TOKEN_GITHUB_COM`,
-/// `SKILLBOX_TOKEN_127_0_0_1_8080`). `None` for a URL without a host.
+/// The environment variable holding a token for `url`'s origin: `SKILLBOX_TOKEN_`, the host
+/// upper-cased with each `.` as `_` and each `-` as `__`, and `_PORT` when the URL's port is not
+/// its scheme's default (`SKILLBOX_TOKEN_GITHUB_COM`, `SKILLBOX_TOKEN_MY__GIT_EXAMPLE_COM`,
+/// `SKILLBOX_TOKEN_127_0_0_1_8080`); an IPv6 address is `_IPV6` and its eight groups in hex
+/// (`SKILLBOX_TOKEN__IPV6_0_0_0_0_0_0_0_1`). Two origins never share a name, so a token
+/// never reaches a host that merely spells like its own (`git-example.com` for
+/// `git.example.com`). `None` for a URL without a host, or a host name that is not a plain DNS
+/// name (a `_`, an empty label, a label starting or ending with `-`): such a host gets no token.
 #[must_use]
 pub fn token_variable(url: &url::Url) -> Option<String> {
-    let host = url.host_str().filter(|host| !host.is_empty())?;
     let mut name = String::from("SKILLBOX_TOKEN_");
-    for c in host.chars() {
-        name.push(if c.is_ascii_alphanumeric() {
-            c.to_ascii_uppercase()
-        } else {
-            '_'
-        });
+    match url.host()? {
+        url::Host::Domain(domain) => {
+            let plain_label = |label: &str| {
+                !label.is_empty()
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+                    && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            };
+            if !domain.split('.').all(plain_label) {
+                return None;
+            }
+            for c in domain.chars() {
+                match c {
+                    '.' => name.push('_'),
+                    '-' => name.push_str("__"),
+                    c => name.push(c.to_ascii_uppercase()),
+                }
+            }
+        }
+        url::Host::Ipv4(address) => {
+            name.push_str(&address.to_string().replace('.', "_"));
+        }
+        url::Host::Ipv6(address) => {
+            // A domain's part never starts with `_`: this spelling is an address's alone.
+            name.push_str("_IPV6");
+            for group in address.segments() {
+                name.push_str(&format!("_{group:X}"));
+            }
+        }
     }
     // `url` keeps a port only when it is not the scheme's default.
     if let Some(port) = url.port() {
@@ -279,5 +305,41 @@ mod tests {
         );
         let http = url::Url::parse("http://example.com/x").unwrap();
         assert_eq!(token_for(&http), None);
+    }
+
+    /// Hosts that spell alike never share a variable: a cloned manifest naming
+    /// `git-example.com` does not get the token meant for `git.example.com`.
+    #[test]
+    fn hosts_that_spell_alike_have_their_own_token_variables() {
+        let variable = |text: &str| token_variable(&url::Url::parse(text).unwrap());
+        let names: Vec<Option<String>> = [
+            "https://git.example.com/x",
+            "https://git-example.com/x",
+            "https://git--example.com/x",
+            "https://git.example.com:8443/x",
+            "https://127.0.0.1/x",
+            "https://[::1]/x",
+            "https://ipv6.a.b/x",
+        ]
+        .iter()
+        .map(|text| variable(text))
+        .collect();
+        for (index, name) in names.iter().enumerate() {
+            assert!(name.is_some(), "{index}");
+            assert!(!names[index + 1..].contains(name), "{name:?} is shared");
+        }
+        assert_eq!(names[1].as_deref(), Some("SKILLBOX_TOKEN_GIT__EXAMPLE_COM"));
+        assert_eq!(
+            names[5].as_deref(),
+            Some("SKILLBOX_TOKEN__IPV6_0_0_0_0_0_0_0_1")
+        );
+        // Names that are not plain DNS names get no token at all.
+        for text in [
+            "https://git_example.com/x",
+            "https://-git.example.com/x",
+            "https://git-.example.com/x",
+        ] {
+            assert_eq!(variable(text), None, "{text}");
+        }
     }
 }
