@@ -10,6 +10,13 @@ cd "$repo"
 echo "== cargo test --workspace"
 cargo test --workspace "$@"
 
+# The packages carry the `skillbox` and `skillbox-sandbox` binaries `cargo test` just built for
+# the CLI's and the executor's tests: a separate `cargo build` of them would resolve other
+# features and build much of the stack again.
+target="$(cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+export SKILLBOX_PREBUILT_BINARIES="$target/debug"
+
 echo "== the Python binding (pytest)"
 bash scripts/test-python.sh
 

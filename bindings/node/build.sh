@@ -6,18 +6,25 @@
 #   bash build.sh [release|dev]      (default release)
 #
 # cargo builds into the workspace's target folder (CARGO_TARGET_DIR is honoured), sharing the
-# artifacts of `cargo build` and `cargo test` of the same profile.
+# artifacts of `cargo build` and `cargo test` of the same profile. SKILLBOX_PREBUILT_BINARIES
+# names a folder holding both binaries already built (the test command passes the ones
+# `cargo test --workspace` built); only the addon is built then.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 profile="${1:-release}"
 cd "$here"
-cargo build --locked --profile "$profile" -p skillbox-node \
-    -p skillbox-cli --bin skillbox -p skillbox-exec --bin skillbox-sandbox >&2
+if [[ -n "${SKILLBOX_PREBUILT_BINARIES:-}" ]]; then
+    cargo build --locked --profile "$profile" -p skillbox-node >&2
+else
+    cargo build --locked --profile "$profile" -p skillbox-node \
+        -p skillbox-cli --bin skillbox -p skillbox-exec --bin skillbox-sandbox >&2
+fi
 target="$(cargo metadata --format-version 1 --no-deps \
     | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')"
 case "$profile" in dev|test) built="$target/debug" ;; *) built="$target/$profile" ;; esac
 install -m 0755 "$built/libskillbox_node.so" "$here/skillbox.linux-x64-gnu.node"
 mkdir -p "$here/bin"
-install -m 0755 "$built/skillbox" "$here/bin/skillbox"
-install -m 0755 "$built/skillbox-sandbox" "$here/bin/skillbox-sandbox"
+binaries="${SKILLBOX_PREBUILT_BINARIES:-$built}"
+install -m 0755 "$binaries/skillbox" "$here/bin/skillbox"
+install -m 0755 "$binaries/skillbox-sandbox" "$here/bin/skillbox-sandbox"
 echo "built: $here/skillbox.linux-x64-gnu.node, $here/bin/ ($profile)" >&2

@@ -5,6 +5,9 @@ sandbox anything.
 
 SKILLBOX_WHEEL_PROFILE names the cargo profile of the binaries and the extension (`release`
 by default; the test script uses `dev`, whose artifacts `cargo test` already built).
+SKILLBOX_PREBUILT_BINARIES names a folder holding both binaries already built (the test
+command passes the ones `cargo test --workspace` just built, which a separate `cargo build`
+would build again with another feature set); nothing is built for them then.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ def _cargo() -> str:
 
 
 def _prepare_binaries() -> None:
+    prebuilt = os.environ.get("SKILLBOX_PREBUILT_BINARIES")
+    if prebuilt:
+        _install_binaries(Path(prebuilt))
+        return
     cargo = _cargo()
     profile = _profile()
     command = [cargo, "build", "--locked", "--profile", profile]
@@ -51,7 +58,10 @@ def _prepare_binaries() -> None:
         capture_output=True,
     )
     target = Path(json.loads(metadata.stdout)["target_directory"])
-    built = target / ("debug" if profile in ("dev", "test") else profile)
+    _install_binaries(target / ("debug" if profile in ("dev", "test") else profile))
+
+
+def _install_binaries(built: Path) -> None:
     destination = PACKAGE_ROOT / "python" / "skillbox" / "_bin"
     destination.mkdir(exist_ok=True)
     for _, binary in BINARIES:
