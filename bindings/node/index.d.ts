@@ -56,6 +56,8 @@ export declare class SkillsProvider {
   readonly warnings: string[]
   toolsFor (format: ToolFormat): unknown
   handleToolCall (name: string, args?: Record<string, unknown>): Promise<SkillExecutionResult | string | Record<string, unknown>>
+  /** the OpenRouter SDK's tool() instances (needs @openrouter/agent or @openrouter/sdk, and zod) */
+  readonly sdkTools: unknown[]
   /** a Vercel AI SDK ToolSet; `ai` is required when not given */
   aiSdkTools (ai?: unknown): Record<string, unknown>
 }

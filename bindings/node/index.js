@@ -89,6 +89,24 @@ class SkillsProvider {
   handleToolCall (name, args = {}) { return this.#native.handleToolCall(name, args) }
 
   /**
+   * The tools as the OpenRouter SDK's `tool()` instances (seed 002's sdkTools), for
+   * `callModel({ tools: [...skills.sdkTools] })`: each with a zod schema made from skillbox's
+   * JSON schema. Needs @openrouter/agent (or @openrouter/sdk) and zod.
+   */
+  get sdkTools () {
+    const { tool, z } = requireOpenRouter()
+    return this.chatCompletionsTools.map((definition) => {
+      const { name, description, parameters } = definition.function
+      return tool({
+        name,
+        description,
+        inputSchema: z.fromJSONSchema(parameters),
+        execute: (params) => this.handleToolCall(name, params ?? {})
+      })
+    })
+  }
+
+  /**
    * The tools as a Vercel AI SDK ToolSet for generateText/streamText, with skillbox's JSON
    * schemas (`jsonSchema`, no zod needed). `ai` is required when this is called (ESM-only
    * since v7: Node 20.19 and later require ES modules), or pass the module you imported.
@@ -105,6 +123,30 @@ class SkillsProvider {
     }
     return tools
   }
+}
+
+/** The OpenRouter SDK's `tool` and zod, for sdkTools. */
+function requireOpenRouter () {
+  let tool
+  const problems = []
+  for (const [name, pick] of [['@openrouter/agent', (m) => m.tool], ['@openrouter/sdk/lib/tool.js', (m) => m.tool]]) {
+    try {
+      tool = pick(require(name))
+      if (typeof tool === 'function') break
+    } catch (error) {
+      problems.push(`${name}: ${error.code || error.message}`)
+    }
+  }
+  let z
+  try {
+    z = require('zod').z
+  } catch (error) {
+    problems.push(`zod: ${error.code || error.message}`)
+  }
+  if (typeof tool !== 'function' || !z || typeof z.fromJSONSchema !== 'function') {
+    throw new Error(`skills.sdkTools needs @openrouter/agent (or @openrouter/sdk) and zod 4: npm install @openrouter/agent zod (${problems.join('; ')})`)
+  }
+  return { tool, z }
 }
 
 function requireAiSdk () {
