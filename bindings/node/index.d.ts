@@ -55,7 +55,7 @@ export declare class SkillsProvider {
   readonly skillNames: string[]
   readonly warnings: string[]
   toolsFor (format: ToolFormat): unknown
-  handleToolCall (name: string, args?: Record<string, unknown>): Promise<SkillExecutionResult | string | Record<string, unknown>>
+  handleToolCall (name: string, args?: Record<string, unknown> | string): Promise<SkillExecutionResult | string | Record<string, unknown>>
   /** the OpenRouter SDK's tool() instances (needs @openrouter/agent or @openrouter/sdk, and zod) */
   readonly sdkTools: unknown[]
   /** a Vercel AI SDK ToolSet; `ai` is required when not given */

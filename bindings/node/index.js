@@ -83,8 +83,8 @@ class SkillsProvider {
   /**
    * Answer a model's tool call: load_skill the instructions (a string), use_skill
    * {success, stdout, stderr, exitCode, error, errorType}, every other tool what it answers.
-   * Failures are answers too, for the model to read; it rejects only for arguments that are
-   * not JSON values.
+   * `args` is an object, or the model's argument text as it came. Failures are answers
+   * too, for the model to read; it rejects only for arguments that are not JSON values.
    */
   handleToolCall (name, args = {}) { return this.#native.handleToolCall(name, args) }
 

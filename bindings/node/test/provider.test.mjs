@@ -48,6 +48,16 @@ test('failures come back as the seed\'s kinds', async () => {
   ], ['SkillNotFound', 'ScriptNotFound', 'ScriptNotAllowed', 'InvalidArgs'])
 })
 
+test('arguments may be the model\'s text', async () => {
+  const { root } = skillsDir()
+  const skills = await createSkillsProvider(root)
+  const ran = await skills.handleToolCall('use_skill', '{"skill": "probe", "script": "scripts/multiply.py", "args": ["2", "21"]}')
+  assert.equal(ran.stdout, '42\n')
+  const broken = await skills.handleToolCall('use_skill', '{"skill": ')
+  assert.equal(broken.errorType, 'InvalidArgs')
+  assert.match(broken.error, /not valid JSON/)
+})
+
 test('bad options are named', async () => {
   const { root, base } = skillsDir()
   await assert.rejects(createSkillsProvider(`${base}/missing`), /missing/)

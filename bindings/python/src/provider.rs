@@ -191,7 +191,10 @@ impl Provider {
         args: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let arguments = arguments(args)?;
-        let outcome = py.detach(|| self.inner.call_blocking(name, &arguments));
+        let outcome = py.detach(|| {
+            self.inner
+                .call_blocking_with(name, arguments.as_arguments())
+        });
         answer(py, outcome)
     }
 
@@ -208,7 +211,7 @@ impl Provider {
         pyo3_async_runtimes::tokio::future_into_py(
             py,
             IN_ASYNC_CALL.scope((), async move {
-                let outcome = provider.call(&name, &arguments).await;
+                let outcome = provider.call_with(&name, arguments.as_arguments()).await;
                 Python::attach(|py| answer(py, outcome))
             }),
         )

@@ -56,7 +56,10 @@ impl Session {
         args: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let arguments = arguments(args)?;
-        let outcome = py.detach(|| self.inner.call_blocking(name, &arguments));
+        let outcome = py.detach(|| {
+            self.inner
+                .call_blocking_with(name, arguments.as_arguments())
+        });
         answer(py, outcome)
     }
 
@@ -73,7 +76,7 @@ impl Session {
         pyo3_async_runtimes::tokio::future_into_py(
             py,
             IN_ASYNC_CALL.scope((), async move {
-                let outcome = session.call(&name, &arguments).await;
+                let outcome = session.call_with(&name, arguments.as_arguments()).await;
                 Python::attach(|py| answer(py, outcome))
             }),
         )

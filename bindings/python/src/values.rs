@@ -3,23 +3,50 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 use serde_json::Value;
-use skillbox::{ToolFormat, ToolOutcome};
+use skillbox::{Arguments, ToolFormat, ToolOutcome};
 
 /// The formats `tools_for` takes, as Python spells them.
 pub const TOOL_FORMATS: &str =
     "\"responses\", \"openai\" (Chat Completions), \"anthropic\", \"gemini\", \"mcp\"";
 
-/// A call's arguments: a dict (or `None`, no arguments) of JSON values.
-pub fn arguments(arguments: Option<&Bound<'_, PyAny>>) -> PyResult<Value> {
+/// A call's arguments as Python gave them: a dict of JSON values, or a model's argument text
+/// as it came (a str), decoded by the door policy.
+pub enum CallArguments {
+    /// A dict (or no arguments).
+    Value(Value),
+    /// JSON text.
+    Text(String),
+}
+
+impl CallArguments {
+    /// The arguments in the shape the facade takes.
+    pub fn as_arguments(&self) -> Arguments<'_> {
+        match self {
+            CallArguments::Value(value) => Arguments::from(value),
+            CallArguments::Text(text) => Arguments::Text(text),
+        }
+    }
+}
+
+/// A call's arguments: a dict (or `None`, no arguments) of JSON values, or JSON text.
+pub fn arguments(arguments: Option<&Bound<'_, PyAny>>) -> PyResult<CallArguments> {
     match arguments {
-        None => Ok(Value::Object(serde_json::Map::new())),
-        Some(given) if given.is_none() => Ok(Value::Object(serde_json::Map::new())),
-        Some(given) => pythonize::depythonize::<Value>(given).map_err(|error| {
-            PyTypeError::new_err(format!(
-                "`args` must be a dict of JSON values (str, int, float, bool, None, list, dict): {error}"
-            ))
-        }),
+        None => Ok(CallArguments::Value(Value::Object(serde_json::Map::new()))),
+        Some(given) if given.is_none() => {
+            Ok(CallArguments::Value(Value::Object(serde_json::Map::new())))
+        }
+        Some(given) if given.is_instance_of::<PyString>() => {
+            Ok(CallArguments::Text(given.extract()?))
+        }
+        Some(given) => pythonize::depythonize::<Value>(given)
+            .map(CallArguments::Value)
+            .map_err(|error| {
+                PyTypeError::new_err(format!(
+                    "`args` must be a dict of JSON values (str, int, float, bool, None, list, dict), or JSON text: {error}"
+                ))
+            }),
     }
 }
 

@@ -60,6 +60,15 @@ def test_load_skill_answers_the_instructions_and_use_skill_the_seeds_result(skil
     assert isinstance(result["durationMs"], int)
 
 
+def test_arguments_may_be_the_models_text(skills_dir: Path) -> None:
+    skills = skillbox.create_skills_provider(skills_dir)
+    text = '{"skill": "probe", "script": "scripts/multiply.py", "args": ["2", "21"]}'
+    assert skills.handle_tool_call("use_skill", text)["stdout"] == "42\n"
+    broken = skills.handle_tool_call("use_skill", '{"skill": "probe", ')
+    assert broken["errorType"] == "InvalidArgs"
+    assert "not valid JSON" in broken["error"]
+
+
 def test_failures_come_back_as_the_seeds_kinds(skills_dir: Path) -> None:
     skills = skillbox.create_skills_provider(skills_dir)
 

@@ -48,6 +48,6 @@ pub use session::Session;
 pub use shared_runtime::{SHARED_RUNTIME_WORKERS, shared_runtime};
 pub use skillbox_exec::SandboxMode;
 pub use skillbox_tools::{
-    Approval, ApprovalDecision, ApprovalRequest, CallStatus, Door, FindSkillsOffer, PromptFormat,
-    ToolFormat, ToolOutcome,
+    Approval, ApprovalDecision, ApprovalRequest, Arguments, CallStatus, Door, FindSkillsOffer,
+    PromptFormat, ToolFormat, ToolOutcome,
 };

@@ -248,6 +248,28 @@ impl Provider {
     /// # Ok(()) }
     /// ```
     pub async fn call(&self, name: &str, arguments: &Value) -> ToolOutcome {
+        self.call_within(name, Arguments::from(arguments), None)
+            .await
+    }
+
+    /// [`Provider::call`] with the arguments in whatever shape the caller holds: a value, or a
+    /// model's argument text as it came (decoded once by the door policy, which answers text
+    /// that is not a JSON object with the same message at every door).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let skills_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/skills");
+    /// use skillbox::{Arguments, Options, Provider, SandboxMode};
+    ///
+    /// let skills = Provider::open(Options::new([skills_dir]).sandbox(SandboxMode::Off))?;
+    /// let text = r#"{"skill": "text-tools"}"#;
+    /// let loaded = skills.call_blocking_with("load_skill", Arguments::Text(text));
+    /// assert!(loaded.text().contains("# Text tools"));
+    /// let broken = skills.call_blocking_with("load_skill", Arguments::Text("{skill"));
+    /// assert!(broken.text().contains("not valid JSON"));
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_with(&self, name: &str, arguments: Arguments<'_>) -> ToolOutcome {
         self.call_within(name, arguments, None).await
     }
 
@@ -272,6 +294,12 @@ impl Provider {
         block_on(self.call(name, arguments))
     }
 
+    /// [`Provider::call_with`] for a caller without an async runtime.
+    #[must_use]
+    pub fn call_blocking_with(&self, name: &str, arguments: Arguments<'_>) -> ToolOutcome {
+        block_on(self.call_with(name, arguments))
+    }
+
     /// A conversation over this provider: its active skill, the skill servers it holds
     /// (their tools become callable once the skill is loaded), and, when
     /// `enforce_allowed_tools`, the active skill's `allowed-tools`.
@@ -284,7 +312,7 @@ impl Provider {
     pub(crate) async fn call_within(
         &self,
         name: &str,
-        arguments: &Value,
+        arguments: Arguments<'_>,
         servers: Option<&skillbox_tools::ServerHolds>,
     ) -> ToolOutcome {
         let mut budget = Unbudgeted;
@@ -296,7 +324,7 @@ impl Provider {
             context = context.with_servers(servers);
         }
         self.policy
-            .call(&self.provider, name, Arguments::from(arguments), context)
+            .call(&self.provider, name, arguments, context)
             .await
     }
 

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 use skillbox_tools::registry;
 use skillbox_tools::{
-    ServerHolds, SkillSession, ToolEffect, ToolFormat, ToolOutcome, render_tools,
+    Arguments, ServerHolds, SkillSession, ToolEffect, ToolFormat, ToolOutcome, render_tools,
 };
 
 use crate::provider::{Provider, block_on};
@@ -36,6 +36,12 @@ impl Session {
     /// checking the active skill's `allowed-tools` (when enforced); a load makes its skill
     /// the active one.
     pub async fn call(&self, name: &str, arguments: &Value) -> ToolOutcome {
+        self.call_with(name, Arguments::from(arguments)).await
+    }
+
+    /// [`Session::call`] with the arguments in whatever shape the caller holds (see
+    /// [`Provider::call_with`]).
+    pub async fn call_with(&self, name: &str, arguments: Arguments<'_>) -> ToolOutcome {
         if let Some(refusal) = self.state().as_ref().and_then(|state| state.refusal(name)) {
             return refusal;
         }
@@ -56,6 +62,12 @@ impl Session {
     #[must_use]
     pub fn call_blocking(&self, name: &str, arguments: &Value) -> ToolOutcome {
         block_on(self.call(name, arguments))
+    }
+
+    /// [`Session::call_with`] for a caller without an async runtime.
+    #[must_use]
+    pub fn call_blocking_with(&self, name: &str, arguments: Arguments<'_>) -> ToolOutcome {
+        block_on(self.call_with(name, arguments))
     }
 
     /// The tools offered now, in a provider's format: the provider's, with the tools of the

@@ -132,14 +132,15 @@ class SkillsProvider:
         """The tool definitions in ``format``, one of ``TOOL_FORMATS``."""
         return self._native.tools_for(format)
 
-    def handle_tool_call(self, name: str, args: dict[str, Any] | None = None) -> Any:
+    def handle_tool_call(self, name: str, args: dict[str, Any] | str | None = None) -> Any:
         """Answer a model's tool call: ``load_skill`` the instructions (a str), ``use_skill``
         ``{success, stdout, stderr, exitCode, error, errorType}``, every other tool what it
-        answers. Failures are answers too, for the model to read; nothing here raises for
-        them. Blocks this thread only: other threads run meanwhile."""
+        answers. ``args`` is a dict, or the model's argument text as it came. Failures are
+        answers too, for the model to read; nothing here raises for them. Blocks this thread
+        only: other threads run meanwhile."""
         return self._native.handle_tool_call(name, args)
 
-    async def ahandle_tool_call(self, name: str, args: dict[str, Any] | None = None) -> Any:
+    async def ahandle_tool_call(self, name: str, args: dict[str, Any] | str | None = None) -> Any:
         """``handle_tool_call`` for asyncio: calls run concurrently."""
         return await self._native.ahandle_tool_call(name, args)
 

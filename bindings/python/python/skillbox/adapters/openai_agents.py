@@ -37,13 +37,9 @@ def function_tools(provider: SkillsProvider) -> list[Any]:
 
 def _invoker(provider: SkillsProvider, name: str):
     async def invoke(_context: Any, arguments: str) -> str:
-        try:
-            parsed = json.loads(arguments) if arguments else {}
-        except json.JSONDecodeError as error:
-            return json.dumps(
-                {"error": f"the arguments of `{name}` are not valid JSON ({error}); send a JSON object"}
-            )
-        answer = await provider.ahandle_tool_call(name, parsed)
+        # The model's argument text goes as it came: skillbox decodes it, and answers text
+        # that is not a JSON object with the message every door gives.
+        answer = await provider.ahandle_tool_call(name, arguments or None)
         return answer if isinstance(answer, str) else json.dumps(answer)
 
     return invoke
