@@ -46,6 +46,12 @@ pub enum Door {
     Agent,
     /// `skillbox call`.
     Cli,
+    /// A Rust program calling the `skillbox` library.
+    Library,
+    /// The Python package `skillbox`.
+    Python,
+    /// The Node package `skillbox`.
+    Node,
 }
 
 impl Door {
@@ -60,11 +66,14 @@ impl Door {
             Door::WebChat => "web_chat",
             Door::Agent => "agent",
             Door::Cli => "cli",
+            Door::Library => "library",
+            Door::Python => "python",
+            Door::Node => "node",
         }
     }
 
     /// Every door's label, for metrics that list them.
-    pub const LABELS: [&'static str; 7] = [
+    pub const LABELS: [&'static str; 10] = [
         "rpc",
         "mcp",
         "mcp_stdio",
@@ -72,6 +81,9 @@ impl Door {
         "web_chat",
         "agent",
         "cli",
+        "library",
+        "python",
+        "node",
     ];
 }
 

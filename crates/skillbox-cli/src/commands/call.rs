@@ -1,5 +1,5 @@
-//! `skillbox call`: answer any tool a model can call, through the door policy, and print what
-//! the model would receive.
+//! `skillbox call`: answer any tool a model can call, through the library facade
+//! (`skillbox::Provider`) and so the door policy, and print what the model would receive.
 
 use std::process::ExitCode;
 
@@ -8,12 +8,12 @@ use skillbox_core::printable::{printable, printable_block};
 
 use crate::arguments::{CallArguments, GlobalOptions};
 use crate::output::print_json;
+use crate::setup::Setup;
 use crate::setup::provider::{open_data_dir, provider, provider_with_services};
-use crate::setup::{self, Setup};
 use crate::{EXIT_PROBLEMS, EXIT_USAGE};
 
-/// `skillbox call`: every tool goes through the provider's `handle_tool_call`, so this prints
-/// what a model would receive (escaped for the terminal). The run and blob tools are answered
+/// `skillbox call`: every tool goes through the facade's `call` (the door policy, offered every
+/// tool, as the `cli` door), so this prints what a model would receive (escaped for the terminal). The run and blob tools are answered
 /// with the services of the data folder `skillbox serve` uses by default (`--data-dir`).
 pub fn run(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result<ExitCode> {
     let parsed: Value = match serde_json::from_str(&arguments.args) {
@@ -42,16 +42,13 @@ pub fn run(global: &GlobalOptions, arguments: &CallArguments) -> anyhow::Result<
     } else {
         provider
     };
-    let provider = std::sync::Arc::new(provider);
     for warning in provider.warnings() {
         eprintln!("warning: {}", printable(warning));
     }
-    let runtime = setup::runtime()?;
-    let outcome = runtime.block_on(skillbox_tools::call_once(
-        &provider,
-        &arguments.tool,
-        &parsed,
-    ));
+    let outcome = skillbox::Provider::over(provider)
+        .with_offer(skillbox::ToolOffer::Everything)
+        .with_door(skillbox::Door::Cli)
+        .call_blocking(&arguments.tool, &parsed);
     // What the model would receive, with what could drive a terminal (a body's or a script's
     // escape sequences) made visible.
     let mut text = printable_block(&outcome.text()).into_owned();

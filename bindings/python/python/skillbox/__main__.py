@@ -1,0 +1,5 @@
+"""``python -m skillbox``: the ``skillbox`` command."""
+
+from ._cli import main
+
+main()
