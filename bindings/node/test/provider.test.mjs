@@ -37,7 +37,12 @@ test('failures come back as the seed\'s kinds', async () => {
   const skills = await createSkillsProvider(root)
   const kind = async (args) => {
     const answer = await skills.handleToolCall('use_skill', args)
+    // Every failure is the seed's whole result, whether anything ran or not.
     assert.ok(answer.error, JSON.stringify(answer))
+    assert.equal(answer.success, false, JSON.stringify(answer))
+    assert.equal(typeof answer.stdout, 'string', JSON.stringify(answer))
+    assert.equal(typeof answer.stderr, 'string', JSON.stringify(answer))
+    assert.ok('exitCode' in answer, JSON.stringify(answer))
     return answer.errorType
   }
   assert.deepEqual([

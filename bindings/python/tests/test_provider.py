@@ -74,9 +74,10 @@ def test_failures_come_back_as_the_seeds_kinds(skills_dir: Path) -> None:
 
     def kind(args: dict) -> str:
         answer = skills.handle_tool_call("use_skill", args)
-        # A failure found before anything ran answers `error` and `errorType` only; one of a
-        # run answers the whole result too.
-        assert answer.get("success", False) is False and answer["error"], answer
+        # Every failure is the seed's whole result, whether anything ran or not.
+        assert answer["success"] is False and answer["error"], answer
+        assert isinstance(answer["stdout"], str) and isinstance(answer["stderr"], str), answer
+        assert "exitCode" in answer, answer
         return answer["errorType"]
 
     assert kind({"skill": "nope", "script": "x.py"}) == "SkillNotFound"

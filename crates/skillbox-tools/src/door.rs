@@ -272,10 +272,11 @@ impl DoorPolicy {
         let mut outcome = self
             .answer(provider, &tool, arguments, budget, approval)
             .await;
-        if tool.types_failures()
-            && let Some(kind) = outcome.error_type_of_status()
-        {
-            outcome = outcome.with_error_type(kind);
+        if tool.types_failures() {
+            if let Some(kind) = outcome.error_type_of_status() {
+                outcome = outcome.with_error_type(kind);
+            }
+            outcome = outcome.as_execution_result();
         }
         // A skill was loaded: its servers (and those of the skills it requires) start for the
         // caller's conversation, and the load's answer says what became of each.

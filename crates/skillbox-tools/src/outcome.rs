@@ -263,6 +263,29 @@ impl ToolOutcome {
         }
     }
 
+    /// The same failure in the shape of seed 002's `SkillExecutionResult`: `success` false,
+    /// empty `stdout` and `stderr`, and no `exitCode` when nothing ran (a skill not found,
+    /// arguments refused, a denial, a full queue), beside its `error` and `errorType`. Fields
+    /// the failure has already are kept; a success, or a failure whose content is not an
+    /// object, is left as it is.
+    #[must_use]
+    pub fn as_execution_result(mut self) -> Self {
+        if !self.is_error() {
+            return self;
+        }
+        if let Content::Value(Value::Object(fields)) = &mut self.content {
+            fields.entry("success").or_insert(Value::Bool(false));
+            fields
+                .entry("stdout")
+                .or_insert_with(|| Value::String(String::new()));
+            fields
+                .entry("stderr")
+                .or_insert_with(|| Value::String(String::new()));
+            fields.entry("exitCode").or_insert(Value::Null);
+        }
+        self
+    }
+
     /// The same failure saying its kind (`errorType`, seed 002's kinds), unless it says one
     /// already; a success, or a failure whose content is not an object, is left as it is.
     #[must_use]

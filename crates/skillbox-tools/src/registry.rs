@@ -321,9 +321,10 @@ pub trait Tool: Send + Sync + 'static {
     /// an object, its schema is the tool's output schema (MCP's `outputSchema`,
     /// [`crate::result_schema`]); text, or JSON the tool does not shape itself, has none.
     type Result: Serialize + JsonSchema;
-    /// Every failure it answers says its kind (`errorType`, seed 002's kinds such as
-    /// `SkillNotFound`): the tool types its own, and the door policy those it answers itself
-    /// (arguments it cannot decode, a denial, a full run queue).
+    /// Every failure it answers is seed 002's `SkillExecutionResult` and says its kind
+    /// (`errorType`, such as `SkillNotFound`): the tool types its own, and the door policy
+    /// those it answers itself (arguments it cannot decode, a denial, a full run queue) and
+    /// gives a failure before anything ran the result's fields ([`ToolOutcome::as_execution_result`]).
     const TYPES_FAILURES: bool = false;
 
     /// Whether this provider answers the tool at all (`define_tool` only when enabled).

@@ -135,6 +135,14 @@ fn failures_come_back_as_the_seeds_kinds() {
             .call_blocking("use_skill", &arguments)
             .content
             .into_value();
+        // Every failure is seed 002's whole result, whether anything ran or not.
+        assert_eq!(answer["success"], json!(false), "{answer}");
+        assert!(
+            answer["stdout"].is_string()
+                && answer["stderr"].is_string()
+                && answer.get("exitCode").is_some(),
+            "{answer}"
+        );
         answer["errorType"].as_str().unwrap_or_default().to_owned()
     };
     assert_eq!(
