@@ -1,5 +1,5 @@
 //! skillbox-tools: the tool surface, what models and clients see of skills. The registry
-//! (`registry.rs`, one type per built-in tool under `tools/`) declares each tool's facts and
+//! (`registry/`, one type per built-in tool under `tools/`) declares each tool's facts and
 //! derives its schema from its typed parameters; the door policy (`door.rs`) is the one entry
 //! every door calls with a tool call; a [`SkillsProvider`] is one catalog snapshot as models see
 //! it, and renders the system-prompt section ([`PromptFormat`]) and the tool definitions in

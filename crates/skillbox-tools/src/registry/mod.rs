@@ -7,304 +7,27 @@
 //! this a tool, does it run code, may this caller call it, what is its schema.
 
 use std::collections::BTreeSet;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skillbox_core::{Skill, ToolDefinition};
-use skillbox_services::ReadBudget;
 
-use crate::effect::{CallIntent, ToolEffect};
+use crate::effect::CallIntent;
 use crate::outcome::{CallStatus, ToolOutcome};
 use crate::params::{self, Arguments};
 use crate::provider::SkillsProvider;
 use crate::tool_spec::ToolSpec;
 use crate::tools;
 
-/// Which tools to offer a model or client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolProfile {
-    /// `load_skill`, `use_skill`, `read_skill_file`, `find_skills` (when offered), one tool per
-    /// `tools.json` entry, and `define_tool`/`remove_tool` when enabled.
-    Skills,
-    /// The 8 Skills Protocol tools.
-    Protocol,
-}
+mod facts;
+mod prepared;
 
-impl ToolProfile {
-    /// Parse a profile name as used on the command line.
-    #[must_use]
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "skills" => Some(ToolProfile::Skills),
-            "protocol" => Some(ToolProfile::Protocol),
-            _ => None,
-        }
-    }
-}
-
-/// Which tools one caller may call.
-#[derive(Debug, Clone, Copy)]
-pub enum Offer<'a> {
-    /// The tools a profile lists for models (MCP, the agent's skills).
-    Profile(ToolProfile),
-    /// The Skills Protocol's tools and this server's extensions to it (`/rpc`).
-    Rpc,
-    /// Every tool this provider answers, of either profile (`skillbox call`, the playground).
-    Everything,
-    /// These tools of the skills profile only, by name (one agent round's offer).
-    Named(&'a BTreeSet<String>),
-}
-
-/// Whether a call of a tool runs code (a script, a handler, a protocol run, commands).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunsCode {
-    /// Never.
-    Never,
-    /// Always.
-    Always,
-    /// When the provider runs `` !`command` `` lines of skill bodies (`load_skill`).
-    WhenCommandsRun,
-}
-
-/// Whether a call reads files (on the blocking pool, under a time budget).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadsFiles {
-    /// It answers from memory.
-    Never,
-    /// Always.
-    Always,
-    /// Depending on its parameters (`describe_skill` with `detail: "full"`).
-    PerCall,
-}
-
-/// How much of a JSON-RPC request's `params` `/rpc` reads for a tool before refusing them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamsSize {
-    /// Names and numbers: 64 KiB.
-    Small,
-    /// Code and arguments for a run: 8 MiB.
-    Run,
-    /// Content read straight from the request body, never built into a tree (`create_blob`).
-    Body,
-}
-
-/// What an MCP client is told about a tool's effects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Annotations {
-    /// It changes nothing.
-    pub read_only: bool,
-    /// It may destroy something (no tool does: runs are sandboxed, blobs only added).
-    pub destructive: bool,
-    /// Calling it twice with the same arguments does no more than once.
-    pub idempotent: bool,
-    /// It reaches the world outside the catalog (no tool does: runs have no network).
-    pub open_world: bool,
-}
-
-impl Annotations {
-    /// A tool that only reads.
-    pub const READ_ONLY: Annotations = Annotations {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
-    /// A tool that runs code or stores something.
-    pub const ACTS: Annotations = Annotations {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-    };
-}
-
-/// The profiles a built-in tool belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Profiles {
-    /// The skills profile.
-    pub skills: bool,
-    /// The Skills Protocol profile.
-    pub protocol: bool,
-    /// Answered by `/rpc` as this server's extension to the protocol.
-    pub rpc_extension: bool,
-}
-
-impl Profiles {
-    /// The skills profile only.
-    pub const SKILLS: Profiles = Profiles {
-        skills: true,
-        protocol: false,
-        rpc_extension: false,
-    };
-    /// The Skills Protocol profile only.
-    pub const PROTOCOL: Profiles = Profiles {
-        skills: false,
-        protocol: true,
-        rpc_extension: false,
-    };
-}
-
-/// The facts of a tool, declared once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolFacts {
-    /// Where it is offered.
-    pub profiles: Profiles,
-    /// Whether a call may run code: it then waits for a place in the run queue, and asks the
-    /// approval hook first.
-    pub runs_code: RunsCode,
-    /// Whether a call reads files: it then runs on the blocking pool.
-    pub reads_files: ReadsFiles,
-    /// It changes what the runtime offers (`define_tool`): the approval hook is asked first.
-    pub mutating: bool,
-    /// Its calls load a skill's instructions (their effect is [`ToolEffect::LoadsSkill`] when
-    /// they name one): never held back by the active skill's `allowed-tools`, so a model can
-    /// always switch skills.
-    pub loads_skills: bool,
-    /// It needs the run and blob services (a data folder).
-    pub needs_services: bool,
-    /// How large its `/rpc` params may be.
-    pub params_size: ParamsSize,
-    /// What MCP clients are told.
-    pub annotations: Annotations,
-}
-
-/// A future of a tool's work.
-pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
-
-/// Work that runs with the caller's answer budget (blob reads take from it).
-pub type BudgetedWork<'a> = Box<dyn FnOnce(&'a mut dyn ReadBudget) -> ToolFuture<'a> + Send + 'a>;
-
-/// What a call does once admitted.
-pub enum Job<'a> {
-    /// Already answered (from memory, while preparing).
-    Answered(ToolOutcome),
-    /// File reads: on the blocking pool, within its time budget. `what` says what is read,
-    /// for the message when the budget runs out.
-    Blocking {
-        /// What the work is doing, as in "while {what}".
-        what: &'static str,
-        /// The work.
-        work: Box<dyn FnOnce() -> ToolOutcome + Send + 'static>,
-    },
-    /// Async work (runs, blob reads and writes) with the caller's answer budget.
-    Async(BudgetedWork<'a>),
-}
-
-impl std::fmt::Debug for Job<'_> {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Job::Answered(outcome) => formatter.debug_tuple("Answered").field(outcome).finish(),
-            Job::Blocking { what, .. } => formatter
-                .debug_struct("Blocking")
-                .field("what", what)
-                .finish_non_exhaustive(),
-            Job::Async(_) => formatter.write_str("Async"),
-        }
-    }
-}
-
-/// Who is asked to approve a call, and what to show them.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ApprovalSubject {
-    /// The skill whose code would run, when known.
-    pub skill: Option<String>,
-    /// One line saying what would run; by default "call `tool` of skill `s` with {arguments}".
-    pub summary: Option<String>,
-}
-
-impl ApprovalSubject {
-    /// The code of `skill` would run.
-    #[must_use]
-    pub fn skill(skill: &Skill) -> Self {
-        ApprovalSubject {
-            skill: Some(skill.name().to_owned()),
-            summary: None,
-        }
-    }
-}
-
-/// A call checked and ready: what it needs from the door policy, and its job.
-#[derive(Debug)]
-pub struct Prepared<'a> {
-    /// It takes a place in the run queue.
-    pub(crate) runs_code: bool,
-    /// The approval hook is asked first, with this.
-    pub(crate) approval: Option<ApprovalSubject>,
-    /// The work.
-    pub(crate) job: Job<'a>,
-    /// What the call changes when it succeeds ([`Tool::intent`]): the door policy attaches it
-    /// to the outcome.
-    pub(crate) effect: Option<ToolEffect>,
-}
-
-impl<'a> Prepared<'a> {
-    /// Answered while preparing, from memory.
-    #[must_use]
-    pub fn answered(outcome: ToolOutcome) -> Self {
-        Prepared {
-            runs_code: false,
-            approval: None,
-            job: Job::Answered(outcome),
-            effect: None,
-        }
-    }
-
-    /// File reads on the blocking pool.
-    #[must_use]
-    pub fn reads_files(
-        what: &'static str,
-        work: impl FnOnce() -> ToolOutcome + Send + 'static,
-    ) -> Self {
-        Prepared {
-            runs_code: false,
-            approval: None,
-            job: Job::Blocking {
-                what,
-                work: Box::new(work),
-            },
-            effect: None,
-        }
-    }
-
-    /// Async work that runs no code (blob reads and writes), with the caller's budget.
-    #[must_use]
-    pub fn asynchronous(
-        work: impl FnOnce(&'a mut dyn ReadBudget) -> ToolFuture<'a> + Send + 'a,
-    ) -> Self {
-        Prepared {
-            runs_code: false,
-            approval: None,
-            job: Job::Async(Box::new(work)),
-            effect: None,
-        }
-    }
-
-    /// Code to run: approved first, then admitted to the run queue.
-    #[must_use]
-    pub fn runs_code(subject: ApprovalSubject, work: ToolFuture<'a>) -> Self {
-        Prepared {
-            runs_code: true,
-            approval: Some(subject),
-            job: Job::Async(Box::new(move |_| work)),
-            effect: None,
-        }
-    }
-
-    /// Ask the approval hook first (a call that changes what the runtime offers).
-    #[must_use]
-    pub fn approved_first(mut self, subject: ApprovalSubject) -> Self {
-        self.approval = Some(subject);
-        self
-    }
-}
-
-/// A future preparing a call.
-pub type PrepareFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<Prepared<'a>, ToolOutcome>> + Send + 'a>>;
+pub use facts::{
+    Annotations, Offer, ParamsSize, Profiles, ReadsFiles, RunsCode, ToolFacts, ToolProfile,
+};
+pub use prepared::{ApprovalSubject, BudgetedWork, Job, PrepareFuture, Prepared, ToolFuture};
 
 /// A built-in tool. One type per tool, in its own file under `tools/`.
 pub trait Tool: Send + Sync + 'static {
@@ -349,7 +72,7 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// What a call with `params` concerns and would change, told without running it (no side
-    /// effects): the skill it names and its [`ToolEffect`]. Nothing, by default.
+    /// effects): the skill it names and its [`ToolEffect`](crate::effect::ToolEffect). Nothing, by default.
     fn intent(&self, _provider: &SkillsProvider, _params: &Self::Params<'_>) -> CallIntent {
         CallIntent::default()
     }
