@@ -132,6 +132,18 @@ mod tests {
             .collect()
     }
 
+    /// [`with_requirements`] of `chosen` from a source holding nothing else, its notes dropped.
+    fn alone_with(chosen: Prepared, lock: &SkillLock) -> Result<Vec<Prepared>, InstallError> {
+        with_requirements(
+            vec![chosen],
+            Vec::new(),
+            lock,
+            "/source",
+            &mut Vec::new(),
+            &mut BTreeMap::new(),
+        )
+    }
+
     fn locked(requires: &[&str]) -> LockedSkill {
         LockedSkill {
             source: "/elsewhere".to_owned(),
@@ -182,26 +194,11 @@ mod tests {
     fn a_requirement_installed_already_is_not_fetched_and_a_missing_one_names_who_needs_it() {
         let mut lock = SkillLock::new();
         lock.skills.insert("charts".to_owned(), locked(&[]));
-        let all = with_requirements(
-            vec![skill("report", &["charts"])],
-            Vec::new(),
-            &lock,
-            "/source",
-            &mut Vec::new(),
-            &mut BTreeMap::new(),
-        )
-        .unwrap();
+        let all = alone_with(skill("report", &["charts"]), &lock).unwrap();
         assert_eq!(names(&all), ["report"]);
-        let error = with_requirements(
-            vec![skill("report", &["fonts"])],
-            Vec::new(),
-            &lock,
-            "/source",
-            &mut Vec::new(),
-            &mut BTreeMap::new(),
-        )
-        .err()
-        .unwrap();
+        let error = alone_with(skill("report", &["fonts"]), &lock)
+            .err()
+            .unwrap();
         let message = error.to_string();
         assert!(
             message.contains("`report` requires the skill `fonts`, which `/source` does not hold"),
@@ -213,16 +210,7 @@ mod tests {
     fn a_cycle_through_the_lock_is_refused_with_its_path() {
         let mut lock = SkillLock::new();
         lock.skills.insert("b".to_owned(), locked(&["a"]));
-        let error = with_requirements(
-            vec![skill("a", &["b"])],
-            Vec::new(),
-            &lock,
-            "/source",
-            &mut Vec::new(),
-            &mut BTreeMap::new(),
-        )
-        .err()
-        .unwrap();
+        let error = alone_with(skill("a", &["b"]), &lock).err().unwrap();
         assert!(error.to_string().contains("a -> b -> a"), "{error}");
         let graph = BTreeMap::from([
             ("a".to_owned(), vec!["b".to_owned()]),

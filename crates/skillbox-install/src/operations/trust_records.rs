@@ -3,22 +3,22 @@
 //! recorded.
 
 use super::*;
+use skillbox_trust::trust_file::InstalledSkill;
 
 impl Installer {
     /// Whether the trust file records `folder` as installed by this scope's lock with `digest`.
     pub(super) fn recorded_as(&self, folder: &Path, digest: &str) -> bool {
-        let Some(trust_file) = &self.trust_file else {
-            return false;
-        };
-        let (Some(store), Ok(canonical)) = (
-            self.trust_snapshot(trust_file),
-            fs_err::canonicalize(folder),
-        ) else {
-            return false;
-        };
+        self.our_record(folder)
+            .is_some_and(|record| record.digest == digest)
+    }
+
+    /// The trust file's record of `folder` when this scope's lock installed it.
+    fn our_record(&self, folder: &Path) -> Option<&InstalledSkill> {
+        let store = self.trust_snapshot(self.trust_file.as_deref()?)?;
+        let canonical = fs_err::canonicalize(folder).ok()?;
         store
             .installed(&canonical)
-            .is_some_and(|record| record.lock == self.scope.lock && record.digest == digest)
+            .filter(|record| record.lock == self.scope.lock)
     }
 
     /// The trust file as it was when this operation first read it (records written by this
@@ -31,18 +31,7 @@ impl Installer {
 
     /// Whether a folder is a copy this scope's lock installed (recorded in the trust file).
     pub(super) fn is_our_copy(&self, folder: &Path) -> bool {
-        let Some(trust_file) = &self.trust_file else {
-            return false;
-        };
-        let (Some(store), Ok(canonical)) = (
-            self.trust_snapshot(trust_file),
-            fs_err::canonicalize(folder),
-        ) else {
-            return false;
-        };
-        store
-            .installed(&canonical)
-            .is_some_and(|record| record.lock == self.scope.lock)
+        self.our_record(folder).is_some()
     }
 
     /// Note that `folder` now holds the files of `locked`: recorded in the trust file by
