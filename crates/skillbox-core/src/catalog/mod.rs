@@ -477,10 +477,18 @@ impl SkillCatalog {
         &'a self,
         skill: &'a Skill,
     ) -> impl Iterator<Item = &'a Arc<Skill>> + 'a {
-        self.skills
-            .iter()
-            .chain(&self.shadowed)
-            .filter(move |other| other.name() == skill.name() && other.root != skill.root)
+        // Through the name index (a call asks this on every run); shadowed copies are few.
+        self.by_name
+            .get(skill.name())
+            .into_iter()
+            .flatten()
+            .map(|index| &self.skills[*index])
+            .chain(
+                self.shadowed
+                    .iter()
+                    .filter(|other| other.name() == skill.name()),
+            )
+            .filter(move |other| other.root != skill.root)
     }
 
     /// The copies that contest `skill`'s name: those in other roots when one of the two roots
