@@ -93,7 +93,13 @@ pub fn contested_grants(options: &ExecutionOptions, catalog: &SkillCatalog) -> V
         };
         let mut folders: Vec<String> = std::iter::once(skill)
             .chain(catalog.contesting_copies(skill))
-            .map(|copy| format!("`{}`", copy.directory.display()))
+            // Folder names come from skills and clones: shown escaped, never as raw control text.
+            .map(|copy| {
+                format!(
+                    "`{}`",
+                    skillbox_core::printable::printable(&copy.directory.display().to_string())
+                )
+            })
             .collect();
         if folders.len() < 2 {
             continue;
