@@ -134,6 +134,9 @@ diagnostic_codes! {
     SkillKeptLastGood => "skill-kept-last-good",
     /// An MCP server the skill declares (`mcp-servers`, `.mcp.json`) is malformed or unsafe.
     ServerDeclarationInvalid => "server-declaration-invalid",
+    /// A declared server is a package from npm or PyPI (`npx`, `uvx`): what `add` installs
+    /// ahead, and whether its version is pinned.
+    ServerPackage => "server-package",
     /// `requires` names a skill that is not there, the skill itself, or closes a cycle.
     RequiresInvalid => "requires-invalid",
 }
@@ -194,6 +197,11 @@ impl Diagnostic {
     /// Shorthand for an error-level diagnostic.
     pub fn error(code: DiagnosticCode, message: impl Into<String>) -> Self {
         Self::new(Severity::Error, code, message)
+    }
+
+    /// Shorthand for an info-level diagnostic.
+    pub fn info(code: DiagnosticCode, message: impl Into<String>) -> Self {
+        Self::new(Severity::Info, code, message)
     }
 
     /// Shorthand for a warning-level diagnostic.

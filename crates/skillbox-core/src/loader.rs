@@ -238,6 +238,12 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
                 .into_iter()
                 .map(|diagnostic| diagnostic.in_file(&skill_md_path)),
         );
+        for server in &properties.mcp_servers {
+            let file = request.directory.join(&server.declared_in);
+            for note in crate::skill_servers::package_notes(std::slice::from_ref(server)) {
+                diagnostics.push(note.in_file(&file));
+            }
+        }
     }
 
     let (id, title, description, format) = match &manifest {

@@ -5,11 +5,15 @@
 //! the file, the field and its position. Starting the servers is the tool layer's; this module
 //! only says what a skill asks for.
 
+use std::collections::BTreeMap;
+
 use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::diagnostic::{Diagnostic, DiagnosticCode, TextPosition};
+use crate::package_server::PackageServer;
 use crate::properties::is_environment_name;
+use crate::server_variables::{command_in_skill_folder, parse_template};
 use crate::yaml::{YamlNode, YamlValue};
 
 /// Claude's plugin shape of server declarations, in the skill folder.
@@ -33,10 +37,15 @@ pub enum ServerTransport {
     Stdio {
         /// The program: a name looked up on `PATH`, or a path inside the skill.
         command: String,
-        /// Its arguments.
+        /// Its arguments (`${CLAUDE_PLUGIN_ROOT}`, `${VAR}` and `${VAR:-default}` expand when
+        /// it starts: `server_variables`).
         args: Vec<String>,
         /// Environment variables it may receive (names: values come from the user's grants).
         env: Vec<String>,
+        /// Values of some of those variables given as templates (`.mcp.json`'s
+        /// `"DB": "${CLAUDE_PLUGIN_ROOT}/db"`, `"KEY": "${MY_KEY}"`), expanded when it starts.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        env_values: BTreeMap<String, String>,
     },
     /// A server at a URL, spoken to over MCP's streamable HTTP.
     StreamableHttp {
@@ -55,6 +64,74 @@ pub struct ServerDeclaration {
     pub transport: ServerTransport,
     /// The file that declares it (`SKILL.md` or `.mcp.json`).
     pub declared_in: String,
+}
+
+impl ServerDeclaration {
+    /// The package from npm or PyPI its command runs (`npx …`, `uvx …`), if it runs one:
+    /// `Some(Err(why))` for a launcher line skillbox cannot install ahead.
+    #[must_use]
+    pub fn package(&self) -> Option<Result<PackageServer, String>> {
+        match &self.transport {
+            ServerTransport::Stdio { command, args, .. } => {
+                crate::package_server::recognize(command, args)
+            }
+            ServerTransport::StreamableHttp { .. } => None,
+        }
+    }
+}
+
+/// What `validate` says about the package servers among `servers`: what each installs and
+/// runs (info), an open version (warning: `add` pins the one it resolves), a launcher line that
+/// cannot be installed ahead (warning: it cannot start in the sandbox, which has no network).
+#[must_use]
+pub fn package_notes(servers: &[ServerDeclaration]) -> Vec<Diagnostic> {
+    let mut notes = Vec::new();
+    for server in servers {
+        let field = format!("mcp-servers.{}", server.name);
+        match server.package() {
+            None => {}
+            Some(Ok(package)) => {
+                let note = format!("server `{}`: {}", server.name, package.describe());
+                notes.push(if package.pinned() {
+                    Diagnostic::info(DiagnosticCode::ServerPackage, note)
+                        .for_field(field)
+                        .with_hint("`skillbox add` and `install` install it ahead into the store; it runs from there, offline, in the sandbox")
+                } else {
+                    Diagnostic::warning(DiagnosticCode::ServerPackage, note)
+                        .for_field(field)
+                        .with_hint("pin a version (`name@1.2.3`, `name==1.2.3`); until then `skillbox add` pins the version it resolves in `skillbox.lock`")
+                });
+            }
+            Some(Err(why)) => notes.push(
+                Diagnostic::warning(
+                    DiagnosticCode::ServerPackage,
+                    format!("server `{}`: {why}", server.name),
+                )
+                .for_field(field)
+                .with_hint("skillbox installs `npx -y PACKAGE@VERSION` and `uvx PACKAGE==VERSION` servers ahead; any other launcher line needs the network, which the sandbox does not give"),
+            ),
+        }
+    }
+    notes
+}
+
+/// A stdio server's command as skillbox runs it (`${CLAUDE_PLUGIN_ROOT}/x` is `./x`), or why
+/// it cannot run it; its arguments' templates are checked too.
+fn stdio_command(command: &str, args: &[String]) -> Result<String, String> {
+    let command = command_in_skill_folder(command).unwrap_or_else(|| command.to_owned());
+    if command.contains("${") {
+        return Err(
+            "`command` takes a variable; only `${CLAUDE_PLUGIN_ROOT}/…` (the skill's folder) may start it"
+                .to_owned(),
+        );
+    }
+    if let Some(why) = command_problem(&command) {
+        return Err(format!("`command` {why}"));
+    }
+    for arg in args {
+        parse_template(arg).map_err(|why| format!("`args`: {why}"))?;
+    }
+    Ok(command)
 }
 
 /// Why `name` cannot name a server, if it cannot.
@@ -228,10 +305,11 @@ pub(crate) fn from_frontmatter(
             (Some((Some(command), node)), None) => {
                 let args = list("args", diagnostics);
                 let env = list("env", diagnostics);
-                if let Some(why) = command_problem(&command) {
-                    diagnostics.push(problem(format!("server `{name}`: `command` {why}"), &format!("{field}.command"), node.field_position(), "name a program on PATH (`python3`, `node`, `npx`) or a file inside the skill"));
+                let checked = stdio_command(&command, args.as_deref().unwrap_or_default());
+                if let Err(why) = &checked {
+                    diagnostics.push(problem(format!("server `{name}`: {why}"), &format!("{field}.command"), node.field_position(), "name a program on PATH (`python3`, `node`, `npx`) or a file inside the skill"));
                     None
-                } else if let (Some(args), Some(env)) = (args, env) {
+                } else if let (Ok(command), Some(args), Some(env)) = (checked, args, env) {
                     let bad: Vec<&String> = env
                         .iter()
                         .filter(|variable| !is_environment_name(variable))
@@ -240,7 +318,12 @@ pub(crate) fn from_frontmatter(
                         diagnostics.push(problem(format!("server `{name}`: `env` entry `{variable}` is not an environment variable name"), &format!("{field}.env"), settings.get("env").and_then(YamlNode::field_position), "list names like `API_TOKEN`; values come from `--secret` grants"));
                         None
                     } else {
-                        Some(ServerTransport::Stdio { command, args, env })
+                        Some(ServerTransport::Stdio {
+                            command,
+                            args,
+                            env,
+                            env_values: BTreeMap::new(),
+                        })
                     }
                 } else {
                     None
@@ -369,20 +452,35 @@ pub fn parse_mcp_json(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
             entry.get("url").and_then(serde_json::Value::as_str),
         ) {
             (Some(command), None) => {
+                let mut env_values = BTreeMap::new();
                 let env: Vec<String> = match entry.get("env") {
                     None => Vec::new(),
                     Some(serde_json::Value::Object(values)) => {
-                        if values
-                            .values()
-                            .any(|value| value.as_str().is_some_and(|value| !value.is_empty()))
-                        {
+                        for (variable, value) in values {
+                            let Some(value) = value.as_str().filter(|value| value.contains("${"))
+                            else {
+                                continue;
+                            };
+                            if let Err(why) = parse_template(value) {
+                                fail(
+                                    format!("server `{name}`: `env.{variable}`: {why}"),
+                                    &mut diagnostics,
+                                );
+                                continue;
+                            }
+                            env_values.insert(variable.clone(), value.to_owned());
+                        }
+                        if values.iter().any(|(variable, value)| {
+                            value.as_str().is_some_and(|value| !value.is_empty())
+                                && !env_values.contains_key(variable)
+                        }) {
                             diagnostics.push(
                                 Diagnostic::warning(
                                     DiagnosticCode::ServerDeclarationInvalid,
-                                    format!("server `{name}`: `env` values in `{MCP_JSON_FILE}` are not passed; only the names are kept"),
+                                    format!("server `{name}`: literal `env` values in `{MCP_JSON_FILE}` are not passed; only the names are kept"),
                                 )
                                 .for_field(format!("{field}.env"))
-                                .with_hint("grant each variable with `--secret NAME` when it should reach the server"),
+                                .with_hint("grant each variable with `--secret NAME` when it should reach the server, or write its value as `${NAME}`, `${NAME:-default}` or `${CLAUDE_PLUGIN_ROOT}/…`"),
                             );
                         }
                         values.keys().cloned().collect()
@@ -395,15 +493,16 @@ pub fn parse_mcp_json(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
                         continue;
                     }
                 };
-                match (command_problem(command), strings("args")) {
-                    (Some(why), _) => {
-                        fail(
-                            format!("server `{name}`: `command` {why}"),
-                            &mut diagnostics,
-                        );
+                let args = strings("args");
+                match (
+                    stdio_command(command, args.as_deref().unwrap_or_default()),
+                    args,
+                ) {
+                    (Err(why), _) => {
+                        fail(format!("server `{name}`: {why}"), &mut diagnostics);
                         continue;
                     }
-                    (None, None) => {
+                    (Ok(_), None) => {
                         fail(
                             format!(
                                 "server `{name}`: `args` must be a list of at most {MAX_SERVER_LIST_ITEMS} strings"
@@ -412,7 +511,7 @@ pub fn parse_mcp_json(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
                         );
                         continue;
                     }
-                    (None, Some(_))
+                    (Ok(_), Some(_))
                         if env.iter().any(|variable| !is_environment_name(variable)) =>
                     {
                         fail(
@@ -423,10 +522,11 @@ pub fn parse_mcp_json(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
                         );
                         continue;
                     }
-                    (None, Some(args)) => ServerTransport::Stdio {
-                        command: command.to_owned(),
+                    (Ok(command), Some(args)) => ServerTransport::Stdio {
+                        command,
                         args,
                         env,
+                        env_values,
                     },
                 }
             }
@@ -546,18 +646,17 @@ pub fn parse_codex_sidecar(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnosti
             (Some("stdio") | None, Some(command), None) => {
                 let mut words = command.split_whitespace().map(str::to_owned);
                 let program = words.next().unwrap_or_default();
-                match command_problem(&program) {
-                    Some(why) => {
-                        fail(
-                            format!("server `{name}`: `command` {why}"),
-                            &mut diagnostics,
-                        );
+                let args: Vec<String> = words.collect();
+                match stdio_command(&program, &args) {
+                    Err(why) => {
+                        fail(format!("server `{name}`: {why}"), &mut diagnostics);
                         continue;
                     }
-                    None => ServerTransport::Stdio {
-                        command: program,
-                        args: words.collect(),
+                    Ok(command) => ServerTransport::Stdio {
+                        command,
+                        args,
                         env: Vec::new(),
+                        env_values: BTreeMap::new(),
                     },
                 }
             }

@@ -3,6 +3,7 @@
 
 use super::*;
 use pretty_assertions::assert_eq;
+use std::collections::BTreeMap;
 
 fn frontmatter(yaml: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
     let document = crate::yaml::parse_document(yaml, 0).unwrap();
@@ -29,6 +30,7 @@ fn the_frontmatter_form_reads_stdio_and_http_servers() {
                     command: "python3".to_owned(),
                     args: vec!["server.py".to_owned(), "--quiet".to_owned()],
                     env: vec!["WEATHER_KEY".to_owned()],
+                    env_values: BTreeMap::new(),
                 },
                 declared_in: "SKILL.md".to_owned(),
             },
@@ -118,6 +120,7 @@ fn claudes_mcp_json_is_read_keeping_env_names_only() {
                     command: "python3".to_owned(),
                     args: vec!["server.py".to_owned()],
                     env: vec!["WEATHER_KEY".to_owned()],
+                    env_values: BTreeMap::new(),
                 }
             ),
             (
@@ -161,6 +164,7 @@ fn codex_dependencies_are_read_and_other_entries_passed_over() {
                     command: "npx".to_owned(),
                     args: vec!["-y".to_owned(), "some-server".to_owned()],
                     env: Vec::new(),
+                    env_values: BTreeMap::new(),
                 }
             ),
         ]
@@ -181,6 +185,7 @@ fn the_same_name_declared_differently_is_an_error() {
             command: command.to_owned(),
             args: Vec::new(),
             env: Vec::new(),
+            env_values: BTreeMap::new(),
         },
         declared_in: declared_in.to_owned(),
     };

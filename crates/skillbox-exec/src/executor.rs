@@ -46,6 +46,7 @@ use sweep::{STALE_RUN_AGE, sweep_stale_runs};
 mod archives;
 mod bootstraps;
 pub mod layout;
+mod package_servers;
 mod pinned;
 pub mod python_run;
 mod scripts;
@@ -54,6 +55,7 @@ mod skill_files;
 mod sweep;
 mod tool_calls;
 
+pub use package_servers::SANDBOX_PACKAGE_DIR;
 pub use scripts::{MAX_SCRIPT_ARGUMENT_BYTES, MAX_SCRIPT_ARGUMENTS, ScriptResult};
 pub use servers::{ServerLaunch, ServerProcess};
 pub use skill_files::{check_runnable_name, resolve_in_skill};

@@ -61,6 +61,16 @@ pub enum InstallError {
         /// What differs.
         message: String,
     },
+    /// A package server of a skill could not be installed ahead (npm, PyPI).
+    #[error("cannot install server `{server}` of skill `{skill}`: {message}")]
+    PackageServer {
+        /// The skill.
+        skill: String,
+        /// The server's name.
+        server: String,
+        /// Why, with what the registry tool said.
+        message: String,
+    },
     /// A skill named on the command line is not installed.
     #[error("skill `{name}` is not in `{}`; `skillbox list` shows what is installed", lock.display())]
     NotInstalled {

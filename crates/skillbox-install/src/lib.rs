@@ -19,6 +19,7 @@ mod guard;
 pub mod limits;
 mod local_source;
 pub mod operations;
+pub mod package_servers;
 pub mod progress;
 pub mod project_manifest;
 pub mod scope;

@@ -128,6 +128,12 @@ impl TrustGate {
         }
     }
 
+    /// The trust file this gate reads, when one is known.
+    #[must_use]
+    pub fn trust_file(&self) -> Option<&std::path::Path> {
+        self.store_path.as_deref()
+    }
+
     /// Whether the skill needs checking at all: its root needs trust, or it may be an
     /// installed skill, which runs only as installed whatever its root.
     #[must_use]

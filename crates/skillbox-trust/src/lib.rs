@@ -9,6 +9,7 @@
 //! - [`digest`]: the tree digest of a skill folder (what trust records and the lock pins);
 //! - [`store`]: the content-addressed store of read-only trees, hashed as they are copied;
 //! - [`lockfile`]: `skillbox.lock`, what an install put in place down to each file;
+//! - [`package_servers`]: what an install records of a skill's npm and PyPI servers;
 //! - [`ownership`]: whether a file and the folders above it are the user's alone;
 //! - [`safe_write`]: the file written whole and the tree removed without following links,
 //!   which every crate that writes uses.
@@ -26,6 +27,7 @@ pub mod error;
 pub mod gate;
 pub mod lockfile;
 pub mod ownership;
+pub mod package_servers;
 pub mod safe_write;
 pub mod store;
 pub mod trust_file;

@@ -112,6 +112,9 @@ pub struct LockedSkill {
     /// Whether those agents' folders hold copies rather than links.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub copies: bool,
+    /// Its package servers (npm, PyPI) installed ahead, by server name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub servers: BTreeMap<String, crate::package_servers::LockedServer>,
 }
 
 /// One locked file.
@@ -269,6 +272,11 @@ impl SkillLock {
                     ));
                 }
             }
+            for (server, locked) in &skill.servers {
+                if let Some(problem) = locked.problem() {
+                    return Err(format!("`skills.{name}.servers.{server}`: {problem}"));
+                }
+            }
             for (file, locked) in &skill.files {
                 skillbox_core::source::contained_relative_path(file).map_err(|_| {
                     format!("`skills.{name}.files` names `{file}`, which leaves the skill")
@@ -334,43 +342,54 @@ impl LockedSkill {
     /// in path order; empty when they hold the same files.
     #[must_use]
     pub fn changes(&self, found: &FolderInventory) -> Vec<FileChange> {
-        let mut changes = Vec::new();
-        let mut change = |path: &str, change| {
-            changes.push(FileChange {
-                path: path.to_owned(),
-                change,
-            });
-        };
-        for (path, locked) in &self.files {
-            match found.files.get(path) {
-                None => change(path, ChangeKind::Missing),
-                Some(file) if file.digest != locked.digest => change(path, ChangeKind::Changed),
-                Some(file) if file.executable != locked.executable => {
-                    change(path, ChangeKind::ModeChanged);
-                }
-                Some(_) => {}
-            }
-        }
-        for path in found.files.keys() {
-            if !self.files.contains_key(path) {
-                change(path, ChangeKind::Added);
-            }
-        }
-        for (path, target) in &self.links {
-            match found.links.get(path) {
-                None => change(path, ChangeKind::Missing),
-                Some(found_target) if found_target != target => change(path, ChangeKind::Changed),
-                Some(_) => {}
-            }
-        }
-        for path in found.links.keys() {
-            if !self.links.contains_key(path) {
-                change(path, ChangeKind::Added);
-            }
-        }
-        changes.sort_by(|a, b| a.path.cmp(&b.path));
-        changes
+        changes_between(&self.files, &self.links, found)
     }
+}
+
+/// How a folder's inventory differs from `files` and `links` as recorded, file by file, in
+/// path order.
+#[must_use]
+pub fn changes_between(
+    files: &BTreeMap<String, LockedFile>,
+    links: &BTreeMap<String, String>,
+    found: &FolderInventory,
+) -> Vec<FileChange> {
+    let mut changes = Vec::new();
+    let mut change = |path: &str, change| {
+        changes.push(FileChange {
+            path: path.to_owned(),
+            change,
+        });
+    };
+    for (path, locked) in files {
+        match found.files.get(path) {
+            None => change(path, ChangeKind::Missing),
+            Some(file) if file.digest != locked.digest => change(path, ChangeKind::Changed),
+            Some(file) if file.executable != locked.executable => {
+                change(path, ChangeKind::ModeChanged);
+            }
+            Some(_) => {}
+        }
+    }
+    for path in found.files.keys() {
+        if !files.contains_key(path) {
+            change(path, ChangeKind::Added);
+        }
+    }
+    for (path, target) in links {
+        match found.links.get(path) {
+            None => change(path, ChangeKind::Missing),
+            Some(found_target) if found_target != target => change(path, ChangeKind::Changed),
+            Some(_) => {}
+        }
+    }
+    for path in found.links.keys() {
+        if !links.contains_key(path) {
+            change(path, ChangeKind::Added);
+        }
+    }
+    changes.sort_by(|a, b| a.path.cmp(&b.path));
+    changes
 }
 
 /// One line naming the changes (`` `scripts/run.py` changed, `x` added ``), at most `shown`
@@ -433,6 +452,7 @@ mod tests {
             requires: Vec::new(),
             agents: Vec::new(),
             copies: false,
+            servers: BTreeMap::new(),
         }
     }
 

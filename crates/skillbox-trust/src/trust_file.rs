@@ -21,6 +21,7 @@ use skillbox_core::source::contained_relative_path;
 use crate::digest::{self, skill_digest};
 use crate::error::{TrustError, io_error};
 use crate::ownership::path_ownership_problem;
+use crate::package_servers::{ProvisionedServer, ProvisionedServers};
 
 /// Environment variable naming skillbox's config folder (where `trust.json` lives); without
 /// it, `skillbox/` in the user's config folder (`$XDG_CONFIG_HOME`, usually `~/.config`).
@@ -112,6 +113,14 @@ struct TrustFile {
         skip_serializing_if = "BTreeMap::is_empty"
     )]
     local_sources: BTreeMap<String, BTreeSet<String>>,
+    /// Per canonical skill folder: the package servers installed for it, by server name (see
+    /// [`crate::package_servers`]).
+    #[serde(
+        default,
+        rename = "packageServers",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    package_servers: ProvisionedServers,
 }
 
 /// A skill folder `skillbox add` or `install` put in place: the user chose it, so its code may
@@ -132,6 +141,7 @@ pub struct TrustStore {
     roots: BTreeMap<PathBuf, TrustEntry>,
     pub(crate) installed: BTreeMap<PathBuf, InstalledSkill>,
     local_sources: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+    package_servers: ProvisionedServers,
 }
 
 /// A root just trusted: its canonical path and what was recorded.
@@ -179,6 +189,7 @@ impl TrustStore {
                     roots: BTreeMap::new(),
                     installed: BTreeMap::new(),
                     local_sources: BTreeMap::new(),
+                    package_servers: BTreeMap::new(),
                 });
             }
             Err(error) => return Err(io_error(error)),
@@ -255,11 +266,29 @@ impl TrustStore {
                 folders.into_iter().map(PathBuf::from).collect(),
             );
         }
+        for (folder, servers) in &file.package_servers {
+            if !Path::new(folder).is_absolute() {
+                return Err(corrupt(format!(
+                    "package servers of `{folder}`: the folder is not an absolute path"
+                )));
+            }
+            for (name, server) in servers {
+                let problem = (!digest::is_digest(&server.digest))
+                    .then(|| "its digest is not a tree digest".to_owned())
+                    .or_else(|| server.entry.problem());
+                if let Some(problem) = problem {
+                    return Err(corrupt(format!(
+                        "package server `{name}` of `{folder}`: {problem}"
+                    )));
+                }
+            }
+        }
         Ok(TrustStore {
             path: path.to_path_buf(),
             roots,
             installed,
             local_sources,
+            package_servers: file.package_servers,
         })
     }
 
@@ -316,6 +345,7 @@ impl TrustStore {
             roots,
             installed,
             local_sources,
+            package_servers: self.package_servers.clone(),
         };
         let mut text = serde_json::to_vec_pretty(&file)
             .map_err(|error| TrustError::Io(format!("cannot encode the trust file: {error}")))?;
@@ -387,16 +417,60 @@ impl TrustStore {
     }
 
     /// Forget the install records of folders that no longer exist (a project deleted or
-    /// moved); returns how many.
+    /// moved), and their package servers; returns how many.
     pub fn forget_missing_installed(&mut self) -> usize {
         let before = self.installed.len();
         self.installed.retain(|folder, _| folder.exists());
+        self.package_servers
+            .retain(|folder, _| Path::new(folder).exists());
         before - self.installed.len()
+    }
+
+    /// The package server `server` installed for the skill folder at `canonical_folder`.
+    #[must_use]
+    pub fn provisioned_server(
+        &self,
+        canonical_folder: &Path,
+        server: &str,
+    ) -> Option<&ProvisionedServer> {
+        self.package_servers
+            .get(canonical_folder.to_str()?)?
+            .get(server)
+    }
+
+    /// Record the package servers installed for the skill folder at `folder` (replacing what
+    /// was recorded for it). In memory only: [`TrustStore::save`] writes it.
+    ///
+    /// # Errors
+    /// When the folder does not exist, or its path is not UTF-8.
+    pub fn record_provisioned_servers(
+        &mut self,
+        folder: &Path,
+        servers: BTreeMap<String, ProvisionedServer>,
+    ) -> Result<(), TrustError> {
+        let canonical = fs_err::canonicalize(folder).map_err(|_| TrustError::RootMissing {
+            path: folder.to_path_buf(),
+        })?;
+        let key = canonical
+            .to_str()
+            .ok_or_else(|| TrustError::PathNotUtf8 {
+                path: canonical.clone(),
+            })?
+            .to_owned();
+        if servers.is_empty() {
+            self.package_servers.remove(&key);
+        } else {
+            self.package_servers.insert(key, servers);
+        }
+        Ok(())
     }
 
     /// Forget the install record of a skill folder, named by its canonical path (the folder
     /// may be gone already). Returns whether there was one.
     pub fn forget_installed(&mut self, canonical_folder: &Path) -> bool {
+        if let Some(key) = canonical_folder.to_str() {
+            self.package_servers.remove(key);
+        }
         self.installed.remove(canonical_folder).is_some()
     }
 

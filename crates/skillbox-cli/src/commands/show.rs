@@ -197,13 +197,18 @@ fn render(skill: &Skill, summary: &skillbox_core::SkillSummary, view: &SkillView
     }
     for server in view.mcp_servers {
         let how = match &server.transport {
-            skillbox_core::skill_servers::ServerTransport::Stdio { command, args, env } => {
+            skillbox_core::skill_servers::ServerTransport::Stdio {
+                command, args, env, ..
+            } => {
                 let mut how = std::iter::once(command.as_str())
                     .chain(args.iter().map(String::as_str))
                     .collect::<Vec<_>>()
                     .join(" ");
                 if !env.is_empty() {
                     how.push_str(&format!(" (env {})", env.join(", ")));
+                }
+                if let Some(Ok(package)) = server.package() {
+                    how.push_str(&format!("; {}", package.describe()));
                 }
                 how
             }

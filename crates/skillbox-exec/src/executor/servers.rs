@@ -49,6 +49,9 @@ pub struct ServerLaunch<'a> {
     /// The environment variables it may receive: each is passed when the user granted a
     /// secret of that name to the skill, and never otherwise.
     pub env: &'a [String],
+    /// Values given as templates for some of those variables (`${CLAUDE_PLUGIN_ROOT}/db`,
+    /// `${KEY:-default}`): passed expanded, whether or not the name itself was granted.
+    pub env_values: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// Bytes per second a server's standard output is read at, past [`STDOUT_BURST_BYTES`]: a
@@ -156,11 +159,72 @@ impl Executor {
     ) -> Result<ServerProcess, ExecError> {
         let started = Instant::now();
         let files = self.skill_directory(skill)?;
-        let (program, mut args, interpreter) = self.server_program(&files.directory, launch)?;
-        args.extend(launch.args.iter().map(OsString::from));
+        let skill_seen = self
+            .shown(&files.directory, Path::new(SANDBOX_SKILL_DIR))
+            .inside
+            .to_string_lossy()
+            .into_owned();
+        let granted = |name: &str| {
+            self.config
+                .secrets
+                .get(name)
+                .filter(|secret| secret.granted_to_copy(skill.name(), copy))
+                .map(|secret| secret.value.clone())
+        };
+        let expand = |text: &str| {
+            skillbox_core::server_variables::expand(text, &skill_seen, granted).map_err(|why| {
+                ExecError::new(
+                    ErrorType::InvalidArgs,
+                    format!(
+                        "the MCP server `{}` of skill `{}` cannot start: {why}",
+                        launch.name,
+                        skill.name()
+                    ),
+                )
+            })
+        };
+        let mut package_tree = None;
+        let (program, mut args, interpreter, server_args) =
+            match skillbox_core::package_server::recognize(launch.command, launch.args) {
+                None => {
+                    let (program, args, interpreter) =
+                        self.server_program(&files.directory, launch)?;
+                    (program, args, interpreter, launch.args.to_vec())
+                }
+                Some(Err(why)) => {
+                    return Err(ExecError::new(
+                        ErrorType::ExecutionFailed,
+                        format!(
+                            "the MCP server `{}` of skill `{}` cannot start in the sandbox, which has no network to fetch its package: {why}",
+                            launch.name,
+                            skill.name()
+                        ),
+                    ));
+                }
+                Some(Ok(package)) => {
+                    let found = self.package_launch(
+                        skill,
+                        launch.name,
+                        (launch.command, launch.args),
+                        &package,
+                    )?;
+                    package_tree = Some(found.tree);
+                    (
+                        found.program,
+                        found.args,
+                        Some(found.interpreter),
+                        package.args,
+                    )
+                }
+            };
+        for arg in &server_args {
+            args.push(OsString::from(expand(arg)?));
+        }
+        let mut request = self.skill_request(&files, interpreter.as_deref());
+        request.skills.extend(package_tree);
         let layout = self.layout(LayoutRequest {
             long_lived: true,
-            ..self.skill_request(&files, interpreter.as_deref())
+            ..request
         })?;
         let mut invocation = self.invocation(
             (skill, copy),
@@ -179,16 +243,17 @@ impl Executor {
             self.shown(&files.directory, Path::new(SANDBOX_SKILL_DIR))
                 .inside,
         );
+        for (name, template) in launch.env_values {
+            let value = expand(template)?;
+            if !invocation.env.iter().any(|(key, _)| key == name) {
+                invocation.env.push((name.clone(), value));
+            }
+        }
         for name in launch.env {
-            let granted = self
-                .config
-                .secrets
-                .get(name)
-                .filter(|secret| secret.granted_to_copy(skill.name(), copy));
-            if let Some(secret) = granted
+            if let Some(value) = granted(name)
                 && !invocation.env.iter().any(|(key, _)| key == name)
             {
-                invocation.env.push((name.clone(), secret.value.clone()));
+                invocation.env.push((name.clone(), value));
             }
         }
         let setup_token = uuid::Uuid::new_v4().simple().to_string();

@@ -50,8 +50,20 @@ impl Installer {
                 agents: request.agents.clone(),
                 copy: request.copy,
             };
-            let (locked, tree) = self.store_prepared(&prepared, &entry)?;
+            let (mut locked, tree) = self.store_prepared(&prepared, &entry)?;
             let name = prepared.found.name.clone();
+            let locked_servers = lock
+                .skills
+                .get(&name)
+                .map(|old| old.servers.clone())
+                .unwrap_or_default();
+            locked.servers = self.provision_servers(
+                &name,
+                &tree,
+                &locked_servers,
+                ServerResolution::KeepLocked,
+                &mut report.notes,
+            )?;
             let previous = lock.skills.get(&name).map(|old| old.digest.clone());
             self.check_free(&name, &locked, previous.is_some())?;
             manifest.set(&name, entry);

@@ -75,11 +75,46 @@ impl Installer {
             self.check_agent_folders(&locked.agents)?;
         }
         self.remove_unlocked(&lock, &mut report)?;
+        let mut placed = Vec::new();
         for (name, locked) in &lock.skills {
             let (action, folder) = self.restore(name, locked, &mut report.notes)?;
+            placed.push((name.clone(), folder.clone()));
             report
                 .skills
                 .push(outcome(name, action, folder, locked, None));
+        }
+        // The skills' package servers, from the placed folders (verified against the lock):
+        // what the lock holds is installed as locked; what it lacks is resolved and locked
+        // now, never under `--frozen`.
+        let resolution = if frozen {
+            ServerResolution::Frozen
+        } else {
+            ServerResolution::KeepLocked
+        };
+        let lock_before_servers = lock.clone();
+        for (name, folder) in &placed {
+            let Some(locked) = lock.skills.get_mut(name) else {
+                continue;
+            };
+            locked.servers = self.provision_servers(
+                name,
+                folder,
+                &locked.servers,
+                resolution,
+                &mut report.notes,
+            )?;
+            self.record_trust(folder, locked)?;
+        }
+        if lock != lock_before_servers {
+            if frozen {
+                return Err(InstallError::Frozen {
+                    message: format!(
+                        "`--frozen`: `{}` records package servers its skills no longer declare; run `skillbox install` without `--frozen` and commit the lock",
+                        self.scope.lock.display()
+                    ),
+                });
+            }
+            write_atomically(&self.scope.lock, lock.to_text().as_bytes())?;
         }
         self.flush_trust()?;
         Ok(report)
@@ -145,6 +180,7 @@ mod tests {
             requires: Vec::new(),
             agents: Vec::new(),
             copies: false,
+            servers: BTreeMap::new(),
         }
     }
 

@@ -16,6 +16,7 @@ mod outdated;
 mod placement;
 mod remove;
 mod requirements;
+mod servers;
 mod storing;
 mod trust_records;
 mod update;
@@ -23,6 +24,7 @@ mod verify;
 
 use add::not_in_source;
 use requirements::with_requirements;
+use servers::ServerResolution;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -32,6 +34,7 @@ use std::sync::Arc;
 
 use rustix::fs::FileType;
 use serde::Serialize;
+use skillbox_core::ServerTransport;
 use skillbox_core::catalog::{CatalogOptions, SkillCatalog, SkillRoot};
 use skillbox_trust::TrustStore;
 use skillbox_trust::digest::{FolderInventory, folder_inventory_at};
@@ -227,6 +230,14 @@ impl FetchedTree {
     }
 }
 
+/// A folder an operation put in place, to record in the trust file at its end.
+#[derive(Debug)]
+struct PendingTrust {
+    folder: PathBuf,
+    digest: String,
+    servers: BTreeMap<String, skillbox_trust::package_servers::ProvisionedServer>,
+}
+
 /// A fetched source's skills, and notes about it.
 struct Fetched {
     skills: Vec<Prepared>,
@@ -245,8 +256,8 @@ pub struct Installer {
     http: std::sync::OnceLock<Http>,
     /// Sources fetched during this operation, by source, reference and skills asked for.
     fetched: std::cell::RefCell<BTreeMap<String, Rc<FetchedTree>>>,
-    /// Installed folders and their digests, to record in the trust file.
-    pending_trust: std::sync::Mutex<Vec<(PathBuf, String)>>,
+    /// Installed folders, their digests and package servers, to record in the trust file.
+    pending_trust: std::sync::Mutex<Vec<PendingTrust>>,
     /// Local sources outside the project the person named to `add`, to record in the trust
     /// file ([`TrustStore::confirm_local_source`]).
     pending_sources: std::sync::Mutex<Vec<PathBuf>>,

@@ -157,6 +157,7 @@ mod tests {
             requires: requires.iter().map(|&name| name.to_owned()).collect(),
             agents: Vec::new(),
             copies: false,
+            servers: BTreeMap::new(),
         }
     }
 

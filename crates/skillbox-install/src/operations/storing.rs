@@ -70,6 +70,7 @@ impl Installer {
             requires: prepared.found.requires.clone(),
             agents: entry.agents.clone(),
             copies: entry.copy,
+            servers: BTreeMap::new(),
         };
         Ok((locked, tree))
     }

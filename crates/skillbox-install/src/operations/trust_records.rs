@@ -34,7 +34,8 @@ impl Installer {
         self.our_record(folder).is_some()
     }
 
-    /// Note that `folder` now holds the files of `locked`: recorded in the trust file by
+    /// Note that `folder` now holds the files of `locked` and may run its package servers
+    /// from their stored trees: recorded in the trust file by
     /// [`Installer::flush_trust`], once per operation.
     pub(super) fn record_trust(
         &self,
@@ -44,7 +45,15 @@ impl Installer {
         if self.trust_file.is_some()
             && let Ok(mut pending) = self.pending_trust.lock()
         {
-            pending.push((folder.to_path_buf(), locked.digest.clone()));
+            pending.push(PendingTrust {
+                folder: folder.to_path_buf(),
+                digest: locked.digest.clone(),
+                servers: locked
+                    .servers
+                    .iter()
+                    .map(|(name, server)| (name.clone(), server.provisioned()))
+                    .collect(),
+            });
         }
         Ok(())
     }
@@ -70,8 +79,9 @@ impl Installer {
             std::path::absolute(&self.scope.lock).unwrap_or_else(|_| self.scope.lock.clone());
         TrustStore::update(trust_file, |store| {
             store.forget_missing_installed();
-            for (folder, digest) in &pending {
-                store.record_installed(folder, digest, &lock)?;
+            for pending in &pending {
+                store.record_installed(&pending.folder, &pending.digest, &lock)?;
+                store.record_provisioned_servers(&pending.folder, pending.servers.clone())?;
             }
             for source in &sources {
                 store.confirm_local_source(&lock, source)?;

@@ -29,7 +29,14 @@ impl Installer {
             let spec = SourceSpec::parse(&entry.source, &self.scope.base)?
                 .with_reference(entry.reference.clone());
             let prepared = self.fetch_one(&spec, &old.path, &name)?;
-            let (locked, tree) = self.store_prepared(&prepared, &entry)?;
+            let (mut locked, tree) = self.store_prepared(&prepared, &entry)?;
+            locked.servers = self.provision_servers(
+                &name,
+                &tree,
+                &old.servers,
+                ServerResolution::Refresh,
+                &mut report.notes,
+            )?;
             lock.skills.insert(name.clone(), locked.clone());
             placed.push((name, locked, tree, old.digest));
         }

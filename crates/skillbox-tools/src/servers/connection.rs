@@ -97,9 +97,19 @@ impl Connection {
             server: std::sync::Arc::downgrade(server),
         };
         match &server.declaration.transport {
-            ServerTransport::Stdio { command, args, env } => {
+            ServerTransport::Stdio {
+                command,
+                args,
+                env,
+                env_values,
+            } => {
                 let launch_name = server.declaration.name.clone();
-                let (command, args, env) = (command.clone(), args.clone(), env.clone());
+                let (command, args, env, env_values) = (
+                    command.clone(),
+                    args.clone(),
+                    env.clone(),
+                    env_values.clone(),
+                );
                 let copy = server.copy;
                 let mut process = off_the_async_threads(server, move |executor, skill| {
                     executor.start_server(
@@ -110,6 +120,7 @@ impl Connection {
                             command: &command,
                             args: &args,
                             env: &env,
+                            env_values: &env_values,
                         },
                     )
                 })

@@ -1,0 +1,133 @@
+//! The package servers of the skills an operation installs (issue 37): each `npx`/`uvx`
+//! server a skill declares is installed ahead into the store and recorded in the lock beside
+//! the skill; the trust file records the tree each may run from. `add` keeps what the lock
+//! already holds for an unchanged declaration, `update` resolves again, `install` installs
+//! what the lock holds (and, unless `--frozen`, resolves what it lacks).
+
+use super::*;
+use skillbox_trust::package_servers::{LockedServer, declaration_fingerprint};
+
+use crate::package_servers::{PackageTools, provision, restore};
+
+/// How an operation treats the servers a lock already records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ServerResolution {
+    /// Install what the lock holds for an unchanged declaration; resolve the rest.
+    KeepLocked,
+    /// Install only what the lock holds; a server it lacks is an error.
+    Frozen,
+    /// Resolve every server again (newest versions the declarations allow).
+    Refresh,
+}
+
+impl Installer {
+    /// The package servers of the skill in `folder` (named `name`), installed: from the
+    /// store, fetched again as `locked` says, or resolved anew, per `resolution`. Declarations
+    /// skillbox cannot install ahead are noted, not refused (the skill works without them).
+    pub(super) fn provision_servers(
+        &self,
+        name: &str,
+        folder: &Path,
+        locked: &BTreeMap<String, LockedServer>,
+        resolution: ServerResolution,
+        notes: &mut Vec<String>,
+    ) -> Result<BTreeMap<String, LockedServer>, InstallError> {
+        let declarations = declared_servers(folder);
+        let mut servers = BTreeMap::new();
+        if declarations.iter().all(|(_, package)| package.is_none()) {
+            return Ok(servers);
+        }
+        let store = self.store()?;
+        let tools = PackageTools::from_path();
+        let failed = |server: &str, message: String| InstallError::PackageServer {
+            skill: name.to_owned(),
+            server: server.to_owned(),
+            message,
+        };
+        for (declaration, package) in declarations {
+            let Some(package) = package else {
+                continue;
+            };
+            let package = match package {
+                Ok(package) => package,
+                Err(why) => {
+                    notes.push(format!(
+                        "server `{}` of `{name}` is not installed ahead: {why}; it cannot start in the sandbox",
+                        declaration.name
+                    ));
+                    continue;
+                }
+            };
+            let ServerTransport::Stdio { command, args, .. } = &declaration.transport else {
+                continue;
+            };
+            let fingerprint = declaration_fingerprint(command, args);
+            let kept = locked
+                .get(&declaration.name)
+                .filter(|server| server.declaration == fingerprint)
+                .filter(|_| resolution != ServerResolution::Refresh);
+            let task = self.progress.start(
+                &format!(
+                    "server `{}` ({} {})",
+                    declaration.name, package.registry, package.package
+                ),
+                None,
+            );
+            let server = match kept {
+                Some(server) => {
+                    restore(&tools, &store, &self.cache, server)
+                        .map_err(|error| failed(&declaration.name, error.message))?;
+                    server.clone()
+                }
+                None if resolution == ServerResolution::Frozen => {
+                    return Err(InstallError::Frozen {
+                        message: format!(
+                            "`--frozen`: `{}` records no package for server `{}` of skill `{name}` ({}); run `skillbox install` without `--frozen` and commit the lock",
+                            self.scope.lock.display(),
+                            declaration.name,
+                            package.requirement()
+                        ),
+                    });
+                }
+                None => provision(&tools, &store, &self.cache, &package, fingerprint)
+                    .map_err(|error| failed(&declaration.name, error.message))?,
+            };
+            task.finish();
+            if !package.pinned() {
+                notes.push(format!(
+                    "server `{}` of `{name}` asks for {} without a version: {} is pinned in the lock (`skillbox update {name}` takes a newer one)",
+                    declaration.name, package.package, server.version
+                ));
+            }
+            servers.insert(declaration.name.clone(), server);
+        }
+        Ok(servers)
+    }
+}
+
+/// The servers the skill in `folder` declares, each with the package it runs, if any.
+fn declared_servers(
+    folder: &Path,
+) -> Vec<(
+    skillbox_core::ServerDeclaration,
+    Option<Result<skillbox_core::package_server::PackageServer, String>>,
+)> {
+    let Ok(catalog) = SkillCatalog::load(&CatalogOptions {
+        roots: vec![SkillRoot::explicit(folder)],
+        ..CatalogOptions::default()
+    }) else {
+        return Vec::new();
+    };
+    catalog
+        .skills()
+        .first()
+        .map(|skill| {
+            skill
+                .properties
+                .mcp_servers
+                .iter()
+                .map(|declaration| (declaration.clone(), declaration.package()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
