@@ -27,6 +27,7 @@ mod mcp;
 mod mcp_inspector;
 mod metrics;
 mod one_way_in;
+mod package_servers;
 mod replicas;
 mod scale_attacks;
 mod search_attacks;

@@ -89,16 +89,19 @@ impl Installer {
                         ),
                     });
                 }
-                None => provision(&tools, &store, &self.cache, &package, fingerprint)
-                    .map_err(|error| failed(&declaration.name, error.message))?,
+                None => {
+                    let server = provision(&tools, &store, &self.cache, &package, fingerprint)
+                        .map_err(|error| failed(&declaration.name, error.message))?;
+                    if !package.pinned() {
+                        notes.push(format!(
+                            "server `{}` of `{name}` asks for {} without a version: {} is pinned in the lock (`skillbox update {name}` takes a newer one)",
+                            declaration.name, package.package, server.version
+                        ));
+                    }
+                    server
+                }
             };
             task.finish();
-            if !package.pinned() {
-                notes.push(format!(
-                    "server `{}` of `{name}` asks for {} without a version: {} is pinned in the lock (`skillbox update {name}` takes a newer one)",
-                    declaration.name, package.package, server.version
-                ));
-            }
             servers.insert(declaration.name.clone(), server);
         }
         Ok(servers)

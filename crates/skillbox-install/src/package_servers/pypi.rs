@@ -14,6 +14,10 @@ use skillbox_trust::package_servers::{LockedPackage, LockedServer, ServerEntry};
 use super::tool_run::run_tool;
 use super::{Installed, MAX_PACKAGES_PER_SERVER, PACKAGE_TOOL_TIMEOUT, PackageError};
 
+/// Where the sandbox shows a package server's tree (`skillbox_exec`'s `SANDBOX_PACKAGE_DIR`):
+/// the file name compiled modules carry.
+const SANDBOX_TREE_NAME: &str = "/package-server";
+
 /// Options every pip run gets.
 const PIP_OPTIONS: [&str; 4] = [
     "--disable-pip-version-check",
@@ -158,8 +162,10 @@ fn install_exactly(
             .map_err(|error| PackageError::new(format!("cannot tidy the tree: {error}")))?;
     }
     // Bytecode checked by the hash of its source, never by times (the store's files keep no
-    // meaningful ones). A module that does not compile (a test file for another Python) is
-    // compiled by no run either: its failure is not the install's.
+    // meaningful ones), naming its files as the sandbox shows the tree (the staging folder's
+    // random name would make every install's bytecode differ, and the tree's digest with it).
+    // A module that does not compile (a test file for another Python) is compiled by no run
+    // either: its failure is not the install's.
     if let Err(error) = run_tool(
         "compiling the modules",
         python,
@@ -170,6 +176,8 @@ fn install_exactly(
             "-q",
             "--invalidation-mode",
             "unchecked-hash",
+            "-d",
+            SANDBOX_TREE_NAME,
             &tree_text,
         ],
         staging,
