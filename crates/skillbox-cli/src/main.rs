@@ -65,6 +65,7 @@ fn main() -> ExitCode {
         Command::Remove(remove) => commands::install::remove(remove),
         Command::Outdated(outdated) => commands::install::outdated(outdated),
         Command::Verify(scope) => commands::install::verify(scope),
+        Command::Prepare(prepare) => commands::install::prepare(&arguments.global, prepare),
         Command::New(new) => commands::author::new_skill(new),
         Command::Pack(pack) => commands::author::pack(pack),
         Command::Eval(eval) => commands::eval::run(&arguments.global, eval),

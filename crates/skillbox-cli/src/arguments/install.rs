@@ -108,6 +108,21 @@ pub struct InstallArguments {
     pub scope: InstallScopeArguments,
 }
 
+/// `skillbox prepare`.
+#[derive(Debug, Args)]
+pub struct PrepareArguments {
+    /// Folders of skills (added after any --root); default: the roots skillbox reads here.
+    #[arg(id = "prepare_roots", value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
+    /// Resolve every package again (the newest versions the declarations allow), even when
+    /// one is installed.
+    #[arg(long)]
+    pub refresh: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `skillbox update`.
 #[derive(Debug, Args)]
 pub struct UpdateArguments {

@@ -8,7 +8,7 @@ mod install;
 
 pub use install::{
     AddArguments, FetchArguments, InstallArguments, InstallScopeArguments, OutdatedArguments,
-    RemoveArguments, UpdateArguments,
+    PrepareArguments, RemoveArguments, UpdateArguments,
 };
 
 /// Discover, validate and inspect Agent Skills.
@@ -168,6 +168,9 @@ pub enum Command {
     /// Check installed skills' files against `skillbox.lock`, naming each changed, added or
     /// missing file (exit 1 when any).
     Verify(InstallScopeArguments),
+    /// Install ahead the npm and PyPI servers (`npx`, `uvx`) of skills no lock installed (a
+    /// trusted project folder, your own folders), so they run offline in the sandbox.
+    Prepare(PrepareArguments),
     /// Create a skill skeleton that validates as written: instructions to fill in, an example
     /// script or tool, and eval files.
     New(NewArguments),

@@ -11,8 +11,8 @@ use skillbox_install::{InstallLimits, InstallScope, Installer};
 
 use crate::EXIT_PROBLEMS;
 use crate::arguments::{
-    AddArguments, FetchArguments, InstallArguments, InstallScopeArguments, OutdatedArguments,
-    RemoveArguments, UpdateArguments,
+    AddArguments, FetchArguments, GlobalOptions, InstallArguments, InstallScopeArguments,
+    OutdatedArguments, PrepareArguments, RemoveArguments, UpdateArguments,
 };
 use crate::output::install_report::{print_report, progress_bars};
 
@@ -100,6 +100,51 @@ pub fn verify(scope: &InstallScopeArguments) -> anyhow::Result<ExitCode> {
     let report = installer(scope)?.verify()?;
     print_report(&report, scope.json)?;
     Ok(problems_exit(report.found_problems()))
+}
+
+/// `skillbox prepare`: the package servers of the skills whose code may run here (the
+/// trust gate's verdict), installed ahead and recorded for their folders.
+pub fn prepare(global: &GlobalOptions, arguments: &PrepareArguments) -> anyhow::Result<ExitCode> {
+    let setup = crate::setup::Setup::new(global, &arguments.roots)?;
+    let catalog = setup.catalog()?;
+    let gate = crate::setup::trust_gate(&setup.roots);
+    let mut chosen = Vec::new();
+    let mut refused = Vec::new();
+    for skill in catalog.skills() {
+        let has_package = skill
+            .properties
+            .mcp_servers
+            .iter()
+            .any(|server| server.package().is_some());
+        if !has_package
+            || !matches!(
+                skill.source,
+                skillbox_core::source::SkillSource::Directory(_)
+            )
+        {
+            continue;
+        }
+        match gate.verdict(skill) {
+            skillbox_trust::TrustVerdict::Trusted => {
+                chosen.push((skill.name().to_owned(), skill.directory.clone()));
+            }
+            skillbox_trust::TrustVerdict::Untrusted(why) => {
+                refused.push(format!("`{}` is not prepared: {why}", skill.name()));
+            }
+        }
+    }
+    let working_directory = std::env::current_dir().context("cannot read the working directory")?;
+    let installer =
+        Installer::new(InstallScope::project(&working_directory))?.with_progress(progress_bars());
+    let mut report = installer.prepare(&chosen, arguments.refresh)?;
+    report.notes.extend(refused);
+    if chosen.is_empty() && report.notes.is_empty() {
+        report
+            .notes
+            .push("no skill here declares an npm or PyPI server (`npx`, `uvx`)".to_owned());
+    }
+    print_report(&report, arguments.json)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn problems_exit(found: bool) -> ExitCode {

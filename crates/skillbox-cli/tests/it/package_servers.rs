@@ -426,8 +426,48 @@ fn a_lying_integrity_a_missing_server_and_an_uninstalled_one_are_refused() {
     let seen = client_over(&folder, &root, &[], &[]);
     let loaded = seen["loaded"].as_str().unwrap();
     assert!(
-        loaded.contains("it is not installed; run `skillbox install`"),
+        loaded.contains("it is not installed; run `skillbox prepare`"),
         "{loaded}"
+    );
+    // `prepare` installs them ahead for that folder; then they run with the registries closed.
+    let (code, stdout, stderr) = folder.run(&["--root", root.to_str().unwrap(), "prepare"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("clock:time") && stdout.contains("clock:everything"),
+        "{stdout}"
+    );
+    let seen = client_over(
+        &folder,
+        &root,
+        &["--secret", "CLOCK_KEY:clock"],
+        &[("CLOCK_KEY", "k-2")],
+    );
+    assert_eq!(
+        seen["echo"],
+        serde_json::json!(["Echo: hello", false]),
+        "{seen}"
+    );
+    assert_eq!(seen["time"][1], false, "{seen}");
+    // Run again, it keeps what it installed (no registry is asked).
+    let output = folder
+        .skillbox()
+        .args(["--root", root.to_str().unwrap(), "prepare", "--json"])
+        .envs(CLOSED_REGISTRIES)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        report["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|skill| skill["action"] == "unchanged"),
+        "{report}"
     );
 }
 

@@ -64,7 +64,6 @@ impl Executor {
                 ),
             )
         };
-        let install_hint = "run `skillbox install` in the project (or `skillbox add` the skill) to install it ahead";
         let trust_file = match self.config.trust.trust_file() {
             Some(path) => path.to_path_buf(),
             None => TrustStore::default_path().map_err(|error| unavailable(error.to_string()))?,
@@ -73,6 +72,11 @@ impl Executor {
             TrustStore::load(&trust_file).map_err(|error| unavailable(error.to_string()))?;
         let folder = fs_err::canonicalize(&skill.directory)
             .map_err(|error| unavailable(format!("its folder cannot be read ({error})")))?;
+        let install_hint = if records.installed(&folder).is_some() {
+            "run `skillbox install` in its project to install it ahead"
+        } else {
+            "run `skillbox prepare` to install it ahead (for a skill folder no lock installed)"
+        };
         let record = records
             .provisioned_server(&folder, server)
             .ok_or_else(|| unavailable(format!("it is not installed; {install_hint}")))?;

@@ -134,3 +134,100 @@ fn declared_servers(
         })
         .unwrap_or_default()
 }
+
+impl Installer {
+    /// `skillbox prepare`: install ahead the package servers of skill folders no lock
+    /// installed (a trusted project folder, a folder of the user's), recording in the trust
+    /// file the tree each may run from. A server whose record still matches its declaration
+    /// and whose tree the store holds is kept (no network) unless `refresh`.
+    ///
+    /// # Errors
+    /// A server that cannot be installed; the trust file cannot be written.
+    pub fn prepare(
+        &self,
+        skills: &[(String, PathBuf)],
+        refresh: bool,
+    ) -> Result<Report, InstallError> {
+        let mut report = self.report();
+        let store = self.store()?;
+        let records = self
+            .trust_file
+            .as_deref()
+            .and_then(|file| TrustStore::load(file).ok());
+        let mut prepared = Vec::new();
+        for (name, folder) in skills {
+            let canonical = fs_err::canonicalize(folder)
+                .map_err(|error| InstallError::io("read", folder.clone(), error))?;
+            // What the trust file records and the store still holds stands for a locked
+            // server: `provision_servers` keeps it without the network.
+            let known: BTreeMap<String, LockedServer> = declared_servers(folder)
+                .into_iter()
+                .filter_map(|(declaration, _)| {
+                    let record = records
+                        .as_ref()?
+                        .provisioned_server(&canonical, &declaration.name)?;
+                    store.existing(&record.digest)?;
+                    Some((
+                        declaration.name.clone(),
+                        LockedServer {
+                            registry: record.registry.clone(),
+                            package: record.package.clone(),
+                            requested: None,
+                            version: record.version.clone(),
+                            digest: record.digest.clone(),
+                            entry: record.entry.clone(),
+                            declaration: record.declaration.clone(),
+                            packages: Vec::new(),
+                            npm_lock: None,
+                        },
+                    ))
+                })
+                .collect();
+            let resolution = if refresh {
+                ServerResolution::Refresh
+            } else {
+                ServerResolution::KeepLocked
+            };
+            let servers =
+                self.provision_servers(name, folder, &known, resolution, &mut report.notes)?;
+            for (server, installed) in &servers {
+                let unchanged = known
+                    .get(server)
+                    .is_some_and(|known| known.digest == installed.digest);
+                report.skills.push(SkillOutcome {
+                    name: format!("{name}:{server}"),
+                    action: if unchanged {
+                        Action::Unchanged
+                    } else {
+                        Action::Added
+                    },
+                    folder: store.tree_path(&installed.digest).unwrap_or_default(),
+                    source: format!(
+                        "{} {}@{}",
+                        installed.registry, installed.package, installed.version
+                    ),
+                    revision: None,
+                    digest: installed.digest.clone(),
+                    previous_digest: None,
+                    changes: Vec::new(),
+                });
+            }
+            prepared.push((
+                canonical,
+                servers
+                    .iter()
+                    .map(|(server, installed)| (server.clone(), installed.provisioned()))
+                    .collect::<BTreeMap<_, _>>(),
+            ));
+        }
+        if let Some(trust_file) = &self.trust_file {
+            TrustStore::update(trust_file, |store| {
+                for (folder, servers) in &prepared {
+                    store.record_provisioned_servers(folder, servers.clone())?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(report)
+    }
+}
