@@ -1,5 +1,6 @@
 //! `skillbox outdated`: fetch each skill's source again and report those whose files would
-//! change; nothing is installed.
+//! change, and ask the registries for each package server's newest allowed version; nothing
+//! is installed.
 
 use super::*;
 
@@ -45,6 +46,40 @@ impl Installer {
                 skill.revision = prepared.revision;
             }
             report.skills.push(skill);
+            for (server, installed) in &locked.servers {
+                let newest = crate::package_servers::newest_version(
+                    &crate::package_servers::PackageTools::from_path(),
+                    &self.cache,
+                    installed,
+                )
+                .map_err(|error| InstallError::PackageServer {
+                    skill: name.clone(),
+                    server: server.clone(),
+                    message: error.message,
+                })?;
+                let action = if newest == installed.version {
+                    Action::Unchanged
+                } else {
+                    report.notes.push(format!(
+                        "server `{server}` of `{name}`: {} {} is locked, {newest} is out (`skillbox update {name}` takes it)",
+                        installed.package, installed.version
+                    ));
+                    Action::Outdated
+                };
+                let mut row = outcome(
+                    &format!("{name}:{server}"),
+                    action,
+                    self.store()?
+                        .tree_path(&installed.digest)
+                        .unwrap_or_default(),
+                    locked,
+                    None,
+                );
+                row.source = format!("{} {}", installed.registry, installed.package);
+                row.revision = Some(installed.version.clone());
+                row.digest.clone_from(&installed.digest);
+                report.skills.push(row);
+            }
         }
         Ok(report)
     }

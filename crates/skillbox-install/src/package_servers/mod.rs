@@ -160,6 +160,39 @@ pub fn restore(
     Ok(adopt(store, &tree)?.1)
 }
 
+/// The newest version of a locked server's package that its declaration allows (what
+/// `update` would install), asked of the registry.
+///
+/// # Errors
+/// The registry tool's failure.
+pub fn newest_version(
+    tools: &PackageTools,
+    staging_parent: &Path,
+    locked: &LockedServer,
+) -> Result<String, PackageError> {
+    let staging = staging(staging_parent)?;
+    match locked.registry.as_str() {
+        "npm" => npm::newest_version(
+            tools.tool(PackageRegistry::Npm)?,
+            staging.path(),
+            &locked.package,
+            locked.requested.as_deref(),
+        ),
+        "pypi" => pypi::newest_version(
+            tools.tool(PackageRegistry::Pypi)?,
+            staging.path(),
+            &format!(
+                "{}{}",
+                locked.package,
+                locked.requested.as_deref().unwrap_or("")
+            ),
+        ),
+        other => Err(PackageError::new(format!(
+            "registry `{other}` is not known"
+        ))),
+    }
+}
+
 /// What one registry's installer put in a tree.
 pub(crate) struct Installed {
     pub version: String,

@@ -118,6 +118,38 @@ pub(super) fn install_locked(
     tidy(tree)
 }
 
+/// The newest version of `package` within `requested` (else its `latest`), as the registry
+/// answers `npm view`.
+pub(super) fn newest_version(
+    npm: &Path,
+    folder: &Path,
+    package: &str,
+    requested: Option<&str>,
+) -> Result<String, PackageError> {
+    let spec = format!("{package}@{}", requested.unwrap_or("latest"));
+    let answer = run_tool(
+        &format!("npm asking for `{spec}`"),
+        npm,
+        &["view", &spec, "version", "--json"],
+        folder,
+        &NPM_SETTINGS,
+        PACKAGE_TOOL_TIMEOUT,
+    )?;
+    let versions: Value = serde_json::from_str(answer.trim())
+        .map_err(|error| PackageError::new(format!("npm's answer is not JSON: {error}")))?;
+    match versions {
+        Value::String(version) => Ok(version),
+        Value::Array(versions) => versions
+            .last()
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| PackageError::new(format!("npm knows no version of `{spec}`"))),
+        _ => Err(PackageError::new(format!(
+            "npm knows no version of `{spec}`"
+        ))),
+    }
+}
+
 /// The staging project: a `package.json` depending on `package` (`wanted`), and for `npm ci`
 /// the lock of its tree.
 fn write_project(

@@ -76,6 +76,40 @@ pub(super) fn resolve_and_install(
     })
 }
 
+/// The version pip resolves `requirement` to now.
+pub(super) fn newest_version(
+    python: &Path,
+    folder: &Path,
+    requirement: &str,
+) -> Result<String, PackageError> {
+    let mut args = vec![
+        "-I",
+        "-m",
+        "pip",
+        "install",
+        "--dry-run",
+        "--ignore-installed",
+        "--no-deps",
+    ];
+    args.extend(PIP_OPTIONS);
+    args.extend(["--report", "-", requirement]);
+    let answer = run_tool(
+        &format!("pip asking for `{requirement}`"),
+        python,
+        &args,
+        folder,
+        &[],
+        PACKAGE_TOOL_TIMEOUT,
+    )?;
+    let report: Value = serde_json::from_str(answer.trim())
+        .map_err(|error| PackageError::new(format!("pip's report is not JSON: {error}")))?;
+    report
+        .pointer("/install/0/metadata/version")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| PackageError::new(format!("pip resolved no version of `{requirement}`")))
+}
+
 /// Install exactly the locked wheels into `tree` (each checked against its locked sha256).
 pub(super) fn install_locked(
     python: &Path,
