@@ -298,6 +298,32 @@ fn servers_from_npm_and_pypi_are_pinned_at_add_and_run_offline_in_the_sandbox() 
         serde_json::json!(["Echo: hello", false]),
         "{seen}"
     );
+
+    // `outdated` asks the registries for the newest version each declaration allows.
+    let (code, stdout, stderr) = project.run(&["outdated"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("clock:everything"), "{stdout}");
+    let mut older = locked.clone();
+    older["skills"]["clock"]["servers"]["everything"]["version"] = Value::from("2025.1.14");
+    fs_err::write(
+        project.directory().join("skillbox.lock"),
+        serde_json::to_string_pretty(&older).unwrap(),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = project.run(&["outdated"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("outdated") && line.contains("clock:everything")),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "server `everything` of `clock`: @modelcontextprotocol/server-everything 2025.1.14 is locked, {version} is out"
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
