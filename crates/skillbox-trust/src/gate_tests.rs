@@ -221,6 +221,7 @@ fn installed_skills_run_only_as_installed_whatever_their_root() {
             requires: Vec::new(),
             agents: Vec::new(),
             copies: false,
+            servers: BTreeMap::new(),
         },
     );
     std::fs::write(&lock_path, lock.to_text()).unwrap();
