@@ -16,7 +16,10 @@ cd "$here"
 if [[ -n "${SKILLBOX_PREBUILT_BINARIES:-}" ]]; then
     cargo build --locked --profile "$profile" -p skillbox-node >&2
 else
-    cargo build --locked --profile "$profile" -p skillbox-node \
+    # Two builds: `--bin` selects targets across every package named, so one command with
+    # `-p skillbox-node` and `--bin` flags would leave the addon (a library) unbuilt.
+    cargo build --locked --profile "$profile" -p skillbox-node >&2
+    cargo build --locked --profile "$profile" \
         -p skillbox-cli --bin skillbox -p skillbox-exec --bin skillbox-sandbox >&2
 fi
 target="$(cargo metadata --format-version 1 --no-deps \
