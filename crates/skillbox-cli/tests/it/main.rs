@@ -28,6 +28,7 @@ mod mcp_inspector;
 mod metrics;
 mod one_way_in;
 mod package_servers;
+mod package_servers_attacks;
 mod replicas;
 mod scale_attacks;
 mod search_attacks;
