@@ -134,6 +134,17 @@ fn stdio_command(command: &str, args: &[String]) -> Result<String, String> {
     Ok(command)
 }
 
+/// Whether `variable` tells the C library or the dynamic loader what to load (`LD_PRELOAD`,
+/// `GCONV_PATH`, …): a skill's file never sets one.
+fn is_loader_variable(variable: &str) -> bool {
+    variable.starts_with("LD_")
+        || variable.starts_with("MALLOC_")
+        || matches!(
+            variable,
+            "GCONV_PATH" | "GLIBC_TUNABLES" | "LOCPATH" | "NLSPATH" | "HOSTALIASES" | "RES_OPTIONS"
+        )
+}
+
 /// Why `name` cannot name a server, if it cannot.
 #[must_use]
 pub fn server_name_problem(name: &str) -> Option<String> {
@@ -461,6 +472,16 @@ pub fn parse_mcp_json(text: &str) -> (Vec<ServerDeclaration>, Vec<Diagnostic>) {
                             else {
                                 continue;
                             };
+                            if is_loader_variable(variable) {
+                                diagnostics.push(
+                                    Diagnostic::warning(
+                                        DiagnosticCode::ServerDeclarationInvalid,
+                                        format!("server `{name}`: `env.{variable}` would change how programs are loaded; it is not passed"),
+                                    )
+                                    .for_field(format!("{field}.env.{variable}")),
+                                );
+                                continue;
+                            }
                             if let Err(why) = parse_template(value) {
                                 fail(
                                     format!("server `{name}`: `env.{variable}`: {why}"),

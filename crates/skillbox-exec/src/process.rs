@@ -114,6 +114,7 @@ impl SandboxRuntime {
                     tasks: self.policy.limits.processes,
                 }),
             setup_token: setup_token.to_owned(),
+            program_environment_prefix: crate::sandbox::PROGRAM_ENVIRONMENT_PREFIX.to_owned(),
         }
     }
 
@@ -149,9 +150,23 @@ impl SandboxRuntime {
                 command
             }
         };
+        command.env_clear();
+        if self.helper.is_some() {
+            // The helper's own environment: `PATH` (where it looks the program up) and the
+            // program's, prefixed (see `PROGRAM_ENVIRONMENT_PREFIX`).
+            if let Some((_, path)) = invocation.env.iter().find(|(key, _)| key == "PATH") {
+                command.env("PATH", path);
+            }
+            command.envs(invocation.env.iter().map(|(key, value)| {
+                (
+                    format!("{}{key}", crate::sandbox::PROGRAM_ENVIRONMENT_PREFIX),
+                    value,
+                )
+            }));
+        } else {
+            command.envs(invocation.env.iter().map(|(key, value)| (key, value)));
+        }
         command
-            .env_clear()
-            .envs(invocation.env.iter().map(|(key, value)| (key, value)))
             .stdin(if invocation.stdin.is_some() {
                 Stdio::piped()
             } else {

@@ -373,7 +373,7 @@ fn a_changed_stored_tree_is_named_by_verify_and_refused_at_start() {
     let seen = client(&project, &[], &[]);
     let loaded = seen["loaded"].as_str().unwrap();
     assert!(
-        loaded.contains("its stored files changed since they were installed"),
+        loaded.contains("has changed in the store since it was installed"),
         "{loaded}"
     );
     assert!(
@@ -452,7 +452,7 @@ fn a_lying_integrity_a_missing_server_and_an_uninstalled_one_are_refused() {
     let seen = client_over(&folder, &root, &[], &[]);
     let loaded = seen["loaded"].as_str().unwrap();
     assert!(
-        loaded.contains("it is not installed; run `skillbox prepare`"),
+        loaded.contains("is not installed; run `skillbox prepare`"),
         "{loaded}"
     );
     // `prepare` installs them ahead for that folder; then they run with the registries closed.

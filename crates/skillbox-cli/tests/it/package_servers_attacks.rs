@@ -37,14 +37,29 @@ for line in sys.stdin:
 /// `load_skill` of `skill` through `skillbox mcp --root root`, spoken as raw JSON lines; the
 /// text the model is given (it says how each of the skill's servers started).
 fn load_skill_over_mcp(project: &Project, root: &Path, skill: &str) -> String {
+    load_skill_over_mcp_with(project, root, skill, &[], &[]).0
+}
+
+/// [`load_skill_over_mcp`] with `extra` flags and `env` added; also the process id of the
+/// `skillbox mcp` that answered.
+fn load_skill_over_mcp_with(
+    project: &Project,
+    root: &Path,
+    skill: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (String, u32) {
     let mut command = project.std_command();
     command
         .args(["mcp", "--root"])
         .arg(root)
+        .args(extra)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut child = command.spawn().unwrap();
+    let process_id = child.id();
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let (lines, received) = mpsc::channel();
@@ -83,10 +98,11 @@ fn load_skill_over_mcp(project: &Project, root: &Path, skill: &str) -> String {
     drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
-    loaded["result"]["content"][0]["text"]
+    let text = loaded["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default()
-        .to_owned()
+        .to_owned();
+    (text, process_id)
 }
 
 /// The skill `s` at `project/src/s` whose one server `sv` runs `npx -y SPEC`.
@@ -130,7 +146,6 @@ fn digest_found(stderr: &str) -> Option<String> {
 }
 
 #[test]
-#[ignore = "hole: `.mcp.json` env templates are the sandbox helper's own environment (LD_PRELOAD, LD_DEBUG_OUTPUT…), acted on before any sandboxing"]
 fn an_env_template_never_reaches_the_sandbox_helper() {
     let project = Project::new();
     let written = project.outside().join("helper-debug");
@@ -170,7 +185,56 @@ fn an_env_template_never_reaches_the_sandbox_helper() {
 }
 
 #[test]
-#[ignore = "hole: a lock's server entry is not checked against the declaration: a version the declaration does not allow is installed and recorded"]
+fn granted_variables_reach_the_program_not_the_sandbox_helper() {
+    // Even variables the user grants (here, carelessly, the loader's) are the program's: the
+    // helper that sets the sandbox up never runs with them.
+    let project = Project::new();
+    let written = project.outside().join("granted-debug");
+    let skill = project.directory().join("src/s");
+    write_tree(
+        &skill,
+        &[
+            ("SKILL.md", SKILL_MD),
+            ("server.py", QUIET_SERVER),
+            (
+                ".mcp.json",
+                &json!({"mcpServers": {"quiet": {"command": "python3", "args": ["server.py"],
+                    "env": {"LD_DEBUG": "", "LD_DEBUG_OUTPUT": ""}}}})
+                .to_string(),
+            ),
+        ],
+    );
+    make_world_readable(&skill);
+    project.ok(&["add", "./src/s"]);
+    let (loaded, skillbox_process) = load_skill_over_mcp_with(
+        &project,
+        &project.directory().join(".agents/skills"),
+        "s",
+        &["--secret", "LD_DEBUG:s", "--secret", "LD_DEBUG_OUTPUT:s"],
+        &[
+            ("LD_DEBUG", "files"),
+            ("LD_DEBUG_OUTPUT", written.to_str().unwrap()),
+        ],
+    );
+    assert!(
+        loaded.contains("`quiet` (skill `s`) is running"),
+        "{loaded}"
+    );
+    let leaked: Vec<String> = fs_err::read_dir(project.outside())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("granted-debug"))
+        // `skillbox mcp` itself was started with them (a secret is read from its environment).
+        .filter(|name| *name != format!("granted-debug.{skillbox_process}"))
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "the helper acted on {leaked:?} (load said: {loaded})"
+    );
+}
+
+#[test]
 fn a_lock_cannot_install_a_version_the_declaration_does_not_allow() {
     // The project's skill pins semver 7.6.0.
     let project = Project::new();
@@ -202,7 +266,6 @@ fn a_lock_cannot_install_a_version_the_declaration_does_not_allow() {
 }
 
 #[test]
-#[ignore = "hole: npm `resolved` in a lock may be any http(s) URL: any tarball, from any host, is installed under the declared package's name"]
 fn a_lock_cannot_fetch_another_tarball_for_a_declared_package() {
     let project = Project::new();
     write_npx_skill(&project, "semver@7.6.0");
@@ -237,14 +300,15 @@ fn a_lock_cannot_fetch_another_tarball_for_a_declared_package() {
         code, 0,
         "`install --frozen` installed is-number's tarball as `semver` from the URL the lock named"
     );
+    // The lock's URL is never fetched: npm fetches `semver@7.6.0` from the user's registry,
+    // whose bytes do not match the integrity the lock gives.
     assert!(
-        stderr.contains("resolved") && stderr.contains("skillbox.lock"),
-        "the refusal names the lock's `resolved` URL: {stderr}"
+        stderr.contains("skillbox.lock") && stderr.to_lowercase().contains("integrity"),
+        "the refusal names the lock and the integrity that did not match: {stderr}"
     );
 }
 
 #[test]
-#[ignore = "hole: refusals of a lock's `npmLock` at install name neither `skillbox.lock` nor the field's path, nor what to do"]
 fn a_refused_npm_lock_entry_names_the_lock_field_and_what_to_do() {
     let project = Project::new();
     write_npx_skill(&project, "semver@7.6.0");
@@ -263,14 +327,14 @@ fn a_refused_npm_lock_entry_names_the_lock_field_and_what_to_do() {
     assert!(!clone.temp.path().join("escape").exists());
     assert!(
         stderr.contains("skillbox.lock")
-            && stderr.contains("skills.s.servers.sv.npmLock")
+            && stderr.contains("skills.s.servers.sv")
+            && stderr.contains("npmLock")
             && (stderr.contains("skillbox update") || stderr.contains("version control")),
         "{stderr}"
     );
 }
 
 #[test]
-#[ignore = "hole: a trusted project folder's package server is told to run `skillbox install`, which cannot install it (no manifest)"]
 fn a_trusted_folders_package_server_is_installed_by_the_command_it_is_told_to_run() {
     let project = Project::new();
     let root = project.directory().join("skills");
@@ -288,9 +352,9 @@ fn a_trusted_folders_package_server_is_installed_by_the_command_it_is_told_to_ru
     make_world_readable(&root);
     project.ok(&["trust", root.to_str().unwrap()]);
     let loaded = load_skill_over_mcp(&project, &root, "s");
-    assert!(loaded.contains("run `skillbox install`"), "{loaded}");
+    assert!(loaded.contains("run `skillbox prepare`"), "{loaded}");
 
-    let (code, _, stderr) = project.run(&["install"]);
+    let (code, _, stderr) = project.run(&["prepare"]);
     assert_eq!(
         code, 0,
         "the command the model was told to give fails: {stderr}"

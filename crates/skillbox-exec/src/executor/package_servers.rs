@@ -57,21 +57,23 @@ impl Executor {
             ExecError::new(
                 ErrorType::ExecutionFailed,
                 format!(
-                    "the MCP server `{server}` of skill `{}` ({} package `{}`) is unavailable: {why}",
-                    skill.name(),
-                    package.registry,
-                    package.package
+                    "its {} package `{}` {why}",
+                    package.registry, package.package
                 ),
             )
         };
         let trust_file = match self.config.trust.trust_file() {
             Some(path) => path.to_path_buf(),
-            None => TrustStore::default_path().map_err(|error| unavailable(error.to_string()))?,
+            None => TrustStore::default_path()
+                .map_err(|error| unavailable(format!("cannot be looked up: {error}")))?,
         };
-        let records =
-            TrustStore::load(&trust_file).map_err(|error| unavailable(error.to_string()))?;
-        let folder = fs_err::canonicalize(&skill.directory)
-            .map_err(|error| unavailable(format!("its folder cannot be read ({error})")))?;
+        let records = TrustStore::load(&trust_file)
+            .map_err(|error| unavailable(format!("cannot be looked up: {error}")))?;
+        let folder = fs_err::canonicalize(&skill.directory).map_err(|error| {
+            unavailable(format!(
+                "cannot be looked up: the skill's folder cannot be read ({error})"
+            ))
+        })?;
         let install_hint = if records.installed(&folder).is_some() {
             "run `skillbox install` in its project to install it ahead"
         } else {
@@ -79,31 +81,29 @@ impl Executor {
         };
         let record = records
             .provisioned_server(&folder, server)
-            .ok_or_else(|| unavailable(format!("it is not installed; {install_hint}")))?;
+            .ok_or_else(|| unavailable(format!("is not installed; {install_hint}")))?;
         if record.declaration != declaration_fingerprint(command, args)
             || record.package != package.package
         {
             return Err(unavailable(format!(
-                "its declaration changed since {} {} was installed; {install_hint}",
+                "was installed ({} {}) for another declaration of the server; {install_hint}",
                 record.package, record.version
             )));
         }
         let store = skillbox_trust::store::cache_folder()
-            .ok_or_else(|| unavailable("no cache folder is known".to_owned()))
+            .ok_or_else(|| unavailable("cannot be found: no cache folder is known".to_owned()))
             .and_then(|cache| {
                 SkillStore::open(&cache.join("store"))
-                    .map_err(|error| unavailable(error.to_string()))
+                    .map_err(|error| unavailable(format!("cannot be found: {error}")))
             })?;
-        let tree = store.existing(&record.digest).ok_or_else(|| {
-            unavailable(format!(
-                "its installed files are gone from the store; {install_hint}"
-            ))
-        })?;
+        let tree = store
+            .existing(&record.digest)
+            .ok_or_else(|| unavailable(format!("is gone from the store; {install_hint}")))?;
         let found = skillbox_trust::digest::folder_inventory_at(&tree)
-            .map_err(|error| unavailable(format!("its stored files cannot be read ({error})")))?;
+            .map_err(|error| unavailable(format!("cannot be read in the store ({error})")))?;
         if found.digest != record.digest {
             return Err(unavailable(format!(
-                "its stored files changed since they were installed (`skillbox verify` names them); {install_hint}"
+                "has changed in the store since it was installed (`skillbox verify` names the files); {install_hint}"
             )));
         }
         let shown = self.shown(&tree, Path::new(SANDBOX_PACKAGE_DIR));
@@ -127,7 +127,7 @@ impl Executor {
                     && running != *python
                 {
                     return Err(unavailable(format!(
-                        "it was installed for Python {python}, and skillbox runs Python {running}; {install_hint}"
+                        "was installed for Python {python}, and skillbox runs Python {running}; {install_hint}"
                     )));
                 }
                 let mut args: Vec<OsString> = ["-I", "-B", "-c", PYTHON_ENTRY]

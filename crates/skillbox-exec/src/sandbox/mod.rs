@@ -43,7 +43,7 @@ pub use host_probe::{HostSupport, PROBE_CACHE_FILE};
 pub use layers::{SandboxLayers, SandboxLevel};
 pub use output_notes::{MAX_OUTPUT_ENTRIES, MAX_OUTPUT_NOTES, OutputNotes};
 pub use path_access::{open_to_others, readable_by_others};
-pub use plan::{HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, SandboxPlan};
+pub use plan::{HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, PROGRAM_ENVIRONMENT_PREFIX, SandboxPlan};
 pub use policy::{
     DEFAULT_CPU_SECONDS, DEFAULT_FILE_SIZE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OPEN_FILES,
     DEFAULT_PROCESSES, DEFAULT_RUN_MEMORY_BYTES, DEFAULT_WORKSPACE_BYTES, ResourceLimits,

@@ -10,6 +10,13 @@ use super::layers::SandboxLayers;
 use super::policy::ResourceLimits;
 use super::root_layout::RootLayout;
 
+/// The prefix the program's environment carries on its way through the helper: the helper is
+/// started with `PATH` and these variables only, and gives the program each without the prefix.
+/// So no variable meant for the program (a skill's `LD_PRELOAD`, `GCONV_PATH`, `MALLOC_…` or
+/// `SKILLBOX_LOG`) acts on the helper, which runs with the runtime's rights before it confines
+/// itself; secrets stay out of its command line.
+pub const PROGRAM_ENVIRONMENT_PREFIX: &str = "SKILLBOX_PROGRAM_ENV_";
+
 /// Exit code the helper uses when it could not set the sandbox up (nothing ran).
 pub const HELPER_SETUP_FAILED: i32 = 125;
 /// Exit code the helper uses when the program could not be executed.
@@ -48,6 +55,11 @@ pub struct SandboxPlan {
     /// from look-alike lines a program prints.
     #[serde(default)]
     pub setup_token: String,
+    /// The prefix the program's environment carries in the helper's
+    /// ([`PROGRAM_ENVIRONMENT_PREFIX`]); empty: the helper's environment is the program's. A
+    /// helper older than this field refuses the plan rather than pass the prefixed names on.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub program_environment_prefix: String,
     /// Build a minimal root for the program (needs `layers.namespaces`); `None` keeps the
     /// host's file tree (narrowed by Landlock).
     #[serde(default, skip_serializing_if = "Option::is_none")]

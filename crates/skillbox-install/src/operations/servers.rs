@@ -75,8 +75,21 @@ impl Installer {
             );
             let server = match kept {
                 Some(server) => {
+                    let in_lock = |message: String| {
+                        failed(
+                            &declaration.name,
+                            format!(
+                                "{message} (`{}`, `skills.{name}.servers.{}`); restore the lock from version control, or run `skillbox update {name}` to install it anew",
+                                self.scope.lock.display(),
+                                declaration.name
+                            ),
+                        )
+                    };
+                    if let Some(problem) = locked_against_declaration(server, &package) {
+                        return Err(in_lock(problem));
+                    }
                     restore(&tools, &store, &self.cache, server)
-                        .map_err(|error| failed(&declaration.name, error.message))?;
+                        .map_err(|error| in_lock(error.message))?;
                     server.clone()
                 }
                 None if resolution == ServerResolution::Frozen => {
@@ -105,6 +118,45 @@ impl Installer {
             servers.insert(declaration.name.clone(), server);
         }
         Ok(servers)
+    }
+}
+
+/// Why a lock's record of a server cannot be what its declaration asks for, if it cannot: the
+/// registry and package must be the declared ones, the version asked the same, and a pinned
+/// version exactly it. (Within an open range the lock chooses, as npm's and pip's locks do.)
+fn locked_against_declaration(
+    locked: &LockedServer,
+    package: &skillbox_core::package_server::PackageServer,
+) -> Option<String> {
+    let same_name = |a: &str, b: &str| {
+        let fold = |name: &str| name.to_ascii_lowercase().replace(['_', '.'], "-");
+        fold(a) == fold(b)
+    };
+    if locked.registry != package.registry.as_str() || !same_name(&locked.package, &package.package)
+    {
+        return Some(format!(
+            "the lock records {} `{}`, but the skill declares {} `{}`",
+            locked.registry, locked.package, package.registry, package.package
+        ));
+    }
+    if locked.requested != package.requested {
+        return Some(format!(
+            "the lock records `{}` as asked for, but the skill asks for `{}`",
+            locked.requested.as_deref().unwrap_or("(any version)"),
+            package.requested.as_deref().unwrap_or("(any version)")
+        ));
+    }
+    let pinned = package
+        .pinned()
+        .then_some(())
+        .and(package.requested.as_deref());
+    let exact = pinned.map(|requested| requested.trim_start_matches("=="));
+    match exact {
+        Some(version) if version != locked.version => Some(format!(
+            "the lock records version {}, but the skill pins {version}",
+            locked.version
+        )),
+        _ => None,
     }
 }
 
@@ -162,7 +214,10 @@ impl Installer {
             // server: `provision_servers` keeps it without the network.
             let known: BTreeMap<String, LockedServer> = declared_servers(folder)
                 .into_iter()
-                .filter_map(|(declaration, _)| {
+                .filter_map(|(declaration, package)| {
+                    // The record holds no `requested`: its fingerprint matching is the
+                    // declaration asking the same.
+                    let requested = package?.ok()?.requested;
                     let record = records
                         .as_ref()?
                         .provisioned_server(&canonical, &declaration.name)?;
@@ -172,7 +227,7 @@ impl Installer {
                         LockedServer {
                             registry: record.registry.clone(),
                             package: record.package.clone(),
-                            requested: None,
+                            requested,
                             version: record.version.clone(),
                             digest: record.digest.clone(),
                             entry: record.entry.clone(),

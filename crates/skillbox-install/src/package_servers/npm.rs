@@ -84,6 +84,7 @@ pub(super) fn install_locked(
         .as_ref()
         .ok_or_else(|| PackageError::new("the lock holds no `npmLock` for this npm server"))?;
     check_locked(packages, locked)?;
+    let packages = &fetched_by_name(packages)?;
     let wanted = packages
         .get("")
         .and_then(|root| root.get("dependencies"))
@@ -96,6 +97,21 @@ pub(super) fn install_locked(
                 locked.package
             ))
         })?;
+    let asked = locked
+        .requested
+        .clone()
+        .unwrap_or_else(|| "latest".to_owned());
+    let root_dependencies = packages
+        .get("")
+        .and_then(|root| root.get("dependencies"))
+        .and_then(Value::as_object)
+        .map_or(0, Map::len);
+    if wanted != asked || root_dependencies != 1 {
+        return Err(PackageError::new(format!(
+            "the lock's `npmLock` root asks for `{}@{wanted}`, not `{}@{asked}` alone",
+            locked.package, locked.package
+        )));
+    }
     write_project(tree, &locked.package, &wanted, Some(packages))?;
     run_tool(
         &format!(
@@ -150,6 +166,53 @@ pub(super) fn newest_version(
     }
 }
 
+/// npm's map as `npm ci` gets it: every entry without its `resolved` URL, so each package is
+/// fetched by its name and version from the user's registry (and checked against its
+/// integrity), never from a URL the lock names; each entry's name that of its folder, and its
+/// version a plain version (no alias, URL or path).
+fn fetched_by_name(packages: &Value) -> Result<Value, PackageError> {
+    let mut cleaned = Map::new();
+    let map = packages
+        .as_object()
+        .ok_or_else(|| PackageError::new("the lock's `npmLock` is not an object"))?;
+    for (path, entry) in map {
+        let mut entry = entry.as_object().cloned().ok_or_else(|| {
+            PackageError::new(format!("the lock's `npmLock.{path}` is not an object"))
+        })?;
+        if !path.is_empty() {
+            let folder_name = path
+                .rsplit_once("node_modules/")
+                .map_or(path.as_str(), |(_, name)| name);
+            if entry
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| name != folder_name)
+            {
+                return Err(PackageError::new(format!(
+                    "the lock's `npmLock.{path}` installs another package under this name (an alias); only registry packages under their own names are installed"
+                )));
+            }
+            let plain = entry
+                .get("version")
+                .and_then(Value::as_str)
+                .is_some_and(|version| {
+                    !version.is_empty()
+                        && version
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c))
+                });
+            if !plain {
+                return Err(PackageError::new(format!(
+                    "the lock's `npmLock.{path}.version` is not a plain version"
+                )));
+            }
+            entry.remove("resolved");
+        }
+        cleaned.insert(path.clone(), Value::Object(entry));
+    }
+    Ok(Value::Object(cleaned))
+}
+
 /// The staging project: a `package.json` depending on `package` (`wanted`), and for `npm ci`
 /// the lock of its tree.
 fn write_project(
@@ -202,7 +265,8 @@ fn listed_packages(packages: &Value) -> Result<Vec<LockedPackage>, PackageError>
     }
     let mut listed = Vec::new();
     for (path, entry) in map {
-        if path.is_empty() {
+        // A bundled package comes inside its parent's tarball, under the parent's integrity.
+        if path.is_empty() || entry.get("inBundle").and_then(Value::as_bool) == Some(true) {
             continue;
         }
         let name = package_name(path, entry)?;

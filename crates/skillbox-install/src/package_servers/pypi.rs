@@ -53,7 +53,13 @@ pub(super) fn resolve_and_install(
         staging,
         &[],
         PACKAGE_TOOL_TIMEOUT,
-    )?;
+    )
+    .map_err(|error| {
+        PackageError::new(format!(
+            "{}\n(skillbox installs wheels only, which run no code at install: a package, or a dependency, with no wheel for this Python cannot be installed ahead)",
+            error.message
+        ))
+    })?;
     let report: Value = fs_err::read_to_string(&report)
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())

@@ -27,6 +27,8 @@ use self::landlock::apply_landlock;
 use self::mounts::{PreparedRoot, enter_root, prepare_root};
 use self::probe::probe;
 use self::seccomp::apply_seccomp;
+#[cfg(doc)]
+use super::plan::PROGRAM_ENVIRONMENT_PREFIX;
 use super::{HELPER_EXEC_FAILED, HELPER_SETUP_FAILED, SandboxPlan};
 
 /// The host name a run sees.
@@ -181,7 +183,8 @@ fn exec(args: &[OsString]) -> i32 {
     close_inherited_descriptors(inherited_bound);
     let program = command[0].clone();
     let argv = command;
-    let error = match nix::unistd::execvp(&program, &argv) {
+    let environment = program_environment(&plan.program_environment_prefix);
+    let error = match nix::unistd::execvpe(&program, &argv, &environment) {
         Err(error) => error,
         Ok(infallible) => match infallible {},
     };
@@ -191,6 +194,20 @@ fn exec(args: &[OsString]) -> i32 {
         program.to_string_lossy()
     );
     HELPER_EXEC_FAILED
+}
+
+/// The program's environment: this process's variables that carry `prefix` (the runtime's
+/// [`PROGRAM_ENVIRONMENT_PREFIX`]), without it; with no prefix, this process's own.
+fn program_environment(prefix: &str) -> Vec<CString> {
+    std::env::vars_os()
+        .filter_map(|(key, value)| {
+            let name = key.as_bytes().strip_prefix(prefix.as_bytes())?;
+            let mut entry = name.to_vec();
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            CString::new(entry).ok()
+        })
+        .collect()
 }
 
 fn parse_exec_args(args: &[OsString]) -> Result<(SandboxPlan, Vec<CString>), String> {
