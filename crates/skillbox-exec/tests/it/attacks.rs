@@ -1134,6 +1134,7 @@ fn the_kernel_log_cannot_be_read_whatever_the_hosts_dmesg_setting() {
         root: None,
         cgroup: None,
         setup_token: String::new(),
+        program_environment_prefix: String::new(),
     };
     let output = std::process::Command::new(super::support::helper().program)
         .args(["exec", "--plan", &serde_json::to_string(&plan).unwrap(), "--"])
