@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// What a JavaScript agent pays for skillbox, side by side in one run (issue 36): the Node side
+// of bench/bindings_python.py.
+//
+//   node bench/bindings_node.mjs [--runs 30] [--package DIR]
+//
+// DIR is a built copy of bindings/node (the addon at its root, `bin/skillbox` and
+// `bin/skillbox-sandbox` beside it: `bash bindings/node/build.sh release`); the default is
+// bindings/node of this checkout. Measured, each the median of --runs calls after warm-up:
+//
+//   * a sandboxed `use_skill` of a no-op Python script through `handleToolCall`, against an
+//     unsandboxed `execFile` of the same script with the same interpreter (what seed 002's
+//     library does), the two alternating call by call so both see the same machine; the same
+//     for a no-op `.mjs` script run by node;
+//   * a warm `tools.json` handler call, a Python and a JavaScript handler (the first call
+//     starts the worker);
+//   * opening a provider over 1,000 generated skills (bench/generate_skills.py) with its
+//     system prompt and tools ready;
+//   * loading the package, as a fresh node's start-up with and without `require` / `import`.
+//
+// Prints a markdown table and then one line of JSON.
+
+import { execFile as execFileCallback } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+
+const execFile = promisify(execFileCallback)
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+
+function option (name, fallback) {
+  const at = process.argv.indexOf(name)
+  return at === -1 ? fallback : process.argv[at + 1]
+}
+
+const runs = Number(option('--runs', '30'))
+const packageDir = path.resolve(option('--package', path.join(HERE, '..', 'bindings', 'node')))
+const { createSkillsProvider } = await import(pathToFileURL(path.join(packageDir, 'index.mjs')).href)
+
+function median (samples) {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+async function elapsedMs (call) {
+  const started = process.hrtime.bigint()
+  await call()
+  return Number(process.hrtime.bigint() - started) / 1e6
+}
+
+/** Medians (ms) of each call, after `warmup` rounds, the calls alternating round by round. */
+async function interleaved (calls, count, warmup = 2) {
+  const samples = Object.fromEntries(Object.keys(calls).map((name) => [name, []]))
+  for (let round = 0; round < warmup + count; round++) {
+    const names = Object.keys(calls)
+    if (round % 2) names.reverse()
+    for (const name of names) {
+      const ms = await elapsedMs(calls[name])
+      if (round >= warmup) samples[name].push(ms)
+    }
+  }
+  return Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, median(list)]))
+}
+
+function write (root, files) {
+  for (const [relative, text] of Object.entries(files)) {
+    const file = path.join(root, relative)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, text)
+  }
+  // The sandbox runs scripts as another uid: everything readable by all.
+  const open = (folder) => {
+    fs.chmodSync(folder, 0o755)
+    for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+      const inner = path.join(folder, entry.name)
+      if (entry.isDirectory()) open(inner)
+      else fs.chmodSync(inner, 0o644)
+    }
+  }
+  open(root)
+}
+
+function check (answer, what) {
+  if (!answer || answer.success === false || answer.error) {
+    throw new Error(`${what} failed: ${JSON.stringify(answer)}`)
+  }
+  return answer
+}
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'skillbox-bench-node-'))
+fs.chmodSync(work, 0o755)
+const root = path.join(work, 'skills')
+write(root, {
+  'noop/SKILL.md': '---\nname: noop\ndescription: Does nothing.\n---\nRun scripts/noop.py.\n',
+  'noop/scripts/noop.py': 'pass\n',
+  'noop/scripts/noop.mjs': '// nothing\n',
+  'noop/scripts/handler.py': "def handler(arguments):\n    return {'ok': True}\n",
+  'noop/scripts/handler.mjs': 'export default async function (args) {\n  return { ok: true }\n}\n',
+  'noop/tools.json': JSON.stringify([
+    { name: 'noop_tool', description: 'Does nothing.', script: 'scripts/handler.py', parameters: {} },
+    { name: 'noop_js_tool', description: 'Does nothing.', script: 'scripts/handler.mjs', parameters: {} }
+  ])
+})
+
+// The interpreters skillbox runs scripts with: the peer runs the same binaries.
+const doctor = JSON.parse((await execFile(path.join(packageDir, 'bin', 'skillbox'),
+  ['--root', root, 'doctor', '--json'])).stdout)
+const chosen = (language) => doctor.interpreters.find((entry) => entry.language === language && entry.chosen).program
+const python = chosen('python')
+const node = chosen('node')
+
+const skills = await createSkillsProvider(root)
+const results = { node: process.version, python, nodeForScripts: node, sandbox: doctor.level }
+const script = (name) => path.join(root, 'noop', 'scripts', name)
+const first = check(await skills.handleToolCall('use_skill', { skill: 'noop', script: 'scripts/noop.py' }), 'use_skill')
+results.sandboxOfRun = first.sandbox
+
+const useSkill = (file) => async () => check(await skills.handleToolCall('use_skill', { skill: 'noop', script: `scripts/${file}` }), 'use_skill')
+const pythonRows = await interleaved({
+  skillbox: useSkill('noop.py'),
+  execFile: () => execFile(python, [script('noop.py')])
+}, runs)
+const nodeRows = await interleaved({
+  skillbox: useSkill('noop.mjs'),
+  execFile: () => execFile(node, [script('noop.mjs')])
+}, runs)
+
+const handler = (name) => async () => {
+  const answer = await skills.handleToolCall(name, {})
+  if (!answer || answer.ok !== true) throw new Error(`${name} answered ${JSON.stringify(answer)}`)
+}
+const handlers = await interleaved({ python: handler('noop_tool'), javascript: handler('noop_js_tool') }, Math.max(runs, 100), 3)
+
+const many = path.join(work, 'many')
+await execFile('python3', [path.join(HERE, 'generate_skills.py'), many, '--count', '1000'])
+let manyNames = 0
+let manyTools = 0
+const provider = await interleaved({
+  open: async () => {
+    const opened = await createSkillsProvider(many)
+    const prompt = opened.systemPrompt
+    const tools = opened.tools
+    if (!prompt || !tools.length) throw new Error('a provider over 1,000 skills has no prompt or tools')
+    manyNames = opened.skillNames.length
+    manyTools = tools.length
+  }
+}, Math.max(5, Math.floor(runs / 3)), 1)
+
+const entry = path.join(packageDir, 'index.js')
+const moduleUrl = pathToFileURL(path.join(packageDir, 'index.mjs')).href
+const startUps = await interleaved({
+  bare: () => execFile(process.execPath, ['-e', '0']),
+  require: () => execFile(process.execPath, ['-e', `require(${JSON.stringify(entry)})`]),
+  import: () => execFile(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(moduleUrl)})`])
+}, 10, 1)
+
+const rows = [
+  ['`use_skill` of a no-op Python script, `handleToolCall`, sandboxed', pythonRows.skillbox],
+  [`the same script, \`execFile(${python})\`, no sandbox`, pythonRows.execFile],
+  ['ratio', pythonRows.skillbox / pythonRows.execFile, 'x'],
+  ['`use_skill` of a no-op `.mjs` script, `handleToolCall`, sandboxed', nodeRows.skillbox],
+  [`the same script, \`execFile(${node})\`, no sandbox`, nodeRows.execFile],
+  ['ratio', nodeRows.skillbox / nodeRows.execFile, 'x'],
+  ['a warm `tools.json` handler call, Python handler', handlers.python],
+  ['a warm `tools.json` handler call, JavaScript handler', handlers.javascript],
+  [`a provider over 1,000 generated skills (${manyNames} skills, ${manyTools} tools), prompt and tools ready`, provider.open],
+  ['`node -e 0`', startUps.bare],
+  ['`node -e "require(skillbox)"`', startUps.require],
+  ['`node --input-type=module -e "await import(skillbox)"`', startUps.import]
+]
+console.log(`node ${process.version}, sandbox ${doctor.level} (this run: ${first.sandbox}), median of ${runs} calls\n`)
+console.log('| measure | median |\n| --- | ---: |')
+for (const [what, value, unit] of rows) {
+  console.log(`| ${what} | ${unit === 'x' ? `${value.toFixed(2)}x` : `${value.toFixed(value < 1 ? 3 : 2)} ms`} |`)
+}
+Object.assign(results, {
+  useSkillPython: pythonRows.skillbox,
+  execFilePython: pythonRows.execFile,
+  useSkillNode: nodeRows.skillbox,
+  execFileNode: nodeRows.execFile,
+  warmHandlerPython: handlers.python,
+  warmHandlerJavaScript: handlers.javascript,
+  provider1000: provider.open,
+  provider1000Skills: manyNames,
+  provider1000Tools: manyTools,
+  nodeBare: startUps.bare,
+  nodeRequire: startUps.require,
+  nodeImport: startUps.import
+})
+console.log(JSON.stringify(results, (key, value) => typeof value === 'number' ? Math.round(value * 1000) / 1000 : value))
+fs.rmSync(work, { recursive: true, force: true })
