@@ -78,6 +78,8 @@ def test_langchain(skills_dir: Path, scripted_model) -> None:
     result = agent.invoke({"messages": [{"role": "user", "content": "What is 6 times 7? Use the probe skill."}]})
     check_the_langchain_run(scripted_model, result["messages"])
     assert scripted_model.requests[0]["messages"][0]["content"] == skills.system_prompt
+    # The model is offered skillbox's definitions as they are.
+    assert scripted_model.requests[0]["tools"] == skills.chat_completions_tools
 
 
 async def test_langchain_async(skills_dir: Path, scripted_model) -> None:
