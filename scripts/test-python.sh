@@ -21,7 +21,7 @@ venv="${SKILLBOX_PYTHON_BINDING_VENV:-$target/python-binding-venv}"
 
 python="$(SKILLBOX_TEST_REQUIREMENTS="$repo/bindings/python/requirements-test.txt" \
     SKILLBOX_TEST_VENV="$venv" \
-    SKILLBOX_TEST_IMPORTS="agents, pydantic_ai, pytest, pytest_asyncio, maturin" \
+    SKILLBOX_TEST_IMPORTS="agents, pydantic_ai, langchain_core, langchain.agents, langchain_openai, pytest, pytest_asyncio, maturin" \
     bash "$repo/scripts/setup-test-venv.sh")"
 
 wheels="$target/python-binding-wheels"

@@ -1,16 +1,23 @@
-"""What the binding's tests share: skill folders written for each test, and a scripted
+"""What the binding's tests share: skill folders written for each test, a scripted
 OpenAI-compatible model server on 127.0.0.1 (a free port) that loads a skill, runs its
-script and answers with what the script printed."""
+script and answers with what the script printed, and the local model (llama-server with
+Qwen2.5-Coder-1.5B-Instruct, as ``scripts/setup-local-llm.sh`` provisions it)."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
 import threading
+import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+REPOSITORY = Path(__file__).resolve().parents[3]
 
 
 def write_skills(root: Path, files: dict[str, str]) -> Path:
@@ -138,5 +145,93 @@ class ScriptedModel:
 @pytest.fixture
 def scripted_model():
     model = ScriptedModel()
+    yield model
+    model.close()
+
+
+# The local model, as the Rust tests run it (crates/skillbox-testkit/src/local_model.rs).
+LOCAL_MODEL_STARTUP_SECONDS = 180
+LOCAL_MODEL_SERVER_ARGUMENTS = ["--jinja", "-c", "8192", "-t", "2", "-np", "1"]
+# Starts the program in the background and kills it once this process's end of the pipe on
+# its stdin closes, so the server goes with pytest however pytest ends.
+GUARDED = 'program="$1"; shift; "$program" "$@" >"$LOG" 2>&1 & pid=$!; cat >/dev/null; kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null'
+
+
+def provision_local_model() -> dict[str, str] | None:
+    """``LLAMA_SERVER`` and ``MODEL`` from ``scripts/setup-local-llm.sh 1.5b`` (which installs
+    them on first use, a no-op afterwards); ``None`` when it fails or
+    ``SKILLBOX_SKIP_LOCAL_MODEL`` is set."""
+    if "SKILLBOX_SKIP_LOCAL_MODEL" in os.environ:
+        return None
+    try:
+        done = subprocess.run(
+            ["bash", str(REPOSITORY / "scripts" / "setup-local-llm.sh"), "1.5b"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    except OSError:
+        return None
+    paths = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    if done.returncode != 0 or not {"LLAMA_SERVER", "MODEL"} <= paths.keys():
+        return None
+    return paths
+
+
+def answers_health(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+class LocalModel:
+    """A running llama-server: ``base_url`` is ``http://127.0.0.1:PORT/v1``."""
+
+    def __init__(self, paths: dict[str, str], log: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.log = log
+        self.process = subprocess.Popen(
+            ["bash", "-c", GUARDED, "guarded", paths["LLAMA_SERVER"], "-m", paths["MODEL"]]
+            + LOCAL_MODEL_SERVER_ARGUMENTS
+            + ["--host", "127.0.0.1", "--port", str(port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            env={**os.environ, "LOG": str(log)},
+        )
+        deadline = time.monotonic() + LOCAL_MODEL_STARTUP_SECONDS
+        while not answers_health(port):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                pytest.fail(
+                    f"llama-server did not answer /health within {LOCAL_MODEL_STARTUP_SECONDS} s; "
+                    f"its log: {log.read_text(errors='replace') if log.exists() else '(none)'}"
+                )
+            time.sleep(0.25)
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def local_model(tmp_path_factory):
+    """The local model, started once for the session. Skipped with a note when it cannot be
+    provisioned, unless ``SKILLBOX_REQUIRE_LOCAL_MODEL`` is set (CI): then it fails."""
+    paths = provision_local_model()
+    if paths is None:
+        if "SKILLBOX_REQUIRE_LOCAL_MODEL" in os.environ:
+            pytest.fail(
+                "SKILLBOX_REQUIRE_LOCAL_MODEL is set but the local model could not be set up: "
+                "run scripts/setup-local-llm.sh to see why"
+            )
+        pytest.skip(
+            "the local model is missing (scripts/setup-local-llm.sh failed or SKILLBOX_SKIP_LOCAL_MODEL is set)"
+        )
+    model = LocalModel(paths, tmp_path_factory.mktemp("local-model") / "llama-server.log")
     yield model
     model.close()

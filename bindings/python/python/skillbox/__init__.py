@@ -162,5 +162,13 @@ class SkillsProvider:
 
         return function_toolset(self)
 
+    def langchain_tools(self) -> list[Any]:
+        """The tools as LangChain ``StructuredTool``s (needs ``langchain-core``), for
+        ``langchain.agents.create_agent`` or any LangChain model's ``bind_tools``. The model
+        reads each answer as text; the ``ToolMessage``'s ``artifact`` holds it as answered."""
+        from .adapters.langchain import structured_tools
+
+        return structured_tools(self)
+
     def __repr__(self) -> str:
         return f"SkillsProvider(skills={self.skill_names!r})"
