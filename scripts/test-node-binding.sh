@@ -28,4 +28,4 @@ fi
 
 log "node --test"
 cd "$package"
-exec node --test "$@" test/provider.test.mjs test/sandbox.test.mjs test/one-way-in.test.mjs test/ai-sdk.test.mjs test/openrouter.test.mjs
+exec node --test "$@" test/provider.test.mjs test/sandbox.test.mjs test/one-way-in.test.mjs test/hostile.test.mjs test/ai-sdk.test.mjs test/openrouter.test.mjs
