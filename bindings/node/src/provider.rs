@@ -29,9 +29,9 @@ pub struct ProviderOptions {
     /// Leave out skills whose name matches one of these globs.
     pub exclude: Option<Vec<String>>,
     /// A script's time limit in milliseconds (30000).
-    pub timeout: Option<u32>,
+    pub timeout: Option<f64>,
     /// Bytes kept of each output stream (20480).
-    pub max_output: Option<u32>,
+    pub max_output: Option<f64>,
     /// Every run's working folder; a fresh private one per run when absent.
     pub cwd: Option<String>,
     /// `best-effort` (the default), `required` or `off`.
@@ -53,13 +53,13 @@ pub struct ProviderOptions {
     /// `auto` (the default), `always` or `never`.
     pub find_skills: Option<String>,
     /// Most characters of the prompt's skill list.
-    pub max_prompt_chars: Option<u32>,
+    pub max_prompt_chars: Option<f64>,
     /// A file to append a line per run to.
     pub audit_log: Option<String>,
     /// The runtime's private folder.
     pub runtime_dir: Option<String>,
     /// Calls that run code at once.
-    pub max_runs: Option<u32>,
+    pub max_runs: Option<f64>,
 }
 
 /// Skill roots opened for a model.
@@ -72,6 +72,21 @@ fn invalid(message: String) -> Error {
     Error::new(Status::InvalidArg, message)
 }
 
+/// A whole number option read as JavaScript gave it (a double): refused unless it is whole and
+/// from `minimum` to `maximum` (napi's `u32` would wrap -1 to 4294967295 and NaN to 0).
+fn whole_number(name: &str, value: f64, minimum: u64, maximum: u64) -> Result<u64> {
+    let whole = value.is_finite() && value.fract() == 0.0;
+    #[allow(clippy::cast_precision_loss)]
+    let in_range = value >= minimum as f64 && value <= maximum as f64;
+    if !(whole && in_range) {
+        return Err(invalid(format!(
+            "`{name}` must be a whole number from {minimum} to {maximum}, not {value}"
+        )));
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(value as u64)
+}
+
 fn options_from(roots: Vec<String>, given: ProviderOptions) -> Result<Options> {
     let mut options = Options::new(roots)
         .include(given.include.unwrap_or_default())
@@ -81,10 +96,12 @@ fn options_from(roots: Vec<String>, given: ProviderOptions) -> Result<Options> {
         .pass_env(given.pass_env.unwrap_or_default())
         .door(Door::Node);
     if let Some(timeout) = given.timeout {
-        options = options.timeout(Duration::from_millis(u64::from(timeout)));
+        let milliseconds = whole_number("timeout", timeout, 1, 24 * 60 * 60 * 1000)?;
+        options = options.timeout(Duration::from_millis(milliseconds));
     }
     if let Some(bytes) = given.max_output {
-        options = options.max_output_bytes(bytes as usize);
+        let bytes = whole_number("maxOutput", bytes, 1, 64 * 1024 * 1024)?;
+        options = options.max_output_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
     if let Some(folder) = given.cwd {
         options = options.working_directory(folder);
@@ -123,7 +140,8 @@ fn options_from(roots: Vec<String>, given: ProviderOptions) -> Result<Options> {
         })?);
     }
     if let Some(chars) = given.max_prompt_chars {
-        options = options.max_prompt_chars(chars as usize);
+        let chars = whole_number("maxPromptChars", chars, 1, u64::from(u32::MAX))?;
+        options = options.max_prompt_chars(usize::try_from(chars).unwrap_or(usize::MAX));
     }
     if let Some(file) = given.audit_log {
         options = options.audit_log(file);
@@ -132,7 +150,8 @@ fn options_from(roots: Vec<String>, given: ProviderOptions) -> Result<Options> {
         options = options.runtime_directory(folder);
     }
     if let Some(runs) = given.max_runs {
-        options = options.max_runs(runs as usize);
+        let runs = whole_number("maxRuns", runs, 1, 4096)?;
+        options = options.max_runs(usize::try_from(runs).unwrap_or(usize::MAX));
     }
     Ok(options)
 }

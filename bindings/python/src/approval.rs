@@ -94,14 +94,22 @@ impl PythonApproval {
     }
 }
 
-/// `True` runs the call; a string refuses with that reason; anything else refuses.
+/// `True` runs the call; a string refuses with that reason; anything else refuses (a truthy
+/// dict or object is not a yes).
 fn decision_of(answer: &Bound<'_, PyAny>) -> ApprovalDecision {
     if let Ok(reason) = answer.cast::<PyString>() {
         return refuse(reason.to_string());
     }
-    match answer.is_truthy() {
-        Ok(true) => ApprovalDecision::Approve,
-        _ => refuse("on_approval refused it".to_owned()),
+    match answer.cast::<pyo3::types::PyBool>() {
+        Ok(yes) if yes.is_true() => ApprovalDecision::Approve,
+        Ok(_) => refuse("on_approval refused it".to_owned()),
+        Err(_) => refuse(format!(
+            "on_approval answered {}, not True (run) or False or a reason (refuse)",
+            answer
+                .get_type()
+                .name()
+                .map_or_else(|_| "a value".to_owned(), |name| format!("a {name}"))
+        )),
     }
 }
 

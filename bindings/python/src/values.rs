@@ -40,7 +40,8 @@ pub fn arguments(arguments: Option<&Bound<'_, PyAny>>) -> PyResult<CallArguments
         Some(given) if given.is_instance_of::<PyString>() => {
             Ok(CallArguments::Text(given.extract()?))
         }
-        Some(given) => pythonize::depythonize::<Value>(given)
+        Some(given) => check_depth(given, 0)
+            .and_then(|()| pythonize::depythonize::<Value>(given).map_err(Into::into))
             .map(CallArguments::Value)
             .map_err(|error| {
                 PyTypeError::new_err(format!(
@@ -48,6 +49,33 @@ pub fn arguments(arguments: Option<&Bound<'_, PyAny>>) -> PyResult<CallArguments
                 ))
             }),
     }
+}
+
+/// How deep a call's arguments may nest (a model's JSON is far shallower; a dict holding
+/// itself, or nesting thousands deep, would overflow the converter's stack).
+pub const MAX_ARGUMENT_DEPTH: usize = 64;
+
+/// Refuse arguments nested past [`MAX_ARGUMENT_DEPTH`] (which a cycle always is).
+fn check_depth(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
+    if depth > MAX_ARGUMENT_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "`args` nest deeper than {MAX_ARGUMENT_DEPTH} levels (or hold themselves); a tool call's arguments are plain JSON"
+        )));
+    }
+    if let Ok(dict) = value.cast::<pyo3::types::PyDict>() {
+        for (_, item) in dict.iter() {
+            check_depth(&item, depth + 1)?;
+        }
+    } else if let Ok(list) = value.cast::<pyo3::types::PyList>() {
+        for item in list.iter() {
+            check_depth(&item, depth + 1)?;
+        }
+    } else if let Ok(tuple) = value.cast::<pyo3::types::PyTuple>() {
+        for item in tuple.iter() {
+            check_depth(&item, depth + 1)?;
+        }
+    }
+    Ok(())
 }
 
 /// What a call answers, as Python values: the content seed 002's `handleToolCall` answers (a

@@ -18,4 +18,10 @@ pub enum OpenError {
     /// The sandbox helper named does not exist.
     #[error("the sandbox helper `{}` does not exist; build it (`cargo build -p skillbox-exec --bin skillbox-sandbox`) or name another", .0.display())]
     MissingHelper(std::path::PathBuf),
+    /// The sandbox helper named could be replaced by someone else.
+    #[error("the sandbox helper `{}` is not trusted: it, or a folder above it, is owned by or writable for another user, who could replace it; the helper runs every sandboxed program with this process's rights", .0.display())]
+    UntrustedHelper(std::path::PathBuf),
+    /// The working folder named is not a folder.
+    #[error("the working folder (`cwd`) `{}` is not a folder; name an existing folder, or none", .0.display())]
+    WorkingDirectory(std::path::PathBuf),
 }

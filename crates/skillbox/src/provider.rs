@@ -85,14 +85,19 @@ impl Provider {
             mode: ValidationMode::Lenient,
             ..CatalogOptions::default()
         })?;
+        if let Some(folder) = &options.working_directory
+            && !folder.is_dir()
+        {
+            return Err(OpenError::WorkingDirectory(folder.clone()));
+        }
         let helper = match &options.sandbox_helper {
             Some(program) if !program.is_file() => {
                 return Err(OpenError::MissingHelper(program.clone()));
             }
-            Some(program) => Some(HelperCommand {
-                program: program.clone(),
-                leading_args: Vec::new(),
-            }),
+            Some(program) => Some(
+                skillbox_exec::sandbox::trusted_named_helper(program)
+                    .ok_or_else(|| OpenError::UntrustedHelper(program.clone()))?,
+            ),
             None => HelperCommand::beside_current_executable(),
         };
         let trust = match options.trust {

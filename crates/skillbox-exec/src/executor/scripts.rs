@@ -20,6 +20,9 @@ use crate::sandbox::SandboxLevel;
 pub const MAX_SCRIPT_ARGUMENTS: usize = 1_000;
 /// Most bytes of arguments a script call may pass in total.
 pub const MAX_SCRIPT_ARGUMENT_BYTES: usize = 1024 * 1024;
+/// Bytes one argument must stay under, its final NUL included: Linux's `MAX_ARG_STRLEN`
+/// (32 pages), past which `execve` fails.
+pub const MAX_SCRIPT_ARGUMENT_LENGTH: usize = 128 * 1024;
 
 /// The result of running a script (seed 002's `SkillExecutionResult`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -280,6 +283,19 @@ impl Executor {
                 ErrorType::InvalidArgs,
                 format!(
                     "too many arguments: at most {MAX_SCRIPT_ARGUMENTS} arguments and {MAX_SCRIPT_ARGUMENT_BYTES} bytes"
+                ),
+            ));
+        }
+        if let Some(index) = args
+            .iter()
+            .position(|arg| arg.len() >= MAX_SCRIPT_ARGUMENT_LENGTH)
+        {
+            return Err(ExecError::new(
+                ErrorType::InvalidArgs,
+                format!(
+                    "argument {index} is {} bytes; one argument may be at most {} bytes (the kernel's limit); pass long text in a file or on stdin",
+                    args[index].len(),
+                    MAX_SCRIPT_ARGUMENT_LENGTH - 1
                 ),
             ));
         }

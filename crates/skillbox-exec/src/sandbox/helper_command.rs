@@ -43,6 +43,17 @@ impl HelperCommand {
 /// that no one else could rename, up to `/` (core's rule,
 /// [`skillbox_trust::ownership::path_ownership_problem`], as for the trust file). Refusals are
 /// logged: a helper that is there but not used is worth a line.
+/// The helper at `path`, named by the caller, when it can be trusted as much as one beside the
+/// executable: a regular file owned by root or this user, in folders neither writable by
+/// anyone else (the helper runs every sandboxed program with this process's privileges).
+#[must_use]
+pub fn trusted_named_helper(path: &Path) -> Option<HelperCommand> {
+    is_trusted_helper(path).then(|| HelperCommand {
+        program: path.to_path_buf(),
+        leading_args: Vec::new(),
+    })
+}
+
 fn is_trusted_helper(path: &Path) -> bool {
     use skillbox_trust::ownership::path_ownership_problem;
     let Ok(file) = fs_err::symlink_metadata(path) else {

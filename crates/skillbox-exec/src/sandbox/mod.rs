@@ -38,7 +38,7 @@ mod root_layout;
 pub(crate) mod stray_processes;
 mod uid_pool;
 
-pub use helper_command::HelperCommand;
+pub use helper_command::{HelperCommand, trusted_named_helper};
 pub use host_probe::{HostSupport, PROBE_CACHE_FILE};
 pub use layers::{SandboxLayers, SandboxLevel};
 pub use output_notes::{MAX_OUTPUT_ENTRIES, MAX_OUTPUT_NOTES, OutputNotes};
