@@ -164,7 +164,7 @@ DEEP_ARGUMENTS = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("shape", ["10000", "cycle"])
+@pytest.mark.parametrize("shape", ["100000", "cycle"])
 def test_deep_or_cyclic_arguments_do_not_kill_the_interpreter(skills_dir: Path, shape: str) -> None:
     done = subprocess.run(
         [sys.executable, "-c", DEEP_ARGUMENTS, str(skills_dir), shape],
