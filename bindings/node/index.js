@@ -86,7 +86,7 @@ class SkillsProvider {
    * `args` is an object, or the model's argument text as it came. Failures are answers
    * too, for the model to read; it rejects only for arguments that are not JSON values.
    */
-  handleToolCall (name, args = {}) { return this.#native.handleToolCall(name, args) }
+  async handleToolCall (name, args = {}) { return this.#native.handleToolCall(name, args) }
 
   /**
    * The tools as the OpenRouter SDK's `tool()` instances (seed 002's sdkTools), for
