@@ -11,12 +11,15 @@
 //   * a sandboxed `use_skill` of a no-op Python script through `handleToolCall`, against an
 //     unsandboxed `execFile` of the same script with the same interpreter (what seed 002's
 //     library does), the two alternating call by call so both see the same machine; the same
-//     for a no-op `.mjs` script run by node;
+//     for a no-op `.mjs` script run by node; and the CPU time per call of each (this process's
+//     and its children's), which a loaded machine inflates less;
 //   * a warm `tools.json` handler call, a Python and a JavaScript handler (the first call
 //     starts the worker);
 //   * opening a provider over 1,000 generated skills (bench/generate_skills.py) with its
 //     system prompt and tools ready;
 //   * loading the package, as a fresh node's start-up with and without `require` / `import`.
+//
+// Every child process runs with PATH alone in its environment, as skillbox's scripts do.
 //
 // Prints a markdown table and then one line of JSON.
 
@@ -27,7 +30,12 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 
-const execFile = promisify(execFileCallback)
+const execFileWithEnvironment = promisify(execFileCallback)
+// Every child here gets the environment skillbox gives the scripts it runs, PATH alone: a
+// variable of this shell such as NODE_EXTRA_CA_CERTS (node reads that bundle at start-up, tens
+// of milliseconds) would otherwise slow the unsandboxed side only.
+const CHILD_ENVIRONMENT = { PATH: '/usr/local/bin:/usr/bin:/bin' }
+const execFile = (file, args) => execFileWithEnvironment(file, args, { env: CHILD_ENVIRONMENT })
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 
 function option (name, fallback) {
@@ -51,17 +59,38 @@ async function elapsedMs (call) {
   return Number(process.hrtime.bigint() - started) / 1e6
 }
 
-/** Medians (ms) of each call, after `warmup` rounds, the calls alternating round by round. */
-async function interleaved (calls, count, warmup = 2) {
+// Children's CPU comes from /proc/self/stat (cutime, cstime), in clock ticks.
+const CLOCK_TICKS_PER_SECOND = 100
+
+/** CPU milliseconds of this process (all its threads) and of its children waited for. */
+function cpuMs () {
+  const own = process.cpuUsage()
+  const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')
+  // After the command name: state is field 3, cutime and cstime fields 16 and 17.
+  const children = Number(fields[13]) + Number(fields[14])
+  return (own.user + own.system) / 1000 + children * 1000 / CLOCK_TICKS_PER_SECOND
+}
+
+/**
+ * Medians (ms) of each call, after `warmup` rounds, the calls alternating round by round.
+ * With `cpu`, also the mean CPU milliseconds per call (this process and its children) into it.
+ */
+async function interleaved (calls, count, warmup = 2, cpu = undefined) {
   const samples = Object.fromEntries(Object.keys(calls).map((name) => [name, []]))
+  const cpuUsed = Object.fromEntries(Object.keys(calls).map((name) => [name, 0]))
   for (let round = 0; round < warmup + count; round++) {
     const names = Object.keys(calls)
     if (round % 2) names.reverse()
     for (const name of names) {
+      const cpuBefore = cpuMs()
       const ms = await elapsedMs(calls[name])
-      if (round >= warmup) samples[name].push(ms)
+      if (round >= warmup) {
+        samples[name].push(ms)
+        cpuUsed[name] += cpuMs() - cpuBefore
+      }
     }
   }
+  if (cpu) Object.assign(cpu, Object.fromEntries(Object.entries(cpuUsed).map(([name, used]) => [name, used / count])))
   return Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, median(list)]))
 }
 
@@ -105,8 +134,9 @@ write(root, {
   ])
 })
 
-// The interpreters skillbox runs scripts with: the peer runs the same binaries.
-const doctor = JSON.parse((await execFile(path.join(packageDir, 'bin', 'skillbox'),
+// The interpreters skillbox runs scripts with (found on this process's PATH, as the provider
+// below finds them): the peer runs the same binaries.
+const doctor = JSON.parse((await execFileWithEnvironment(path.join(packageDir, 'bin', 'skillbox'),
   ['--root', root, 'doctor', '--json'])).stdout)
 const chosen = (language) => doctor.interpreters.find((entry) => entry.language === language && entry.chosen).program
 const python = chosen('python')
@@ -119,14 +149,16 @@ const first = check(await skills.handleToolCall('use_skill', { skill: 'noop', sc
 results.sandboxOfRun = first.sandbox
 
 const useSkill = (file) => async () => check(await skills.handleToolCall('use_skill', { skill: 'noop', script: `scripts/${file}` }), 'use_skill')
+const pythonCpu = {}
 const pythonRows = await interleaved({
   skillbox: useSkill('noop.py'),
   execFile: () => execFile(python, [script('noop.py')])
-}, runs)
+}, runs, 2, pythonCpu)
+const nodeCpu = {}
 const nodeRows = await interleaved({
   skillbox: useSkill('noop.mjs'),
   execFile: () => execFile(node, [script('noop.mjs')])
-}, runs)
+}, runs, 2, nodeCpu)
 
 const handler = (name) => async () => {
   const answer = await skills.handleToolCall(name, {})
@@ -153,31 +185,41 @@ const entry = path.join(packageDir, 'index.js')
 const moduleUrl = pathToFileURL(path.join(packageDir, 'index.mjs')).href
 const startUps = await interleaved({
   bare: () => execFile(process.execPath, ['-e', '0']),
+  bareModule: () => execFile(process.execPath, ['--input-type=module', '-e', '0']),
   require: () => execFile(process.execPath, ['-e', `require(${JSON.stringify(entry)})`]),
   import: () => execFile(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(moduleUrl)})`])
 }, 10, 1)
 
 const rows = [
   ['`use_skill` of a no-op Python script, `handleToolCall`, sandboxed', pythonRows.skillbox],
+  ['its CPU per call (this process and its children)', pythonCpu.skillbox],
   [`the same script, \`execFile(${python})\`, no sandbox`, pythonRows.execFile],
-  ['ratio', pythonRows.skillbox / pythonRows.execFile, 'x'],
+  ['its CPU per call', pythonCpu.execFile],
+  ['ratio (CPU)', pythonRows.skillbox / pythonRows.execFile, 'x', pythonCpu.skillbox / pythonCpu.execFile],
   ['`use_skill` of a no-op `.mjs` script, `handleToolCall`, sandboxed', nodeRows.skillbox],
+  ['its CPU per call', nodeCpu.skillbox],
   [`the same script, \`execFile(${node})\`, no sandbox`, nodeRows.execFile],
-  ['ratio', nodeRows.skillbox / nodeRows.execFile, 'x'],
+  ['its CPU per call', nodeCpu.execFile],
+  ['ratio (CPU)', nodeRows.skillbox / nodeRows.execFile, 'x', nodeCpu.skillbox / nodeCpu.execFile],
   ['a warm `tools.json` handler call, Python handler', handlers.python],
   ['a warm `tools.json` handler call, JavaScript handler', handlers.javascript],
   [`a provider over 1,000 generated skills (${manyNames} skills, ${manyTools} tools), prompt and tools ready`, provider.open],
   ['`node -e 0`', startUps.bare],
   ['`node -e "require(skillbox)"`', startUps.require],
+  ['`node --input-type=module -e 0`', startUps.bareModule],
   ['`node --input-type=module -e "await import(skillbox)"`', startUps.import]
 ]
 console.log(`node ${process.version}, sandbox ${doctor.level} (this run: ${first.sandbox}), median of ${runs} calls\n`)
 console.log('| measure | median |\n| --- | ---: |')
-for (const [what, value, unit] of rows) {
-  console.log(`| ${what} | ${unit === 'x' ? `${value.toFixed(2)}x` : `${value.toFixed(value < 1 ? 3 : 2)} ms`} |`)
+for (const [what, value, unit, cpuRatio] of rows) {
+  console.log(`| ${what} | ${unit === 'x' ? `${value.toFixed(2)}x (${cpuRatio.toFixed(2)}x)` : `${value.toFixed(value < 1 ? 3 : 2)} ms`} |`)
 }
 Object.assign(results, {
   useSkillPython: pythonRows.skillbox,
+  useSkillPythonCpu: pythonCpu.skillbox,
+  execFilePythonCpu: pythonCpu.execFile,
+  useSkillNodeCpu: nodeCpu.skillbox,
+  execFileNodeCpu: nodeCpu.execFile,
   execFilePython: pythonRows.execFile,
   useSkillNode: nodeRows.skillbox,
   execFileNode: nodeRows.execFile,
@@ -187,6 +229,7 @@ Object.assign(results, {
   provider1000Skills: manyNames,
   provider1000Tools: manyTools,
   nodeBare: startUps.bare,
+  nodeBareModule: startUps.bareModule,
   nodeRequire: startUps.require,
   nodeImport: startUps.import
 })
