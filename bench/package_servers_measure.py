@@ -14,7 +14,8 @@ runs), and the caller's other variables (the registries' settings and certificat
                and the first `tools/call` of that server. Beside it, the same client spawns
                the skill's own line (`npx -y @modelcontextprotocol/server-everything`,
                `uvx mcp-server-time@…`) with warm caches; the clock covers spawn, initialize,
-               `tools/list` and the first `tools/call`. Samples alternate.
+               `tools/list` and the first `tools/call`. And, for where the time goes, the
+               stored tree's entry spawned bare (no skillbox, no sandbox). Samples alternate.
             2. adds: `skillbox add` of a skill with both servers, of the same skill without its
                `.mcp.json`, of each one-server skill, and for reference `npm install` of the
                package and `pip install --target` / `uv tool install` of the PyPI one, each in
@@ -376,7 +377,8 @@ sys.exit(entry())
 
 def direct_parameters(setup: Setup, side: str, registry: str) -> StdioServerParameters:
     """`direct`: the skill's own line, as other agents run it; `bare`: the entry of the tree
-    skillbox stored, spawned with the same interpreter, no sandbox and no skillbox."""
+    skillbox stored, spawned with the same interpreter and environment, no sandbox and no
+    skillbox."""
     server = SERVERS[registry]
     if side == "direct":
         command = "npx" if registry == "npm" else setup.uvx
@@ -390,8 +392,11 @@ def direct_parameters(setup: Setup, side: str, registry: str) -> StdioServerPara
             command = "python3"
             args = ["-I", "-B", "-c", CONSOLE_ENTRY, tree["path"], entry["module"],
                     entry["function"]]
-    return StdioServerParameters(command=command, args=args, env=setup.environment,
-                                 cwd=str(setup.work))
+    # The bare server gets what the sandbox gives a server (HOME and PATH), not the caller's
+    # variables: `NODE_EXTRA_CA_CERTS` alone makes node parse a CA bundle at start (about 50 ms
+    # here). The launchers keep them: they reach the registry.
+    env = setup.environment if side == "direct" else {"HOME": str(setup.home), "PATH": PATH}
+    return StdioServerParameters(command=command, args=args, env=env, cwd=str(setup.work))
 
 
 async def start_direct(setup: Setup, side: str, registry: str, errlog: Any,
@@ -602,7 +607,8 @@ def report(results: dict[str, Any]) -> str:
         "",
         "Where the time goes (medians). *bare*: the client spawns the entry of the tree skillbox"
         " stored (`node …/dist/index.js`; `python3 -I -B -c` calling `mcp_server_time.main`"
-        " with the tree first on `sys.path`), no skillbox, no sandbox: the server's own start.",
+        " with the tree first on `sys.path`) with only `HOME` and `PATH` set, as in the"
+        " sandbox; no skillbox, no sandbox: the server's own start.",
         "",
         "| step | npm: skillbox | npm: bare | npm: `npx` | PyPI: skillbox | PyPI: bare |"
         " PyPI: `uvx` |",
