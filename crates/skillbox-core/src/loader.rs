@@ -239,9 +239,8 @@ pub fn load_skill(request: &LoadRequest<'_>) -> LoadOutcome {
                 .map(|diagnostic| diagnostic.in_file(&skill_md_path)),
         );
         for server in &properties.mcp_servers {
-            let file = request.directory.join(&server.declared_in);
-            for note in crate::skill_servers::package_notes(std::slice::from_ref(server)) {
-                diagnostics.push(note.in_file(&file));
+            if let Some(note) = crate::skill_servers::package_note(server) {
+                diagnostics.push(note.in_file(request.directory.join(&server.declared_in)));
             }
         }
     }

@@ -109,12 +109,13 @@ impl PackageServer {
             Some(requested) => format!("versions `{requested}` (not pinned)"),
             None => "no version asked (not pinned)".to_owned(),
         };
+        let runs = match &self.program {
+            Some(program) => format!("its program `{program}`"),
+            None => "its own program".to_owned(),
+        };
         format!(
-            "{} package `{}`, {version}, runs `{}` ({} in the declaration)",
-            self.registry,
-            self.package,
-            self.program_shown(),
-            self.launcher
+            "{} package `{}`, {version}, runs {runs} ({} in the declaration)",
+            self.registry, self.package, self.launcher
         )
     }
 }

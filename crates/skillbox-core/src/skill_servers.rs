@@ -80,39 +80,31 @@ impl ServerDeclaration {
     }
 }
 
-/// What `validate` says about the package servers among `servers`: what each installs and
-/// runs (info), an open version (warning: `add` pins the one it resolves), a launcher line that
-/// cannot be installed ahead (warning: it cannot start in the sandbox, which has no network).
+/// What `validate` says about a server that is a package (`None` for any other): what it
+/// installs and runs (info), an open version (warning: `add` pins the one it resolves), a
+/// launcher line that cannot be installed ahead (warning: it cannot start in the sandbox, which
+/// has no network).
 #[must_use]
-pub fn package_notes(servers: &[ServerDeclaration]) -> Vec<Diagnostic> {
-    let mut notes = Vec::new();
-    for server in servers {
-        let field = format!("mcp-servers.{}", server.name);
-        match server.package() {
-            None => {}
-            Some(Ok(package)) => {
-                let note = format!("server `{}`: {}", server.name, package.describe());
-                notes.push(if package.pinned() {
-                    Diagnostic::info(DiagnosticCode::ServerPackage, note)
-                        .for_field(field)
-                        .with_hint("`skillbox add` and `install` install it ahead into the store; it runs from there, offline, in the sandbox")
-                } else {
-                    Diagnostic::warning(DiagnosticCode::ServerPackage, note)
-                        .for_field(field)
-                        .with_hint("pin a version (`name@1.2.3`, `name==1.2.3`); until then `skillbox add` pins the version it resolves in `skillbox.lock`")
-                });
-            }
-            Some(Err(why)) => notes.push(
-                Diagnostic::warning(
-                    DiagnosticCode::ServerPackage,
-                    format!("server `{}`: {why}", server.name),
-                )
-                .for_field(field)
-                .with_hint("skillbox installs `npx -y PACKAGE@VERSION` and `uvx PACKAGE==VERSION` servers ahead; any other launcher line needs the network, which the sandbox does not give"),
-            ),
-        }
-    }
-    notes
+pub fn package_note(server: &ServerDeclaration) -> Option<Diagnostic> {
+    let field = format!("mcp-servers.{}", server.name);
+    let note = match server.package()? {
+        Ok(package) if package.pinned() => Diagnostic::info(
+            DiagnosticCode::ServerPackage,
+            format!("server `{}`: {}", server.name, package.describe()),
+        )
+        .with_hint("`skillbox add` and `install` install it ahead into the store; it runs from there, offline, in the sandbox"),
+        Ok(package) => Diagnostic::warning(
+            DiagnosticCode::ServerPackage,
+            format!("server `{}`: {}", server.name, package.describe()),
+        )
+        .with_hint("pin a version (`name@1.2.3`, `name==1.2.3`); until then `skillbox add` pins the version it resolves in `skillbox.lock`"),
+        Err(why) => Diagnostic::warning(
+            DiagnosticCode::ServerPackage,
+            format!("server `{}`: {why}", server.name),
+        )
+        .with_hint("skillbox installs `npx -y PACKAGE@VERSION` and `uvx PACKAGE==VERSION` servers ahead; any other launcher line needs the network, which the sandbox does not give"),
+    };
+    Some(note.for_field(field))
 }
 
 /// A stdio server's command as skillbox runs it (`${CLAUDE_PLUGIN_ROOT}/x` is `./x`), or why

@@ -116,25 +116,29 @@ fn client_over(project: &Project, root: &Path, extra: &[&str], env: &[(&str, &st
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-fn lock(project: &Project) -> Value {
-    serde_json::from_str(
-        &fs_err::read_to_string(project.directory().join("skillbox.lock")).unwrap(),
-    )
-    .unwrap()
+/// Copy `sources` (files or folders) into the folder `into`.
+fn copy_into(sources: &[PathBuf], into: &Path) {
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .args(sources)
+        .arg(into)
+        .status()
+        .unwrap();
+    assert!(copied.success());
 }
 
 /// A copy of the project's sources, manifest and lock in a new project (a clone).
 fn clone_of(project: &Project) -> Project {
     let clone = Project::new();
-    let copied = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(project.directory().join("src"))
-        .arg(project.directory().join("skillbox.toml"))
-        .arg(project.directory().join("skillbox.lock"))
-        .arg(clone.directory())
-        .status()
-        .unwrap();
-    assert!(copied.success());
+    let from = project.directory();
+    copy_into(
+        &[
+            from.join("src"),
+            from.join("skillbox.toml"),
+            from.join("skillbox.lock"),
+        ],
+        &clone.directory(),
+    );
     clone
 }
 
@@ -187,7 +191,7 @@ fn servers_from_npm_and_pypi_are_pinned_at_add_and_run_offline_in_the_sandbox() 
         stderr.contains("server `everything` of `clock` asks for @modelcontextprotocol/server-everything without a version"),
         "{stderr}"
     );
-    let locked = lock(&project);
+    let locked = project.lock();
     let servers = &locked["skills"]["clock"]["servers"];
     let everything = &servers["everything"];
     let version = everything["version"].as_str().unwrap();
@@ -261,7 +265,7 @@ fn servers_from_npm_and_pypi_are_pinned_at_add_and_run_offline_in_the_sandbox() 
     let (code, _, stderr) = clone.run(&["install", "--frozen"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
-        lock(&clone),
+        clone.lock(),
         locked,
         "a frozen install changes nothing in the lock"
     );
@@ -305,11 +309,7 @@ fn servers_from_npm_and_pypi_are_pinned_at_add_and_run_offline_in_the_sandbox() 
     assert!(stdout.contains("clock:everything"), "{stdout}");
     let mut older = locked.clone();
     older["skills"]["clock"]["servers"]["everything"]["version"] = Value::from("2025.1.14");
-    fs_err::write(
-        project.directory().join("skillbox.lock"),
-        serde_json::to_string_pretty(&older).unwrap(),
-    )
-    .unwrap();
+    project.write_lock(&older);
     let (code, stdout, stderr) = project.run(&["outdated"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
@@ -344,7 +344,7 @@ fn a_changed_stored_tree_is_named_by_verify_and_refused_at_start() {
     .unwrap();
     make_world_readable(&skill);
     project.ok(&["add", "./src/clock"]);
-    let digest = lock(&project)["skills"]["clock"]["servers"]["time"]["digest"]
+    let digest = project.lock()["skills"]["clock"]["servers"]["time"]["digest"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -389,7 +389,7 @@ fn a_lying_integrity_a_missing_server_and_an_uninstalled_one_are_refused() {
     let project = Project::new();
     write_clock_skill(&project);
     project.ok(&["add", "./src/clock"]);
-    let locked = lock(&project);
+    let locked = project.lock();
 
     // A lock whose integrity for one package is not its bytes' (edited in both places a
     // reviewer and npm read): the install is refused, and nothing is stored or placed.
@@ -401,11 +401,7 @@ fn a_lying_integrity_a_missing_server_and_an_uninstalled_one_are_refused() {
     server["packages"][0]["integrity"] = Value::from(forged.clone());
     let path = format!("node_modules/{victim}");
     server["npmLock"][&path]["integrity"] = Value::from(forged);
-    fs_err::write(
-        clone.directory().join("skillbox.lock"),
-        serde_json::to_string_pretty(&lying).unwrap(),
-    )
-    .unwrap();
+    clone.write_lock(&lying);
     let (code, _, stderr) = clone.run(&["install", "--frozen"]);
     assert_ne!(code, 0);
     assert!(
@@ -425,11 +421,7 @@ fn a_lying_integrity_a_missing_server_and_an_uninstalled_one_are_refused() {
         .as_object_mut()
         .unwrap()
         .remove("time");
-    fs_err::write(
-        clone.directory().join("skillbox.lock"),
-        serde_json::to_string_pretty(&missing).unwrap(),
-    )
-    .unwrap();
+    clone.write_lock(&missing);
     let (code, _, stderr) = clone.run(&["install", "--frozen"]);
     assert_ne!(code, 0);
     assert!(
@@ -442,13 +434,7 @@ fn a_lying_integrity_a_missing_server_and_an_uninstalled_one_are_refused() {
     let folder = Project::new();
     let root = folder.directory().join("skills");
     fs_err::create_dir_all(&root).unwrap();
-    let copied = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(project.directory().join("src/clock"))
-        .arg(&root)
-        .status()
-        .unwrap();
-    assert!(copied.success());
+    copy_into(&[project.directory().join("src/clock")], &root);
     let seen = client_over(&folder, &root, &[], &[]);
     let loaded = seen["loaded"].as_str().unwrap();
     assert!(

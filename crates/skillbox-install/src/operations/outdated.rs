@@ -15,6 +15,7 @@ impl Installer {
         let manifest = Manifest::load(&self.scope.manifest)?;
         let lock = self.existing_lock()?;
         let mut report = self.report();
+        let tools = crate::package_servers::PackageTools::from_path();
         for (name, locked) in &lock.skills {
             let entry = manifest
                 .entries()
@@ -47,16 +48,12 @@ impl Installer {
             }
             report.skills.push(skill);
             for (server, installed) in &locked.servers {
-                let newest = crate::package_servers::newest_version(
-                    &crate::package_servers::PackageTools::from_path(),
-                    &self.cache,
-                    installed,
-                )
-                .map_err(|error| InstallError::PackageServer {
-                    skill: name.clone(),
-                    server: server.clone(),
-                    message: error.message,
-                })?;
+                let newest = crate::package_servers::newest_version(&tools, &self.cache, installed)
+                    .map_err(|error| InstallError::PackageServer {
+                        skill: name.clone(),
+                        server: server.clone(),
+                        message: error.message,
+                    })?;
                 let action = if newest == installed.version {
                     Action::Unchanged
                 } else {

@@ -32,7 +32,18 @@ impl Installer {
         resolution: ServerResolution,
         notes: &mut Vec<String>,
     ) -> Result<BTreeMap<String, LockedServer>, InstallError> {
-        let declarations = declared_servers(folder);
+        self.provision_declared(name, declared_servers(folder), locked, resolution, notes)
+    }
+
+    /// [`Installer::provision_servers`] of declarations already read.
+    fn provision_declared(
+        &self,
+        name: &str,
+        declarations: Vec<DeclaredServer>,
+        locked: &BTreeMap<String, LockedServer>,
+        resolution: ServerResolution,
+        notes: &mut Vec<String>,
+    ) -> Result<BTreeMap<String, LockedServer>, InstallError> {
         let mut servers = BTreeMap::new();
         if declarations.iter().all(|(_, package)| package.is_none()) {
             return Ok(servers);
@@ -160,13 +171,15 @@ fn locked_against_declaration(
     }
 }
 
-/// The servers the skill in `folder` declares, each with the package it runs, if any.
-fn declared_servers(
-    folder: &Path,
-) -> Vec<(
+/// A declared server and the package it runs, if it runs one (`Err`: a launcher line that
+/// cannot be installed ahead).
+type DeclaredServer = (
     skillbox_core::ServerDeclaration,
     Option<Result<skillbox_core::package_server::PackageServer, String>>,
-)> {
+);
+
+/// The servers the skill in `folder` declares, each with the package it runs, if any.
+fn declared_servers(folder: &Path) -> Vec<DeclaredServer> {
     let Ok(catalog) = SkillCatalog::load(&CatalogOptions {
         roots: vec![SkillRoot::explicit(folder)],
         ..CatalogOptions::default()
@@ -212,12 +225,13 @@ impl Installer {
                 .map_err(|error| InstallError::io("read", folder.clone(), error))?;
             // What the trust file records and the store still holds stands for a locked
             // server: `provision_servers` keeps it without the network.
-            let known: BTreeMap<String, LockedServer> = declared_servers(folder)
-                .into_iter()
+            let declarations = declared_servers(folder);
+            let known: BTreeMap<String, LockedServer> = declarations
+                .iter()
                 .filter_map(|(declaration, package)| {
                     // The record holds no `requested`: its fingerprint matching is the
                     // declaration asking the same.
-                    let requested = package?.ok()?.requested;
+                    let requested = package.as_ref()?.as_ref().ok()?.requested.clone();
                     let record = records
                         .as_ref()?
                         .provisioned_server(&canonical, &declaration.name)?;
@@ -244,7 +258,7 @@ impl Installer {
                 ServerResolution::KeepLocked
             };
             let servers =
-                self.provision_servers(name, folder, &known, resolution, &mut report.notes)?;
+                self.provision_declared(name, declarations, &known, resolution, &mut report.notes)?;
             for (server, installed) in &servers {
                 let unchanged = known
                     .get(server)
