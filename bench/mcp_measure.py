@@ -34,6 +34,7 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from page_cache import evict_from_page_cache
 from serve_process import children, process_tree
 
 # The resource both servers expose (skillz does not expose SKILL.md as a resource).
@@ -104,10 +105,11 @@ def servers(arguments: argparse.Namespace, home: Path) -> list[Server]:
     ]
 
 
-def rss_kib(pid: int) -> int:
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    """A resident-memory line of /proc/PID/status: VmRSS, or its RssAnon / RssFile parts."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -320,6 +322,12 @@ def report(server_list: list[Server], oneshot: dict[str, Any], spawns: int, call
             f"| {label} | {mine / 1024:.1f} MiB | {theirs / 1024:.1f} MiB"
             f" | **{ratio(theirs, mine):.1f}x** (skillbox = {fraction:.3f} of skillz) | {target} |"
         )
+    lines.append(
+        f"| idle RSS: anonymous / file-backed | {ours.facts['rss_idle_anon_kib'] / 1024:.1f}"
+        f" / {ours.facts['rss_idle_file_kib'] / 1024:.1f} MiB"
+        f" | {peer.facts['rss_idle_anon_kib'] / 1024:.1f}"
+        f" / {peer.facts['rss_idle_file_kib'] / 1024:.1f} MiB | | (extra) |"
+    )
     if oneshot:
         mine, theirs = oneshot[ours.name]["median"], oneshot[peer.name]["median"]
         lines.append(
@@ -351,6 +359,10 @@ async def measure(arguments: argparse.Namespace) -> None:
     shutil.rmtree(work, ignore_errors=True)
     home.mkdir(parents=True)
     server_list = servers(arguments, home)
+    # The file-backed part of RSS depends on how the binary's pages came into the cache: the
+    # same binary freshly written (by cargo or cp) showed about 2 MiB more than after being
+    # read back from disk. Evicting it first measures every build in one state.
+    evict_from_page_cache(str(arguments.skillbox))
     with open(os.devnull, "w") as errlog:
         for server in server_list:
             await spawn_to_initialize(server, work, errlog)
@@ -369,6 +381,8 @@ async def measure(arguments: argparse.Namespace) -> None:
                 tree = process_tree(each.pid)
                 each.server.facts["processes"] = len(tree)
                 each.server.facts["rss_idle_kib"] = sum(rss_kib(pid) for pid in tree)
+                for field, key in (("RssAnon", "rss_idle_anon_kib"), ("RssFile", "rss_idle_file_kib")):
+                    each.server.facts[key] = sum(rss_kib(pid, field) for pid in tree)
             for each in opened:
                 await describe(each, arguments.corpus)
             await timed_calls(opened, arguments.calls)

@@ -131,16 +131,7 @@ sync "$blob_file" "$meta_file"
 
 # Page-cache eviction of just the blob's two files (no root needed; nothing else is touched).
 evict_blob() {
-    python3 - "$blob_file" "$meta_file" <<'PY'
-import os, sys
-for path in sys.argv[1:]:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-PY
+    python3 bench/page_cache.py "$blob_file" "$meta_file"
 }
 
 machine_json="$work/machine.json"

@@ -64,12 +64,15 @@ pub(crate) fn discover(
         discover_file(root, root_index, candidates, diagnostics);
         return;
     }
-    let real_root = fs_err::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let canonical_root = fs_err::canonicalize(root).ok();
+    let resolves_paths = canonical_root.is_some();
+    let real_root = canonical_root.unwrap_or_else(|| root.to_path_buf());
     let walk = Walk {
         root,
         root_index,
         limits,
         load,
+        resolves_paths,
         directories: AtomicUsize::new(0),
         too_deep: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
@@ -182,6 +185,9 @@ struct Walk<'a> {
     root_index: usize,
     limits: &'a CatalogLimits,
     load: &'a LoadOpenFolder<'a>,
+    /// Whether the root resolved, so that each folder's `real` path is its canonical path
+    /// (every link on the way was resolved as the walk met it).
+    resolves_paths: bool,
     directories: AtomicUsize,
     too_deep: AtomicUsize,
     stopped: AtomicBool,
@@ -232,6 +238,13 @@ impl Walk<'_> {
                 probe.listing,
                 probe.skill_md.as_ref(),
             );
+            // `SKILL.md` opened without following links is a file in the folder itself, so
+            // its resolved path is the folder's: no lookup of each part of the path later.
+            if let (true, Some(_), LoadOutcome::Loaded(skill)) =
+                (self.resolves_paths, &probe.skill_md, &outcome)
+            {
+                skill.note_resolved_directory(real);
+            }
             return vec![Found::Candidate(Candidate::Loaded {
                 path: directory.to_path_buf(),
                 outcome,

@@ -3,7 +3,7 @@
 //! cached, so a catalog of thousands of skills costs little more than their frontmatter.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
@@ -323,6 +323,15 @@ impl Skill {
         self.resolved_skill_md.get_or_init(|| {
             fs_err::canonicalize(&self.skill_md_path).unwrap_or_else(|_| self.skill_md_path.clone())
         })
+    }
+
+    /// Record the folder's canonical path as discovery found it (each link on the way
+    /// resolved, `SKILL.md` a file in it), so that [`Skill::resolved_skill_md_path`] needs no
+    /// lookup of its own.
+    pub(crate) fn note_resolved_directory(&self, canonical_directory: &Path) {
+        let _ = self
+            .resolved_skill_md
+            .set(canonical_directory.join(&self.skill_md_name));
     }
 
     /// Whether the skill comes from a packaged archive (read-only, in memory).

@@ -87,3 +87,51 @@ fn naming_corner_cases_decide_as_a_listing_would() {
         vec!["count_words"]
     );
 }
+
+/// The resolved `SKILL.md` path prompts show is the canonical one however the folder was
+/// reached: a root given as a link, a skill folder that is a link, a
+/// `SKILL.md` that is a link to a file elsewhere in the skill, and plain folders (whose path
+/// discovery resolves as it walks instead of asking the filesystem afterwards).
+#[test]
+fn resolved_skill_md_paths_are_canonical_however_the_folder_was_reached() {
+    let temp = tempfile::tempdir().unwrap();
+    let base = temp.path();
+    let real_root = base.join("real-root");
+    write(&real_root.join("plain/SKILL.md"), &plain_skill_md("plain"));
+    write(
+        &real_root.join("group/nested/SKILL.md"),
+        &plain_skill_md("nested"),
+    );
+    write(
+        &base.join("elsewhere/target/SKILL.md"),
+        &plain_skill_md("target"),
+    );
+    symlink(
+        base.join("elsewhere/target"),
+        real_root.join("linked-folder"),
+    )
+    .unwrap();
+    write(
+        &real_root.join("linked-file/docs/real.md"),
+        &plain_skill_md("linked-file"),
+    );
+    symlink("docs/real.md", real_root.join("linked-file/SKILL.md")).unwrap();
+    symlink(&real_root, base.join("root-link")).unwrap();
+
+    for root in [base.join("root-link"), real_root.clone()] {
+        let catalog = load(&[&root]);
+        let mut names: Vec<&str> = catalog.skills().iter().map(|skill| skill.name()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["linked-file", "nested", "plain", "target"]);
+        for skill in catalog.skills() {
+            let expected = std::fs::canonicalize(&skill.skill_md_path).unwrap();
+            assert_eq!(
+                skill.resolved_skill_md_path(),
+                &expected,
+                "{}",
+                skill.name()
+            );
+            assert!(expected.is_absolute());
+        }
+    }
+}
