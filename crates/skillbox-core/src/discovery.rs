@@ -65,21 +65,28 @@ pub(crate) fn discover(
         return;
     }
     let canonical_root = fs_err::canonicalize(root).ok();
-    let resolves_paths = canonical_root.is_some();
+    let root_resolved = canonical_root.is_some();
     let real_root = canonical_root.unwrap_or_else(|| root.to_path_buf());
     let walk = Walk {
         root,
         root_index,
         limits,
         load,
-        resolves_paths,
         directories: AtomicUsize::new(0),
         too_deep: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
     };
     let found_before = candidates.len();
     let found = match rustix::fs::open(root, DIRECTORY_FLAGS, Mode::empty()) {
-        Ok(descriptor) => walk.visit(root, descriptor, &real_root, 0),
+        Ok(descriptor) => walk.visit(
+            root,
+            descriptor,
+            Real {
+                path: &real_root,
+                canonical: root_resolved,
+            },
+            0,
+        ),
         Err(error) => vec![unreadable_folder(root, error)],
     };
     for found in found {
@@ -185,12 +192,27 @@ struct Walk<'a> {
     root_index: usize,
     limits: &'a CatalogLimits,
     load: &'a LoadOpenFolder<'a>,
-    /// Whether the root resolved, so that each folder's `real` path is its canonical path
-    /// (every link on the way was resolved as the walk met it).
-    resolves_paths: bool,
     directories: AtomicUsize,
     too_deep: AtomicUsize,
     stopped: AtomicBool,
+}
+
+/// Where a folder the walk visits resolves to.
+#[derive(Clone, Copy)]
+struct Real<'a> {
+    /// The folder's location with the links on the way resolved as the walk met them.
+    path: &'a Path,
+    /// Whether `path` is the folder's canonical path: the root resolved, and every link on the
+    /// way still named the folder the walk opened.
+    canonical: bool,
+}
+
+/// Whether `path` names the folder open as `folder` (the same device and inode).
+fn names_folder(path: &Path, folder: BorrowedFd<'_>) -> bool {
+    match (rustix::fs::stat(path), rustix::fs::fstat(folder)) {
+        (Ok(named), Ok(opened)) => named.st_dev == opened.st_dev && named.st_ino == opened.st_ino,
+        _ => false,
+    }
 }
 
 /// How folders are opened for the walk.
@@ -223,12 +245,12 @@ fn skipped(path: &Path, reason: String, hint: &str) -> Found {
 
 impl Walk<'_> {
     /// `directory` as reached (for the paths people see) and `real` its resolved location (for
-    /// loop detection).
+    /// loop detection, and for the resolved paths of the skills found when it is canonical).
     fn visit(
         &self,
         directory: &Path,
         descriptor: OwnedFd,
-        real: &Path,
+        real: Real<'_>,
         depth: usize,
     ) -> Vec<Found> {
         if let Some(probe) = probe_skill_folder(directory, descriptor.as_fd()) {
@@ -241,9 +263,9 @@ impl Walk<'_> {
             // `SKILL.md` opened without following links is a file in the folder itself, so
             // its resolved path is the folder's: no lookup of each part of the path later.
             if let (true, Some(_), LoadOutcome::Loaded(skill)) =
-                (self.resolves_paths, &probe.skill_md, &outcome)
+                (real.canonical, &probe.skill_md, &outcome)
             {
-                skill.note_resolved_directory(real);
+                skill.note_resolved_directory(real.path);
             }
             return vec![Found::Candidate(Candidate::Loaded {
                 path: directory.to_path_buf(),
@@ -260,7 +282,7 @@ impl Walk<'_> {
         };
         let mut steps = Vec::new();
         for (name, kind) in entries {
-            if let Some(step) = self.step(directory, real, depth, name, kind) {
+            if let Some(step) = self.step(directory, real.path, depth, name, kind) {
                 steps.push(step);
             }
             if self.stopped.load(Ordering::Relaxed) {
@@ -281,9 +303,22 @@ impl Walk<'_> {
                     } else {
                         DIRECTORY_FLAGS | OFlags::NOFOLLOW
                     };
-                    let real = resolved.unwrap_or_else(|| real.join(&name));
+                    let followed = resolved.is_some();
+                    let child_real = resolved.unwrap_or_else(|| real.path.join(&name));
                     match rustix::fs::openat(parent, name.as_os_str(), flags, Mode::empty()) {
-                        Ok(child) => self.visit(&path, child, &real, depth + 1),
+                        Ok(child) => {
+                            // A link's target was resolved before the folder was opened: it is
+                            // the folder's canonical path only if it still names that folder
+                            // (a link swapped in between, or one through another namespace's
+                            // `/proc/PID/root`, does not).
+                            let canonical = real.canonical
+                                && (!followed || names_folder(&child_real, child.as_fd()));
+                            let real = Real {
+                                path: &child_real,
+                                canonical,
+                            };
+                            self.visit(&path, child, real, depth + 1)
+                        }
                         Err(error) => vec![unreadable_folder(&path, error)],
                     }
                 }

@@ -35,7 +35,11 @@ impl Installer {
         self.provision_declared(name, declared_servers(folder), locked, resolution, notes)
     }
 
-    /// [`Installer::provision_servers`] of declarations already read.
+    /// [`Installer::provision_servers`] of declarations already read. What each server needs
+    /// is decided first, in declaration order (a lock that does not match, `--frozen` without
+    /// a record); then the installs run side by side, each with its registry's tool in its own
+    /// staging folder (the store takes trees from several processes at once), and the first
+    /// failure in declaration order is the one reported.
     fn provision_declared(
         &self,
         name: &str,
@@ -50,11 +54,7 @@ impl Installer {
         }
         let store = self.store()?;
         let tools = PackageTools::from_path();
-        let failed = |server: &str, message: String| InstallError::PackageServer {
-            skill: name.to_owned(),
-            server: server.to_owned(),
-            message,
-        };
+        let mut jobs = Vec::new();
         for (declaration, package) in declarations {
             let Some(package) = package else {
                 continue;
@@ -77,31 +77,12 @@ impl Installer {
                 .get(&declaration.name)
                 .filter(|server| server.declaration == fingerprint)
                 .filter(|_| resolution != ServerResolution::Refresh);
-            let task = self.progress.start(
-                &format!(
-                    "server `{}` ({} {})",
-                    declaration.name, package.registry, package.package
-                ),
-                None,
-            );
-            let server = match kept {
+            let job = match kept {
                 Some(server) => {
-                    let in_lock = |message: String| {
-                        failed(
-                            &declaration.name,
-                            format!(
-                                "{message} (`{}`, `skills.{name}.servers.{}`); restore the lock from version control, or run `skillbox update {name}` to install it anew",
-                                self.scope.lock.display(),
-                                declaration.name
-                            ),
-                        )
-                    };
                     if let Some(problem) = locked_against_declaration(server, &package) {
-                        return Err(in_lock(problem));
+                        return Err(self.locked_server_error(name, &declaration.name, problem));
                     }
-                    restore(&tools, &store, &self.cache, server)
-                        .map_err(|error| in_lock(error.message))?;
-                    server.clone()
+                    ServerJob::Restore(server)
                 }
                 None if resolution == ServerResolution::Frozen => {
                     return Err(InstallError::Frozen {
@@ -113,23 +94,92 @@ impl Installer {
                         ),
                     });
                 }
-                None => {
-                    let server = provision(&tools, &store, &self.cache, &package, fingerprint)
-                        .map_err(|error| failed(&declaration.name, error.message))?;
-                    if !package.pinned() {
-                        notes.push(format!(
-                            "server `{}` of `{name}` asks for {} without a version: {} is pinned in the lock (`skillbox update {name}` takes a newer one)",
-                            declaration.name, package.package, server.version
-                        ));
-                    }
-                    server
+                None => ServerJob::Provision { fingerprint },
+            };
+            jobs.push((declaration.name.clone(), package, job));
+        }
+        let tasks: Vec<_> = jobs
+            .iter()
+            .map(|(server, package, _)| {
+                self.progress.start(
+                    &format!(
+                        "server `{server}` ({} {})",
+                        package.registry, package.package
+                    ),
+                    None,
+                )
+            })
+            .collect();
+        let (tools, store, staging) = (&tools, &store, self.cache.as_path());
+        let outcomes: Vec<Result<LockedServer, String>> = std::thread::scope(|scope| {
+            let running: Vec<_> = jobs
+                .iter()
+                .map(|(_, package, job)| {
+                    scope.spawn(move || match job {
+                        ServerJob::Restore(server) => restore(tools, store, staging, server)
+                            .map(|_| LockedServer::clone(server))
+                            .map_err(|error| error.message),
+                        ServerJob::Provision { fingerprint } => {
+                            provision(tools, store, staging, package, fingerprint.clone())
+                                .map_err(|error| error.message)
+                        }
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|install| {
+                    install
+                        .join()
+                        .unwrap_or_else(|_| Err("the install stopped unexpectedly".to_owned()))
+                })
+                .collect()
+        });
+        for (((server_name, package, job), outcome), task) in
+            jobs.into_iter().zip(outcomes).zip(tasks)
+        {
+            let server = match (&job, outcome) {
+                (_, Ok(server)) => server,
+                (ServerJob::Restore(_), Err(message)) => {
+                    return Err(self.locked_server_error(name, &server_name, message));
+                }
+                (ServerJob::Provision { .. }, Err(message)) => {
+                    return Err(InstallError::PackageServer {
+                        skill: name.to_owned(),
+                        server: server_name,
+                        message,
+                    });
                 }
             };
+            if matches!(job, ServerJob::Provision { .. }) && !package.pinned() {
+                notes.push(format!(
+                    "server `{server_name}` of `{name}` asks for {} without a version: {} is pinned in the lock (`skillbox update {name}` takes a newer one)",
+                    package.package, server.version
+                ));
+            }
             task.finish();
-            servers.insert(declaration.name.clone(), server);
+            servers.insert(server_name, server);
         }
         Ok(servers)
     }
+
+    /// A locked server that cannot be installed as the lock says, with where it is recorded.
+    fn locked_server_error(&self, skill: &str, server: &str, message: String) -> InstallError {
+        InstallError::PackageServer {
+            skill: skill.to_owned(),
+            server: server.to_owned(),
+            message: format!(
+                "{message} (`{}`, `skills.{skill}.servers.{server}`); restore the lock from version control, or run `skillbox update {skill}` to install it anew",
+                self.scope.lock.display(),
+            ),
+        }
+    }
+}
+
+/// What one declared server needs: the tree the lock records, or a resolution anew.
+enum ServerJob<'lock> {
+    Restore(&'lock LockedServer),
+    Provision { fingerprint: String },
 }
 
 /// Why a lock's record of a server cannot be what its declaration asks for, if it cannot: the
