@@ -93,6 +93,13 @@ impl SkillFolder {
         &self.path
     }
 
+    /// The device and inode numbers of the folder found when the skill was loaded: which
+    /// folder on disk it is, whatever path names it.
+    #[must_use]
+    pub fn device_and_inode(&self) -> (u64, u64) {
+        (self.identity.device, self.identity.inode)
+    }
+
     /// Whether `other` is this same folder on disk (the same device and inode), however each
     /// path reached it: a link to a skill folder and the folder itself are one folder.
     #[must_use]

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use skillbox_core::source::SkillSource;
 use skillbox_core::{ServerDeclaration, ServerTransport, Skill};
 use skillbox_exec::{Executor, SkillCopy};
 
@@ -59,6 +60,10 @@ pub(crate) struct ServerKey {
     /// Which copy of its name the skill is: what grants by name it gets depends on it.
     copy: SkillCopy,
     folder: PathBuf,
+    /// The device and inode of the folder the skill was loaded from (none for an archive): a
+    /// path names whichever folder is there when it is resolved, and two skills whose paths
+    /// resolve alike but were loaded from different folders never share a server.
+    folder_identity: Option<(u64, u64)>,
     name: String,
     transport: String,
 }
@@ -73,6 +78,10 @@ impl ServerKey {
                 .parent()
                 .map(PathBuf::from)
                 .unwrap_or_default(),
+            folder_identity: match &skill.source {
+                SkillSource::Directory(folder) => Some(folder.device_and_inode()),
+                SkillSource::Archive(_) => None,
+            },
             name: declaration.name.clone(),
             transport: serde_json::to_string(&declaration.transport).unwrap_or_default(),
         }
@@ -755,4 +764,59 @@ pub fn render_reports(reports: &[ServerReport]) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_skill(root: &std::path::Path) -> Arc<Skill> {
+        let catalog = skillbox_core::SkillCatalog::load(&skillbox_core::CatalogOptions {
+            roots: vec![skillbox_core::SkillRoot::explicit(root)],
+            ..skillbox_core::CatalogOptions::default()
+        })
+        .unwrap();
+        Arc::clone(catalog.get("weather").unwrap())
+    }
+
+    /// A folder replaced at the same path (a link swapped, a folder renamed away and another
+    /// put there) is another folder: its skill gets its own server, though its path and its
+    /// declaration read the same.
+    #[test]
+    fn a_folder_replaced_at_the_same_path_is_another_server() {
+        let temp = tempfile::tempdir().unwrap();
+        let skill_md = "---\nname: weather\ndescription: Weather.\n---\nBody.\n";
+        let root = temp.path().join("root");
+        let folder = root.join("weather");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("SKILL.md"), skill_md).unwrap();
+        let declaration = ServerDeclaration {
+            name: "forecast".to_owned(),
+            transport: ServerTransport::Stdio {
+                command: "python3".to_owned(),
+                args: vec!["server.py".to_owned()],
+                env: Vec::new(),
+                env_values: Default::default(),
+            },
+            declared_in: ".mcp.json".to_owned(),
+        };
+        let first = load_skill(&root);
+        let again = load_skill(&root);
+        assert_eq!(
+            ServerKey::of(&first, SkillCopy::InEffect, &declaration),
+            ServerKey::of(&again, SkillCopy::InEffect, &declaration),
+            "the same folder loaded twice shares its server"
+        );
+
+        std::fs::rename(&folder, temp.path().join("moved-away")).unwrap();
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("SKILL.md"), skill_md).unwrap();
+        let replaced = load_skill(&root);
+        let (before, after) = (
+            ServerKey::of(&first, SkillCopy::InEffect, &declaration),
+            ServerKey::of(&replaced, SkillCopy::InEffect, &declaration),
+        );
+        assert_eq!(before.folder, after.folder);
+        assert_ne!(before, after);
+    }
 }
