@@ -55,10 +55,8 @@ py="$(test_venv_python)"
 
 # 4. One checked skillbox run: exit 0 (all valid) or 1 (some invalid) is success.
 validate_json="$out/skillbox-validate.json"
-set +e
-"$bin" validate "$skills" --json >"$validate_json" 2>"$out/skillbox-validate.stderr"
-rc=$?
-set -e
+rc=0
+"$bin" validate "$skills" --json >"$validate_json" 2>"$out/skillbox-validate.stderr" || rc=$?
 if [[ $rc -ne 0 && $rc -ne 1 ]]; then
     tail -n 20 "$out/skillbox-validate.stderr" >&2 || true
     die "\`skillbox validate $skills --json\` exited $rc"

@@ -1,6 +1,11 @@
 # Steps shared by the bench scripts. Sourced (after the script defines `log` and `die` and has
 # changed to the repository root), not run.
 
+# A command that fails under `set -e` ends a script; say which one (inside functions too), so a
+# run that stops early (a `wrk` or `curl` failing under load) does not stop silently.
+set -o errtrace
+trap 'log "error: \`${BASH_COMMAND}\` failed with status $? (line ${LINENO})"' ERR
+
 # Generate COUNT skills with SEED into DIR, or reuse DIR when its stamp shows the same count,
 # seed and generator.
 ensure_generated_skills() {
