@@ -30,6 +30,8 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 
+import { writeFiles } from '../bindings/node/test/support.mjs'
+
 const execFileWithEnvironment = promisify(execFileCallback)
 // Every child here gets the environment skillbox gives the scripts it runs, PATH alone: a
 // variable of this shell such as NODE_EXTRA_CA_CERTS (node reads that bundle at start-up, tens
@@ -94,24 +96,6 @@ async function interleaved (calls, count, warmup = 2, cpu = undefined) {
   return Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, median(list)]))
 }
 
-function write (root, files) {
-  for (const [relative, text] of Object.entries(files)) {
-    const file = path.join(root, relative)
-    fs.mkdirSync(path.dirname(file), { recursive: true })
-    fs.writeFileSync(file, text)
-  }
-  // The sandbox runs scripts as another uid: everything readable by all.
-  const open = (folder) => {
-    fs.chmodSync(folder, 0o755)
-    for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
-      const inner = path.join(folder, entry.name)
-      if (entry.isDirectory()) open(inner)
-      else fs.chmodSync(inner, 0o644)
-    }
-  }
-  open(root)
-}
-
 function check (answer, what) {
   if (!answer || answer.success === false || answer.error) {
     throw new Error(`${what} failed: ${JSON.stringify(answer)}`)
@@ -122,7 +106,7 @@ function check (answer, what) {
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'skillbox-bench-node-'))
 fs.chmodSync(work, 0o755)
 const root = path.join(work, 'skills')
-write(root, {
+writeFiles(root, {
   'noop/SKILL.md': '---\nname: noop\ndescription: Does nothing.\n---\nRun scripts/noop.py.\n',
   'noop/scripts/noop.py': 'pass\n',
   'noop/scripts/noop.mjs': '// nothing\n',

@@ -44,6 +44,23 @@ skillbox_binary() {
     printf '%s\n' "$bin"
 }
 
+# Print the skillbox binary to time, as `skillbox_binary`, for a script whose runs go through
+# the sandbox helper beside it (`skillbox-sandbox`): without a given path the helper is built
+# too, so that an older one left there is not what gets measured; with one, an older helper is
+# named.
+skillbox_binary_with_helper() {
+    local given="${1:-}" binary helper
+    binary="$(skillbox_binary "$given")"
+    helper="$(dirname "$binary")/skillbox-sandbox"
+    if [[ -z "$given" ]]; then
+        log "building: cargo build --release -p skillbox-exec --bin skillbox-sandbox"
+        cargo build --release -p skillbox-exec --bin skillbox-sandbox >&2 || die "cargo build failed"
+    elif [[ -e "$helper" && "$helper" -ot "$binary" ]]; then
+        log "warning: $helper is older than $binary; skillbox runs servers through it"
+    fi
+    printf '%s\n' "$binary"
+}
+
 # Print VALUE (a setting named NAME, for the message) as a whole number; dies unless it is one
 # from MIN to MAX.
 number() { # number NAME VALUE MIN MAX

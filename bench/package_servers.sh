@@ -62,16 +62,7 @@ uv_venv() {
     printf '%s\n' "$venv/bin"
 }
 
-binary="$(skillbox_binary "${SKILLBOX_BIN:-}")"
-# skillbox runs a server through `skillbox-sandbox` when that helper sits beside it (else it is
-# its own helper): build it too, so that an older helper left there is not what gets measured.
-helper="$(dirname "$binary")/skillbox-sandbox"
-if [[ -z "${SKILLBOX_BIN:-}" ]]; then
-    log "building: cargo build --release -p skillbox-exec --bin skillbox-sandbox"
-    cargo build --release -p skillbox-exec --bin skillbox-sandbox >&2 || die "cargo build failed"
-elif [[ -e "$helper" && "$helper" -ot "$binary" ]]; then
-    log "warning: $helper is older than $binary; skillbox runs servers through it"
-fi
+binary="$(skillbox_binary_with_helper "${SKILLBOX_BIN:-}")"
 client_python="$(test_venv_python)"
 uv_bin="$(uv_venv)"
 

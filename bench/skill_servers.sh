@@ -36,16 +36,7 @@ warm_sessions=$(number SKILL_SERVERS_WARM_SESSIONS "${SKILL_SERVERS_WARM_SESSION
 calls=$(number SKILL_SERVERS_CALLS "${SKILL_SERVERS_CALLS:-300}" 1 100000)
 oneshot_runs=$(number SKILL_SERVERS_ONESHOT_RUNS "${SKILL_SERVERS_ONESHOT_RUNS:-20}" 2 1000)
 
-binary="$(skillbox_binary "${SKILLBOX_BIN:-}")"
-# skillbox runs a server through `skillbox-sandbox` when that helper sits beside it (else it is
-# its own helper): build it too, so that an older helper left there is not what gets measured.
-helper="$(dirname "$binary")/skillbox-sandbox"
-if [[ -z "${SKILLBOX_BIN:-}" ]]; then
-    log "building: cargo build --release -p skillbox-exec --bin skillbox-sandbox"
-    cargo build --release -p skillbox-exec --bin skillbox-sandbox >&2 || die "cargo build failed"
-elif [[ -e "$helper" && "$helper" -ot "$binary" ]]; then
-    log "warning: $helper is older than $binary; skillbox runs servers through it"
-fi
+binary="$(skillbox_binary_with_helper "${SKILLBOX_BIN:-}")"
 client_python="$(test_venv_python)"
 vendor="$(bash scripts/setup-test-mcp-vendor.sh)" || die "scripts/setup-test-mcp-vendor.sh failed"
 [[ -d "$vendor/mcp" ]] || die "the MCP SDK is not in $vendor"

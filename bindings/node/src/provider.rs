@@ -87,6 +87,12 @@ fn whole_number(name: &str, value: f64, minimum: u64, maximum: u64) -> Result<u6
     Ok(value as u64)
 }
 
+/// [`whole_number`] as a count or size in memory.
+fn whole_size(name: &str, value: f64, minimum: u64, maximum: u64) -> Result<usize> {
+    whole_number(name, value, minimum, maximum)
+        .map(|whole| usize::try_from(whole).unwrap_or(usize::MAX))
+}
+
 fn options_from(roots: Vec<String>, given: ProviderOptions) -> Result<Options> {
     let mut options = Options::new(roots)
         .include(given.include.unwrap_or_default())
@@ -100,8 +106,7 @@ fn options_from(roots: Vec<String>, given: ProviderOptions) -> Result<Options> {
         options = options.timeout(Duration::from_millis(milliseconds));
     }
     if let Some(bytes) = given.max_output {
-        let bytes = whole_number("maxOutput", bytes, 1, 64 * 1024 * 1024)?;
-        options = options.max_output_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
+        options = options.max_output_bytes(whole_size("maxOutput", bytes, 1, 64 * 1024 * 1024)?);
     }
     if let Some(folder) = given.cwd {
         options = options.working_directory(folder);
@@ -140,8 +145,8 @@ fn options_from(roots: Vec<String>, given: ProviderOptions) -> Result<Options> {
         })?);
     }
     if let Some(chars) = given.max_prompt_chars {
-        let chars = whole_number("maxPromptChars", chars, 1, u64::from(u32::MAX))?;
-        options = options.max_prompt_chars(usize::try_from(chars).unwrap_or(usize::MAX));
+        options =
+            options.max_prompt_chars(whole_size("maxPromptChars", chars, 1, u64::from(u32::MAX))?);
     }
     if let Some(file) = given.audit_log {
         options = options.audit_log(file);
@@ -150,8 +155,7 @@ fn options_from(roots: Vec<String>, given: ProviderOptions) -> Result<Options> {
         options = options.runtime_directory(folder);
     }
     if let Some(runs) = given.max_runs {
-        let runs = whole_number("maxRuns", runs, 1, 4096)?;
-        options = options.max_runs(usize::try_from(runs).unwrap_or(usize::MAX));
+        options = options.max_runs(whole_size("maxRuns", runs, 1, 4096)?);
     }
     Ok(options)
 }

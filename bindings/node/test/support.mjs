@@ -105,6 +105,16 @@ export async function scriptedModel () {
 export function writeSkills (files) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'skillbox-node-'))
   const root = path.join(base, 'skills')
+  writeFiles(root, files)
+  fs.chmodSync(base, 0o755)
+  return root
+}
+
+/**
+ * Write `files` (relative path -> text) under `root`, and make `root` and everything in it
+ * readable by all: the sandbox runs scripts as another uid. (The benchmarks use it too.)
+ */
+export function writeFiles (root, files) {
   for (const [relative, text] of Object.entries(files)) {
     const file = path.join(root, relative)
     fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -118,8 +128,7 @@ export function writeSkills (files) {
       else fs.chmodSync(child, 0o644)
     }
   }
-  open(base)
-  return root
+  open(root)
 }
 
 // The local model, as the Rust tests run it (crates/skillbox-testkit/src/local_model.rs).

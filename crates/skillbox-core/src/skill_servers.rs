@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use crate::diagnostic::{Diagnostic, DiagnosticCode, TextPosition};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity, TextPosition};
 use crate::package_server::PackageServer;
 use crate::properties::is_environment_name;
 use crate::server_variables::{command_in_skill_folder, parse_template};
@@ -86,25 +86,32 @@ impl ServerDeclaration {
 /// has no network).
 #[must_use]
 pub fn package_note(server: &ServerDeclaration) -> Option<Diagnostic> {
-    let field = format!("mcp-servers.{}", server.name);
-    let note = match server.package()? {
-        Ok(package) if package.pinned() => Diagnostic::info(
-            DiagnosticCode::ServerPackage,
-            format!("server `{}`: {}", server.name, package.describe()),
-        )
-        .with_hint("`skillbox add` and `install` install it ahead into the store; it runs from there, offline, in the sandbox"),
-        Ok(package) => Diagnostic::warning(
-            DiagnosticCode::ServerPackage,
-            format!("server `{}`: {}", server.name, package.describe()),
-        )
-        .with_hint("pin a version (`name@1.2.3`, `name==1.2.3`); until then `skillbox add` pins the version it resolves in `skillbox.lock`"),
-        Err(why) => Diagnostic::warning(
-            DiagnosticCode::ServerPackage,
-            format!("server `{}`: {why}", server.name),
-        )
-        .with_hint("skillbox installs `npx -y PACKAGE@VERSION` and `uvx PACKAGE==VERSION` servers ahead; any other launcher line needs the network, which the sandbox does not give"),
+    let (severity, said, hint) = match server.package()? {
+        Ok(package) if package.pinned() => (
+            Severity::Info,
+            package.describe(),
+            "`skillbox add` and `install` install it ahead into the store; it runs from there, offline, in the sandbox",
+        ),
+        Ok(package) => (
+            Severity::Warning,
+            package.describe(),
+            "pin a version (`name@1.2.3`, `name==1.2.3`); until then `skillbox add` pins the version it resolves in `skillbox.lock`",
+        ),
+        Err(why) => (
+            Severity::Warning,
+            why,
+            "skillbox installs `npx -y PACKAGE@VERSION` and `uvx PACKAGE==VERSION` servers ahead; any other launcher line needs the network, which the sandbox does not give",
+        ),
     };
-    Some(note.for_field(field))
+    Some(
+        Diagnostic::new(
+            severity,
+            DiagnosticCode::ServerPackage,
+            format!("server `{}`: {said}", server.name),
+        )
+        .for_field(format!("mcp-servers.{}", server.name))
+        .with_hint(hint),
+    )
 }
 
 /// A stdio server's command as skillbox runs it (`${CLAUDE_PLUGIN_ROOT}/x` is `./x`), or why

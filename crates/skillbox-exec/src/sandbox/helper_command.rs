@@ -29,20 +29,11 @@ impl HelperCommand {
             candidates.push(directory.parent()?.join("skillbox-sandbox"));
         }
         candidates
-            .into_iter()
-            .find(|candidate| is_trusted_helper(candidate))
-            .map(|program| HelperCommand {
-                program,
-                leading_args: Vec::new(),
-            })
+            .iter()
+            .find_map(|candidate| trusted_named_helper(candidate))
     }
 }
 
-/// Whether `path` is a helper binary as trustworthy as the running executable: a regular file
-/// (not a link) owned by root or the effective user and writable by no one else, in folders
-/// that no one else could rename, up to `/` (core's rule,
-/// [`skillbox_trust::ownership::path_ownership_problem`], as for the trust file). Refusals are
-/// logged: a helper that is there but not used is worth a line.
 /// The helper at `path`, named by the caller, when it can be trusted as much as one beside the
 /// executable: a regular file owned by root or this user, in folders neither writable by
 /// anyone else (the helper runs every sandboxed program with this process's privileges).
@@ -54,6 +45,11 @@ pub fn trusted_named_helper(path: &Path) -> Option<HelperCommand> {
     })
 }
 
+/// Whether `path` is a helper binary as trustworthy as the running executable: a regular file
+/// (not a link) owned by root or the effective user and writable by no one else, in folders
+/// that no one else could rename, up to `/` (core's rule,
+/// [`skillbox_trust::ownership::path_ownership_problem`], as for the trust file). Refusals are
+/// logged: a helper that is there but not used is worth a line.
 fn is_trusted_helper(path: &Path) -> bool {
     use skillbox_trust::ownership::path_ownership_problem;
     let Ok(file) = fs_err::symlink_metadata(path) else {

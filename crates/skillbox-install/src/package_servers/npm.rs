@@ -85,9 +85,11 @@ pub(super) fn install_locked(
         .ok_or_else(|| PackageError::new("the lock holds no `npmLock` for this npm server"))?;
     check_locked(packages, locked)?;
     let packages = &fetched_by_name(packages)?;
-    let wanted = packages
+    let root_dependencies = packages
         .get("")
         .and_then(|root| root.get("dependencies"))
+        .and_then(Value::as_object);
+    let wanted = root_dependencies
         .and_then(|dependencies| dependencies.get(&locked.package))
         .and_then(Value::as_str)
         .map(str::to_owned)
@@ -97,16 +99,8 @@ pub(super) fn install_locked(
                 locked.package
             ))
         })?;
-    let asked = locked
-        .requested
-        .clone()
-        .unwrap_or_else(|| "latest".to_owned());
-    let root_dependencies = packages
-        .get("")
-        .and_then(|root| root.get("dependencies"))
-        .and_then(Value::as_object)
-        .map_or(0, Map::len);
-    if wanted != asked || root_dependencies != 1 {
+    let asked = locked.requested.as_deref().unwrap_or("latest");
+    if wanted != asked || root_dependencies.map_or(0, Map::len) != 1 {
         return Err(PackageError::new(format!(
             "the lock's `npmLock` root asks for `{}@{wanted}`, not `{}@{asked}` alone",
             locked.package, locked.package

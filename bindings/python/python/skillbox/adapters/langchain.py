@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 from typing import TYPE_CHECKING, Any
+
+from . import answer_text
 
 if TYPE_CHECKING:
     from .. import SkillsProvider
@@ -55,7 +56,7 @@ def _tool_class() -> type:
 
 
 def _content_and_artifact(answer: Any) -> tuple[str, Any]:
-    return (answer if isinstance(answer, str) else json.dumps(answer)), answer
+    return answer_text(answer), answer
 
 
 def _caller(provider: SkillsProvider, name: str):

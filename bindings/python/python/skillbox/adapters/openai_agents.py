@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import copy
-import json
 from typing import TYPE_CHECKING, Any
+
+from . import answer_text
 
 if TYPE_CHECKING:
     from .. import SkillsProvider
@@ -40,6 +41,6 @@ def _invoker(provider: SkillsProvider, name: str):
         # The model's argument text goes as it came: skillbox decodes it, and answers text
         # that is not a JSON object with the message every door gives.
         answer = await provider.ahandle_tool_call(name, arguments or None)
-        return answer if isinstance(answer, str) else json.dumps(answer)
+        return answer_text(answer)
 
     return invoke
